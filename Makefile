@@ -1,0 +1,71 @@
+# Route Studio — the two commands a person needs are `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: help run test check lint types migrations-check pytest pytest-postgres browser serve bench clean
+
+help:
+	@echo "make run   - start the studio on http://127.0.0.1:8000 (SQLite, demo profile, demo login)"
+	@echo "make test  - the whole suite: lint, types, migrations, tests on SQLite + PostgreSQL, browser"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[studio]' --group dev
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py load_demo
+	@echo
+	@echo "  Route Studio: http://127.0.0.1:8000/   login: demo / demo"
+	@echo
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+test: check pytest pytest-postgres
+
+check: lint types migrations-check
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+
+types: $(STAMP)
+	$(VENV)/bin/mypy routing_core studio
+
+migrations-check: $(STAMP)
+	$(PY) manage.py makemigrations --check --dry-run
+
+# Everything on SQLite: the engine, the studio, and the browser tests.
+pytest: $(STAMP) browser
+	$(VENV)/bin/pytest -p no:cacheprovider
+
+# The database tests again on PostgreSQL; an unreachable server is a failure, not a skip.
+pytest-postgres: $(STAMP)
+	@$(PY) scripts/check-postgres "$(TEST_DATABASE_URL)"
+	DATABASE_URL="$(TEST_DATABASE_URL)" $(VENV)/bin/pytest -p no:cacheprovider tests/studio
+
+# Debian's Chromium drives the Playwright tests; no browser download is possible here.
+browser:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "error: $(CHROMIUM) missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; }
+	@test -x $(CHROMIUM) || { echo "error: chromium did not install" >&2; exit 1; }
+
+serve: $(STAMP)
+	$(PY) manage.py collectstatic --no-input
+	$(PY) manage.py migrate --no-input
+	$(VENV)/bin/gunicorn studio.wsgi --workers $${WORKERS:-3} --bind $${BIND:-127.0.0.1:8000}
+
+bench: $(STAMP)
+	$(PY) bench/bench_datasets.py
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache test-artifacts

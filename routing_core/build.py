@@ -1,0 +1,42 @@
+"""Make a pack from a plain list of routes: how labelled data sets become packs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from routing_core.codec import load_pack
+from routing_core.errors import PackError
+from routing_core.pack import Pack
+
+
+def build_pack(
+    routes: list[dict[str, Any]],
+    *,
+    slug: str = "built",
+    name: str | None = None,
+    description: str = "",
+) -> Pack:
+    """A pack with default policy, scorer and triage around `[{"name", "examples", "description"?}]`.
+
+    Raises:
+        PackError: when the list is not a list of route objects, or a route is invalid.
+    """
+    if not isinstance(routes, list) or not all(isinstance(r, dict) for r in routes):
+        raise PackError([("$", "expected a JSON list of route objects")])
+    return load_pack(
+        {
+            "profile": {"slug": slug, "name": name or slug, "description": description},
+            "routes": routes,
+        }
+    )
+
+
+def build_pack_file(path: str | Path, **identity: Any) -> Pack:
+    """`build_pack` on a JSON file."""
+    try:
+        routes = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PackError([("$", f"cannot read routes from {str(path)!r}: {exc}")]) from None
+    return build_pack(routes, **identity)

@@ -1,0 +1,214 @@
+"""`routing-core`: validate, route, build, eval and schema from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from routing_core.build import build_pack_file
+from routing_core.codec import dump_pack, load_pack
+from routing_core.decision import Decision
+from routing_core.errors import PackError
+from routing_core.evaluate import EvalReport, Progress, evaluate, load_cases
+from routing_core.policy import Policy
+from routing_core.router import Router
+from routing_core.schema import pack_schema
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+BAR_WIDTH = 24
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `routing-core` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except PackError as exc:
+        for line in exc.lines():
+            print(line, file=sys.stderr)
+        return EXIT_INVALID
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="routing-core", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    validate = commands.add_parser("validate", help="check a pack; one 'path: reason' per problem")
+    validate.add_argument("pack")
+    validate.set_defaults(handler=_validate)
+
+    route = commands.add_parser("route", help="route one message and show the decision")
+    route.add_argument("pack")
+    route.add_argument("message")
+    route.add_argument("--incumbent", help="the route the conversation is in")
+    route.add_argument("--json", action="store_true", help="print decision.to_event() as JSON")
+    route.set_defaults(handler=_route)
+
+    build = commands.add_parser("build", help="make a pack from [{name, examples, description?}]")
+    build.add_argument("routes")
+    build.add_argument("--slug", default="built")
+    build.add_argument("--name")
+    build.add_argument("-o", "--output", help="write here instead of stdout")
+    build.set_defaults(handler=_build)
+
+    ev = commands.add_parser("eval", help="measure a pack on JSONL cases")
+    ev.add_argument("pack")
+    ev.add_argument("cases")
+    ev.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    ev.add_argument("--floor", type=float, help="override the policy floor")
+    ev.add_argument("--margin", type=float, help="override the near-tie margin")
+    ev.set_defaults(handler=_eval)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of the pack format")
+    schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))
+    return parser
+
+
+def _validate(args: argparse.Namespace) -> int:
+    pack = load_pack(args.pack)
+    print(
+        f"ok: {pack.profile.slug} v{pack.version} — {len(pack.routes)} routes, "
+        f"{len(pack.rules)} rules, {len(pack.tools)} tools, {pack.checksum[:19]}…"
+    )
+    return EXIT_OK
+
+
+def _route(args: argparse.Namespace) -> int:
+    decision = Router(load_pack(args.pack)).route(args.message, args.incumbent)
+    if args.json:
+        return _print_json(decision.to_event())
+    print(render_decision(decision))
+    return EXIT_OK
+
+
+def _build(args: argparse.Namespace) -> int:
+    text = dump_pack(build_pack_file(args.routes, slug=args.slug, name=args.name), indent=1)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def _eval(args: argparse.Namespace) -> int:
+    router = Router(load_pack(args.pack))
+    cases = load_cases(args.cases)
+    overrides = {
+        k: v for k, v in (("floor", args.floor), ("near_tie_margin", args.margin)) if v is not None
+    }
+    policy: Policy | None = router.policy_with(**overrides) if overrides else None
+    with _ProgressBar(len(cases)) as progress:
+        report = evaluate(router, cases, policy=policy, progress=progress)
+    if args.json:
+        return _print_json(report.to_dict())
+    print(render_report(report))
+    return EXIT_OK
+
+
+class _ProgressBar:
+    """A rich progress bar on a terminal; silent when stderr is not one (CI, pipes)."""
+
+    def __init__(self, total: int) -> None:
+        self._total = total
+        self._bar: Any = None
+
+    def __enter__(self) -> Progress | None:
+        if not sys.stderr.isatty() or self._total < 200:
+            return None
+        from rich.progress import Progress as RichProgress
+
+        self._bar = RichProgress(transient=True)
+        self._bar.start()
+        task = self._bar.add_task("routing cases", total=self._total)
+        return lambda done, _total: self._bar.update(task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def render_decision(decision: Decision, top: int = 5) -> str:
+    """The decision as a few readable lines: verdict, top scores as bars, triage, tools."""
+    lines = [_headline(decision)]
+    if decision.evidence and decision.evidence.text:
+        lines.append(
+            f"  evidence: {decision.evidence.text!r} (keyword {decision.evidence.keyword!r})"
+        )
+    if decision.evidence and decision.evidence.terms:
+        terms = ", ".join(f"{t.term} {t.weight:.2f}" for t in decision.evidence.terms)
+        lines.append(f"  terms:    {terms}")
+    lines.append("  scores:")
+    for ranked in decision.ranked[:top]:
+        bar = "█" * round(ranked.relevance * BAR_WIDTH)
+        lines.append(
+            f"    {ranked.route:<24} {ranked.score:6.3f} {bar:<{BAR_WIDTH}} {ranked.relevance:6.1%}"
+        )
+    if decision.triage:
+        t = decision.triage
+        lines.append(f"  triage:   {t.label} ({t.confidence:.2f}) — {t.reasoning}")
+    tools = decision.tools
+    lines.append(f"  tools:    kept {', '.join(tools.kept) or '-'}")
+    if tools.dropped:
+        lines.append(
+            f"            dropped {', '.join(tools.dropped)} (~{tools.tokens_saved} tokens saved)"
+        )
+    if decision.scorer.error:
+        lines.append(f"  scorer error: {decision.scorer.error}")
+    return "\n".join(lines)
+
+
+def _headline(decision: Decision) -> str:
+    where = decision.route or (
+        "menu: " + ", ".join(decision.offered) if decision.offered else "none"
+    )
+    action = decision.action
+    act = ""
+    if action and action.kind == "delegate":
+        act = f" → delegate to {action.agent}"
+    elif action and action.kind == "stuck":
+        act = f" → stuck: {action.message}"
+    gap = f", gap {decision.runner_up.gap:.2f}" if decision.runner_up else ""
+    return f"{decision.verdict} {where} (by {decision.by}{gap}){act}"
+
+
+def render_report(report: EvalReport, worst: int = 10) -> str:
+    """Evaluation figures as a short text report."""
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2%}"
+
+    lines = [
+        f"cases               {report.n}",
+        f"top-1 accuracy      {pct(report.top1_accuracy)}",
+        f"in-scope accuracy   {pct(report.in_scope_accuracy)}",
+        f"out-of-scope recall {pct(report.oos_recall)}",
+        f"oos precision       {pct(report.oos_precision)}",
+        f"menu rate           {pct(report.menu_rate)}",
+        f"latency p50 / p99   {report.latency_us['p50']:.0f} / {report.latency_us['p99']:.0f} µs",
+        "worst routes (F1):",
+    ]
+    ordered = sorted(report.per_route.items(), key=lambda kv: kv[1].f1)[:worst]
+    lines += [
+        f"  {name:<28} P {s.precision:.2f}  R {s.recall:.2f}  F1 {s.f1:.2f}  n={s.support}"
+        for name, s in ordered
+    ]
+    lines.append("worst confusions (expected → predicted):")
+    lines += [f"  {e} → {p}: {c}" for e, p, c in report.confusions[:worst]]
+    return "\n".join(lines)
+
+
+def _print_json(value: Any, stream: TextIO | None = None) -> int:
+    print(json.dumps(value, ensure_ascii=False, indent=1), file=stream or sys.stdout)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""Reading and writing packs: JSON in, validated `Pack` out, canonical JSON with a checksum back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from routing_core.errors import PackError
+from routing_core.pack import Pack, check_references
+
+_CHECKSUM_PREFIX = "sha256:"
+# Discriminated-union tags pydantic puts in error locations; a person never typed them.
+_TAG_AFTER = {"action": {"answer", "delegate", "stuck"}}
+_MATCH_TAGS = {"keywords", "regex", "all"}
+
+PackSource = Pack | Mapping[str, Any] | str | bytes | os.PathLike[str]
+
+
+def load_pack(source: PackSource) -> Pack:
+    """Load and validate a pack.
+
+    Args:
+        source: a path, a JSON text (str or bytes), a dict, or a `Pack` (returned as is).
+
+    Returns:
+        The validated, frozen pack.
+
+    Raises:
+        PackError: with every `(json_path, message)` problem found.
+    """
+    if isinstance(source, Pack):
+        return source
+    document = _document(source)
+    claimed = document.pop("checksum", None)
+    pack = _validate(document)
+    _verify_checksum(claimed, document, pack)
+    return pack
+
+
+def dump_pack(pack: Pack, *, indent: int | None = None) -> str:
+    """The pack as canonical JSON (sorted keys, UTF-8), checksum filled in.
+
+    Args:
+        pack: the pack to write.
+        indent: pretty-print for people; the checksum is the same either way.
+    """
+    document = pack.model_dump(mode="json")
+    document["checksum"] = _digest(document)
+    if indent is None:
+        return _canonical(document)
+    return json.dumps(document, sort_keys=True, ensure_ascii=False, indent=indent)
+
+
+def content_checksum(pack: Pack) -> str:
+    """`sha256:<hex>` of the canonical JSON of the pack's content."""
+    return _digest(pack.model_dump(mode="json"))
+
+
+def format_location(loc: tuple[int | str, ...]) -> str:
+    """Turn a pydantic error location into a JSON path a person can follow: `routes[2].name`."""
+    path = ""
+    parts = list(loc)
+    for i, part in enumerate(parts):
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not _is_union_tag(parts, i):
+            path += f".{part}" if path else str(part)
+    return path or "$"
+
+
+def _is_union_tag(parts: list[int | str], i: int) -> bool:
+    part, previous = parts[i], parts[i - 1] if i else None
+    if isinstance(previous, str) and part in _TAG_AFTER.get(previous, ()):
+        return True
+    # A match's tag repeats its own key: ("match", "regex", "regex") -> match.regex
+    return part in _MATCH_TAGS and i + 1 < len(parts) and parts[i + 1] == part
+
+
+def _document(source: Mapping[str, Any] | str | bytes | os.PathLike[str]) -> dict[str, Any]:
+    if isinstance(source, Mapping):
+        return dict(source)
+    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+        return _parse(source)
+    if isinstance(source, bytes):
+        return _parse(source.decode("utf-8", errors="replace"))
+    return _parse(_read(Path(source)))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise PackError([("$", f"cannot read {str(path)[:200]!r}: {exc}")]) from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a pack may hold")
+
+
+def _parse(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise PackError(
+            [("$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
+        ) from None
+    except RecursionError:
+        raise PackError([("$", "invalid JSON: nested too deeply")]) from None
+    except ValueError as exc:
+        raise PackError([("$", f"invalid JSON: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise PackError([("$", f"a pack is a JSON object, not {type(data).__name__}")])
+    return data
+
+
+def _validate(document: dict[str, Any]) -> Pack:
+    try:
+        return Pack.model_validate(document)
+    except ValidationError as exc:
+        problems = _problems(exc)
+        # Structure errors stop pydantic before the cross-reference pass: run it on the raw
+        # document too, so an editor sees every problem in one go.
+        problems += [p for p in _raw_reference_errors(document) if p not in problems]
+        raise PackError(problems) from None
+    except RecursionError:
+        raise PackError([("$", "nested too deeply")]) from None
+
+
+def _problems(exc: ValidationError) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    for error in exc.errors(include_url=False, include_input=False):
+        ctx = error.get("ctx") or {}
+        if error["type"] == "pack_references":
+            problems.extend(ctx["problems"])
+        else:
+            problems.append((format_location(error["loc"]), _message(error["msg"])))
+    return problems
+
+
+def _raw_reference_errors(document: dict[str, Any]) -> list[tuple[str, str]]:
+    def field_of(items: Any, key: str) -> list[Any]:
+        if not isinstance(items, list):
+            return []
+        return [item.get(key) if isinstance(item, dict) else None for item in items]
+
+    return check_references(
+        route_names=field_of(document.get("routes"), "name"),
+        tool_names=field_of(document.get("tools"), "name"),
+        default_route=document.get("default_route"),
+        rule_routes=field_of(document.get("rules"), "route"),
+    )
+
+
+def _message(msg: str) -> str:
+    # pydantic prefixes messages of our own validators; the path already says where. Packs
+    # are JSON, where our immutable tuples are plain lists.
+    msg = msg.removeprefix("Value error, ")
+    return msg.replace("a valid tuple", "a list").replace("Tuple should", "List should")
+
+
+def _verify_checksum(claimed: Any, document: dict[str, Any], pack: Pack) -> None:
+    if claimed is None:
+        return
+    if not isinstance(claimed, str) or not claimed.startswith(_CHECKSUM_PREFIX):
+        raise PackError([("checksum", "must be a string 'sha256:<64 hex digits>'")])
+    # A pack written by dump_pack hashes its normalised content; a hand-written one may hash
+    # exactly the document it wrote (defaults omitted). Either proves the content is intact.
+    if claimed == content_checksum(pack) or claimed == _raw_digest(document):
+        return
+    raise PackError(
+        [("checksum", "does not match the pack's content: it was changed after export")]
+    )
+
+
+def _raw_digest(document: dict[str, Any]) -> str | None:
+    try:
+        return _digest(document)
+    except (TypeError, ValueError):
+        return None
+
+
+def _canonical(document: Any) -> str:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _digest(document: Mapping[str, Any]) -> str:
+    content = {k: v for k, v in document.items() if k != "checksum"}
+    hexdigest = hashlib.sha256(_canonical(content).encode("utf-8")).hexdigest()
+    return _CHECKSUM_PREFIX + hexdigest

@@ -1,0 +1,253 @@
+"""The Decision: everything that happened on one turn, and what the agent may act on (DESIGN §5)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from routing_core.policy import Policy, Ranked, RunnerUp, VerdictKind
+from routing_core.scorers.base import Term
+from routing_core.triage import TriageVerdict
+
+By = Literal["rule", "scorer", "continuity", "menu", "decider", "default", "none"]
+EVENT_SCHEMA = "route-decision/1"
+
+_NO_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({})
+_MENU_NOTE = (
+    "These scores are a hint from an offline scorer that cannot see the conversation; "
+    "choose the route that fits the user's need."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Why the deciding tier picked its route: a rule's matched text, or a scorer's top terms."""
+
+    source: Literal["rule", "scorer"]
+    route: str
+    rule: int | None = None
+    match: str | None = None
+    text: str | None = None
+    keyword: str | None = None
+    span: tuple[int, int] | None = None
+    terms: tuple[Term, ...] = ()
+
+    def to_event(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "source": self.source,
+            "route": self.route,
+            "rule": self.rule,
+            "match": self.match,
+            "text": self.text,
+            "keyword": self.keyword,
+            "span": list(self.span) if self.span else None,
+            "terms": [{"term": t.term, "weight": _num(t.weight)} for t in self.terms],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RouteAction:
+    """What the agent does on the chosen route: answer, delegate to an agent, or stop with a message."""
+
+    kind: Literal["answer", "delegate", "stuck"]
+    agent: str | None = None
+    message: str | None = None
+
+    def to_event(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"kind": self.kind, "agent": self.agent, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRecord:
+    """The tool-routing decision: which tools are bound, and what narrowing dropped."""
+
+    mode: Literal["off", "shadow", "enforce"]
+    bound: tuple[str, ...]
+    kept: tuple[str, ...]
+    dropped: tuple[str, ...]
+    tokens_saved: int
+
+    def to_event(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "mode": self.mode,
+            "bound": list(self.bound),
+            "kept": list(self.kept),
+            "dropped": list(self.dropped),
+            "tokens_saved": self.tokens_saved,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """LLM token usage spent on the turn (all zero for offline scorers)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def to_event(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "input": self.input_tokens,
+            "output": self.output_tokens,
+            "cached": self.cached_tokens,
+            "total": self.total_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerReport:
+    """Which scorer judged the turn, with what floor, and whether it failed."""
+
+    name: str
+    categorical: bool
+    floor: float | None
+    error: str | None = None
+
+    def to_event(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "name": self.name,
+            "categorical": self.categorical,
+            "floor": _num(self.floor),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The full, explainable outcome of routing one turn."""
+
+    route: str | None
+    by: By
+    verdict: VerdictKind
+    from_route: str | None
+    offered: tuple[str, ...]
+    stay_offered: bool
+    ranked: tuple[Ranked, ...]
+    runner_up: RunnerUp | None
+    decisive: bool
+    evidence: Evidence | None
+    action: RouteAction | None
+    triage: TriageVerdict | None
+    tools: ToolRecord
+    usage: Usage
+    policy: Policy
+    floor: float | None
+    scorer: ScorerReport
+    elapsed_us: int
+    dropped_incumbent: str | None = None
+    descriptions: Mapping[str, str] = field(default_factory=lambda: _NO_DESCRIPTIONS)
+    pack: tuple[str, int, str] = ("", 0, "")
+
+    @property
+    def kept_tools(self) -> tuple[str, ...]:
+        """The tools narrowing kept (what the agent binds under `enforce`)."""
+        return self.tools.kept
+
+    @property
+    def dropped_tools(self) -> tuple[str, ...]:
+        """The tools narrowing dropped (under `shadow` they stay bound: what it *would* drop)."""
+        return self.tools.dropped
+
+    @property
+    def tokens_saved(self) -> int:
+        """Estimated prompt tokens saved by the dropped tools."""
+        return self.tools.tokens_saved
+
+    @property
+    def is_menu_outstanding(self) -> bool:
+        """A menu waits for the agent (or the user) to pick."""
+        return self.route is None and bool(self.offered)
+
+    def relevance_of(self, route: str) -> float:
+        """The softmax relevance of `route` this turn (0 when it is not a candidate)."""
+        return next((r.relevance for r in self.ranked if r.route == route), 0.0)
+
+    def admits(self, route: str) -> bool:
+        """May the agent switch to `route` on its own this turn?
+
+        `assist`: any route of the pack; `guard`: only a route on an outstanding menu;
+        `rails`: none.
+        """
+        if self.policy.strictness == "rails":
+            return False
+        if self.policy.strictness == "guard":
+            return self.is_menu_outstanding and route in self.offered
+        return any(r.route == route for r in self.ranked)
+
+    def menu_text(self) -> str | None:
+        """The text an agent puts in its prompt while a menu is outstanding (None otherwise)."""
+        if not self.is_menu_outstanding or self.policy.strictness == "rails":
+            return None
+        described = self.descriptions
+        lines = ["The request could belong to several routes:"]
+        for name in self.offered:
+            share = round(100 * self.relevance_of(name))
+            about = described.get(name, "")
+            lines.append(f"- {name} (≈{share}%)" + (f": {about}" if about else ""))
+        if self.stay_offered and self.from_route:
+            lines.append(f"- STAY: keep the current route ({self.from_route})")
+        lines.append(_MENU_NOTE)
+        return "\n".join(lines)
+
+    def to_event(self) -> dict[str, Any]:
+        """A JSON-safe dict with a stable schema (`route-decision/1`); floats to 3 decimals."""
+        slug, version, checksum = self.pack
+        return {
+            "schema": EVENT_SCHEMA,
+            "pack": {"slug": slug, "version": version, "checksum": checksum},
+            "route": self.route,
+            "by": self.by,
+            "verdict": self.verdict,
+            "from_route": self.from_route,
+            "dropped_incumbent": self.dropped_incumbent,
+            "offered": list(self.offered),
+            "stay_offered": self.stay_offered,
+            "decisive": self.decisive,
+            "ranked": [
+                {"route": r.route, "score": _num(r.score), "relevance": _num(r.relevance)}
+                for r in self.ranked
+            ],
+            "runner_up": (
+                {"route": self.runner_up.route, "gap": _num(self.runner_up.gap)}
+                if self.runner_up
+                else None
+            ),
+            "evidence": self.evidence.to_event() if self.evidence else None,
+            "action": self.action.to_event() if self.action else None,
+            "triage": self.triage.to_event() if self.triage else None,
+            "tools": self.tools.to_event(),
+            "usage": self.usage.to_event(),
+            "policy": {
+                "near_tie_margin": _num(self.policy.near_tie_margin),
+                "menu_size": self.policy.menu_size,
+                "floor": _num(self.policy.floor),
+                "strictness": self.policy.strictness,
+                "effective_floor": _num(self.floor),
+            },
+            "scorer": self.scorer.to_event(),
+            "elapsed_us": self.elapsed_us,
+        }
+
+
+def _num(value: float | None) -> float | str | None:
+    """Round to 3 decimals; write non-finite numbers as strings so the event stays valid JSON."""
+    if value is None:
+        return None
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return round(value, 3)

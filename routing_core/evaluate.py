@@ -1,0 +1,233 @@
+"""Evaluation: run labelled cases through a Router and measure it. The CLI and the studio share it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from routing_core.decision import Decision
+from routing_core.policy import Policy
+from routing_core.router import Router
+
+UNMATCHED = "(unmatched)"
+MENU = "(menu)"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One labelled turn: `expected` None means the message must come out unmatched."""
+
+    text: str
+    expected: str | None
+    incumbent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """A case with what the router did on it."""
+
+    case: Case
+    decision: Decision
+    predicted: str
+    top: str | None
+    elapsed_us: float
+
+    @property
+    def expected_label(self) -> str:
+        """The expected route, or `(unmatched)`."""
+        return self.case.expected if self.case.expected is not None else UNMATCHED
+
+    @property
+    def passed(self) -> bool:
+        """The decision routed where the case expects (a menu is never a pass)."""
+        return self.predicted == self.expected_label
+
+
+@dataclass(frozen=True, slots=True)
+class RouteStats:
+    """Precision, recall and F1 of one route, with its support (cases expecting it)."""
+
+    precision: float
+    recall: float
+    f1: float
+    support: int
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    """Every figure `routing-core eval` prints."""
+
+    n: int
+    top1_accuracy: float | None
+    in_scope_accuracy: float | None
+    oos_recall: float | None
+    oos_precision: float | None
+    menu_rate: float | None
+    per_route: dict[str, RouteStats]
+    confusions: list[tuple[str, str, int]]
+    latency_us: dict[str, float]
+    results: list[CaseResult] = field(repr=False, default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (`routing-core eval --json`)."""
+        return {
+            "n": self.n,
+            "top1_accuracy": _r(self.top1_accuracy),
+            "in_scope_accuracy": _r(self.in_scope_accuracy),
+            "oos_recall": _r(self.oos_recall),
+            "oos_precision": _r(self.oos_precision),
+            "menu_rate": _r(self.menu_rate),
+            "per_route": {
+                name: {
+                    "precision": _r(s.precision),
+                    "recall": _r(s.recall),
+                    "f1": _r(s.f1),
+                    "support": s.support,
+                }
+                for name, s in self.per_route.items()
+            },
+            "confusions": [
+                {"expected": e, "predicted": p, "count": c} for e, p, c in self.confusions
+            ],
+            "latency_us": {k: round(v, 1) for k, v in self.latency_us.items()},
+        }
+
+
+def predicted_label(decision: Decision) -> str:
+    """What a decision routed to, as an evaluation label: a route, `(menu)` or `(unmatched)`."""
+    if decision.verdict in ("move", "stay") and decision.route is not None:
+        return decision.route
+    return MENU if decision.verdict == "menu" else UNMATCHED
+
+
+def top_label(decision: Decision) -> str | None:
+    """The route ranked first: the rule's route on a rule win, else the scorer's top."""
+    if decision.by == "rule":
+        return decision.route
+    if decision.ranked and decision.ranked[0].score == decision.ranked[0].score:
+        return decision.ranked[0].route
+    return None
+
+
+def evaluate(
+    router: Router,
+    cases: Sequence[Case],
+    *,
+    policy: Policy | None = None,
+    progress: Progress | None = None,
+) -> EvalReport:
+    """Route every case and measure the outcome.
+
+    Args:
+        router: the compiled pack to evaluate.
+        cases: labelled turns.
+        policy: thresholds to judge with instead of the pack's.
+        progress: called with (done, total) as cases finish.
+    """
+    results = []
+    for i, case in enumerate(cases, 1):
+        started = time.perf_counter_ns()
+        decision = router.route(case.text, case.incumbent, policy=policy)
+        elapsed = (time.perf_counter_ns() - started) / 1000
+        results.append(
+            CaseResult(case, decision, predicted_label(decision), top_label(decision), elapsed)
+        )
+        if progress is not None:
+            progress(i, len(cases))
+    return summarize(results, router.pack.route_names)
+
+
+def summarize(results: Sequence[CaseResult], routes: Iterable[str]) -> EvalReport:
+    """Figures from already-routed cases (the studio stores results and re-summarizes)."""
+    in_scope = [r for r in results if r.case.expected is not None]
+    oos = [r for r in results if r.case.expected is None]
+    said_unmatched = [r for r in results if r.predicted == UNMATCHED]
+    latencies = sorted(r.elapsed_us for r in results)
+    return EvalReport(
+        n=len(results),
+        top1_accuracy=_share(in_scope, lambda r: r.top == r.case.expected),
+        in_scope_accuracy=_share(in_scope, lambda r: r.passed),
+        oos_recall=_share(oos, lambda r: r.passed),
+        oos_precision=_share(said_unmatched, lambda r: r.case.expected is None),
+        menu_rate=_share(list(results), lambda r: r.predicted == MENU),
+        per_route=_per_route(results, routes),
+        confusions=_confusions(results),
+        latency_us={"p50": _percentile(latencies, 50), "p99": _percentile(latencies, 99)},
+        results=list(results),
+    )
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Read JSONL cases: `{"text", "expected": route-or-null, "incumbent"?}` per line.
+
+    Raises:
+        ValueError: naming the line of the first malformed case.
+    """
+    cases = []
+    with Path(path).open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                cases.append(parse_case(line, number))
+    return cases
+
+
+def parse_case(line: str, number: int = 1) -> Case:
+    """One JSONL case; ValueError with the line number when it is malformed."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"line {number}: invalid JSON: {exc.msg}") from None
+    if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+        raise ValueError(f"line {number}: a case is an object with a string 'text'")
+    expected, incumbent = row.get("expected"), row.get("incumbent")
+    if expected is not None and not isinstance(expected, str):
+        raise ValueError(f"line {number}: 'expected' is a route name or null")
+    if incumbent is not None and not isinstance(incumbent, str):
+        raise ValueError(f"line {number}: 'incumbent' is a route name or null")
+    return Case(row["text"], expected, incumbent)
+
+
+def _share(items: list[CaseResult], hit: Callable[[CaseResult], bool]) -> float | None:
+    if not items:
+        return None
+    return sum(1 for r in items if hit(r)) / len(items)
+
+
+def _per_route(results: Sequence[CaseResult], routes: Iterable[str]) -> dict[str, RouteStats]:
+    expected = Counter(r.expected_label for r in results)
+    predicted = Counter(r.predicted for r in results)
+    correct = Counter(r.predicted for r in results if r.passed)
+    stats = {}
+    for name in routes:
+        if not expected[name] and not predicted[name]:
+            continue
+        precision = correct[name] / predicted[name] if predicted[name] else 0.0
+        recall = correct[name] / expected[name] if expected[name] else 0.0
+        total = precision + recall
+        f1 = 2 * precision * recall / total if total else 0.0
+        stats[name] = RouteStats(precision, recall, f1, expected[name])
+    return stats
+
+
+def _confusions(results: Sequence[CaseResult]) -> list[tuple[str, str, int]]:
+    pairs = Counter((r.expected_label, r.predicted) for r in results if not r.passed)
+    return [(e, p, c) for (e, p), c in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _percentile(sorted_values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (0 for no values)."""
+    if not sorted_values:
+        return 0.0
+    rank = max(1, -(-len(sorted_values) * pct // 100))
+    return sorted_values[int(rank) - 1]
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -1,0 +1,315 @@
+"""The pack: the one JSON document the studio exports and an agent runs (DESIGN §6)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    model_validator,
+)
+
+from routing_core.policy import Policy
+
+FORMAT = "route-pack"
+FORMAT_VERSION = 1
+
+MAX_ROUTES = 2_000
+MAX_ITEMS = 5_000  # examples, keywords, never-phrases per route; rules; tools; lexicon words
+MAX_TEXT = 2_000  # one example, keyword, phrase or regex
+MAX_DESCRIPTION = 8_000
+
+ROUTE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
+AGENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$"
+TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]*$"
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise ValueError(f"invalid regex: {exc}") from None
+    return pattern
+
+
+def _single_lowercase_token(word: str) -> str:
+    if not re.fullmatch(r"[^\W_]+", word) or word != word.lower():
+        raise ValueError("a lexicon entry is one lowercase word (letters and digits only)")
+    return word
+
+
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be blank")
+    return text
+
+
+def _matches(pattern: str, explanation: str) -> AfterValidator:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.match(value):
+            raise ValueError(explanation)
+        return value
+
+    return AfterValidator(check)
+
+
+RouteName = Annotated[
+    str,
+    StringConstraints(max_length=64),
+    _matches(
+        ROUTE_NAME_PATTERN,
+        "a name is one lowercase word: letters, digits, '-' or '_', starting with a letter or digit",
+    ),
+]
+AgentId = Annotated[
+    str,
+    StringConstraints(max_length=128),
+    _matches(AGENT_ID_PATTERN, "an agent id is letters, digits and . _ : @ / - (no spaces)"),
+]
+ToolName = Annotated[
+    str,
+    StringConstraints(max_length=128),
+    _matches(TOOL_NAME_PATTERN, "a tool name is letters, digits, '_', '.' or '-', no spaces"),
+]
+Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
+Phrase = Annotated[str, StringConstraints(max_length=MAX_TEXT), AfterValidator(_not_blank)]
+Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)]
+Regex = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_TEXT), AfterValidator(_compiles)
+]
+LexiconWord = Annotated[
+    str, StringConstraints(max_length=64), AfterValidator(_single_lowercase_token)
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Profile(_Model):
+    """Who the pack is for."""
+
+    slug: RouteName
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    description: Description = ""
+
+
+class AnswerAction(_Model):
+    """The agent answers the turn itself, in this route's context."""
+
+    kind: Literal["answer"] = "answer"
+
+
+class DelegateAction(_Model):
+    """The turn is handed to another agent, named by id."""
+
+    kind: Literal["delegate"]
+    agent: AgentId
+
+
+class StuckAction(_Model):
+    """The turn ends with a consumer-facing message (the description when the message is empty)."""
+
+    kind: Literal["stuck"]
+    message: Description = ""
+
+
+Action = Annotated[AnswerAction | DelegateAction | StuckAction, Field(discriminator="kind")]
+
+
+class Route(_Model):
+    """A place a turn can go."""
+
+    name: RouteName
+    description: Description = ""
+    examples: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
+    keywords: tuple[Phrase, ...] = Field((), max_length=MAX_ITEMS)
+    never: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
+    action: Action = AnswerAction()
+
+
+class KeywordsMatch(_Model):
+    """Any of the keywords, case-insensitive, word-bounded at word-character edges."""
+
+    keywords: tuple[Phrase, ...] = Field(min_length=1, max_length=MAX_ITEMS)
+
+
+class RegexMatch(_Model):
+    """A regular expression searched in the message."""
+
+    regex: Regex
+
+
+class AllMatch(_Model):
+    """Every one of the nested matches (nested `all` is flattened at compile time)."""
+
+    all: tuple[Match, ...] = Field(min_length=1, max_length=64)
+
+
+def _match_kind(value: Any) -> str | None:
+    keys = ("keywords", "regex", "all")
+    if isinstance(value, dict):
+        return next((k for k in keys if k in value), None)
+    return next((k for k in keys if isinstance(value, BaseModel) and hasattr(value, k)), None)
+
+
+Match = Annotated[
+    Annotated[KeywordsMatch, Tag("keywords")]
+    | Annotated[RegexMatch, Tag("regex")]
+    | Annotated[AllMatch, Tag("all")],
+    Discriminator(
+        _match_kind,
+        custom_error_type="match_kind",
+        custom_error_message="a match needs one of 'keywords', 'regex' or 'all'",
+    ),
+]
+AllMatch.model_rebuild()
+
+
+class Rule(_Model):
+    """Tier 1: when `match` hits, the turn goes to `route`, before any scoring."""
+
+    route: RouteName
+    match: Match
+    examples: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
+
+
+class Tool(_Model):
+    """A tool the agent may bind; triage narrows the list per turn."""
+
+    name: ToolName
+    description: Description = ""
+    trigger_keywords: tuple[Phrase, ...] = Field((), max_length=MAX_ITEMS)
+    always_include: bool = False
+
+
+class TriageSettings(_Model):
+    """The action / knowledge / ambiguous classifier's settings (None lexicons = built-in)."""
+
+    mode: Literal["off", "shadow", "enforce"] = "enforce"
+    ambiguity_confidence_floor: float = Field(0.55, ge=0.0, le=1.0)
+    min_action_signals: int = Field(2, ge=1, le=3)
+    action_verbs: tuple[LexiconWord, ...] | None = Field(None, max_length=MAX_ITEMS)
+    knowledge_verbs: tuple[LexiconWord, ...] | None = Field(None, max_length=MAX_ITEMS)
+    question_pattern: Regex | None = None
+
+
+class LexicalScorerSettings(_Model):
+    """The default scorer: words and character n-grams, no model download."""
+
+    kind: Literal["lexical"] = "lexical"
+
+
+ScorerSettings = LexicalScorerSettings
+
+
+class Pack(_Model):
+    """A complete, validated route pack. Build one with `load_pack`; write it with `dump_pack`."""
+
+    format: Literal["route-pack"] = "route-pack"
+    format_version: Annotated[int, AfterValidator(lambda v: _known_format_version(v))] = (
+        FORMAT_VERSION
+    )
+    profile: Profile
+    version: int = Field(0, ge=0, le=2**53)
+    created_at: datetime | None = None
+    routes: tuple[Route, ...] = Field(min_length=1, max_length=MAX_ROUTES)
+    rules: tuple[Rule, ...] = Field((), max_length=MAX_ITEMS)
+    default_route: RouteName | None = None
+    policy: Policy = Policy()
+    scorer: ScorerSettings = LexicalScorerSettings()
+    triage: TriageSettings = TriageSettings()
+    tools: tuple[Tool, ...] = Field((), max_length=MAX_ITEMS)
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Pack:
+        problems = reference_errors(self)
+        if problems:
+            from pydantic_core import PydanticCustomError
+
+            raise PydanticCustomError(
+                "pack_references",
+                "; ".join(f"{p}: {m}" for p, m in problems),
+                {"problems": problems},
+            )
+        return self
+
+    @property
+    def route_names(self) -> tuple[str, ...]:
+        """Route names in declaration order (the candidate order of every turn)."""
+        return tuple(r.name for r in self.routes)
+
+    @property
+    def checksum(self) -> str:
+        """`sha256:<hex>` of the canonical JSON of the pack (everything but the checksum)."""
+        from routing_core.codec import content_checksum
+
+        return content_checksum(self)
+
+
+def _known_format_version(version: int) -> int:
+    if version > FORMAT_VERSION:
+        raise ValueError(
+            f"format_version {version} is newer than this reader knows ({FORMAT_VERSION}); "
+            "upgrade routing-core to read it"
+        )
+    if version < 1:
+        raise ValueError("format_version starts at 1")
+    return version
+
+
+def reference_errors(pack: Pack) -> list[tuple[str, str]]:
+    """Every cross-reference problem: duplicate names and names that point nowhere."""
+    return check_references(
+        route_names=list(pack.route_names),
+        tool_names=[t.name for t in pack.tools],
+        default_route=pack.default_route,
+        rule_routes=[r.route for r in pack.rules],
+    )
+
+
+def check_references(
+    route_names: list[Any],
+    tool_names: list[Any],
+    default_route: Any,
+    rule_routes: list[Any],
+) -> list[tuple[str, str]]:
+    """Cross-reference checks on plain values, so a raw document that failed elsewhere gets them too."""
+    problems: list[tuple[str, str]] = []
+    problems += _duplicates(route_names, "routes", "route name")
+    problems += _duplicates(tool_names, "tools", "tool name")
+    known = {n for n in route_names if isinstance(n, str)}
+    if isinstance(default_route, str) and default_route not in known:
+        problems.append(("default_route", f"no route named {default_route!r}"))
+    for i, route in enumerate(rule_routes):
+        if isinstance(route, str) and route not in known:
+            problems.append((f"rules[{i}].route", f"no route named {route!r}"))
+    return problems
+
+
+def _duplicates(names: list[Any], where: str, what: str) -> list[tuple[str, str]]:
+    first: dict[str, int] = {}
+    problems = []
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            continue
+        if name in first:
+            problems.append(
+                (
+                    f"{where}[{i}].name",
+                    f"duplicate {what} {name!r} (first at {where}[{first[name]}])",
+                )
+            )
+        else:
+            first[name] = i
+    return problems

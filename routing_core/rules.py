@@ -1,0 +1,116 @@
+"""Tier 1: rules that send a turn to a route before any scoring, with the evidence that fired."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from routing_core.decision import Evidence
+from routing_core.pack import AllMatch, KeywordsMatch, Match, RegexMatch, Rule
+from routing_core.text import clip_evidence, compile_each, compile_keywords
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    span: tuple[int, int]
+    keyword: str | None = None
+
+
+class _Keywords:
+    def __init__(self, match: KeywordsMatch) -> None:
+        self._any = compile_keywords(match.keywords)
+        self._each = compile_each(match.keywords)
+
+    def hit(self, message: str) -> _Hit | None:
+        if self._any is None or not self._any.search(message):
+            return None
+        # Evidence names the first *declared* keyword that occurs, not the leftmost one.
+        for keyword, pattern in self._each:
+            found = pattern.search(message)
+            if found:
+                return _Hit(found.span(), keyword)
+        return None
+
+
+class _Regex:
+    def __init__(self, match: RegexMatch) -> None:
+        self._pattern = re.compile(match.regex)
+
+    def hit(self, message: str) -> _Hit | None:
+        found = self._pattern.search(message)
+        return _Hit(found.span()) if found else None
+
+
+class _All:
+    def __init__(self, parts: Sequence[_Keywords | _Regex]) -> None:
+        self._parts = parts
+
+    def hit(self, message: str) -> _Hit | None:
+        hits = []
+        for part in self._parts:
+            found = part.hit(message)
+            if found is None:
+                return None
+            hits.append(found)
+        shown = next((h for h in hits if _has_text(message, h.span)), hits[0])
+        keyword = next((h.keyword for h in hits if h.keyword), None)
+        return _Hit(shown.span, keyword)
+
+
+def _has_text(message: str, span: tuple[int, int]) -> bool:
+    return clip_evidence(message[span[0] : span[1]]) is not None
+
+
+def _flatten(match: Match) -> list[KeywordsMatch | RegexMatch]:
+    if isinstance(match, AllMatch):
+        return [leaf for part in match.all for leaf in _flatten(part)]
+    return [match]
+
+
+def _compile(match: Match) -> _Keywords | _Regex | _All:
+    if isinstance(match, KeywordsMatch):
+        return _Keywords(match)
+    if isinstance(match, RegexMatch):
+        return _Regex(match)
+    return _All([_compile(leaf) for leaf in _flatten(match)])  # type: ignore[misc]
+
+
+class RuleSet:
+    """The pack's rules, compiled once; `first_match` runs them in declaration order."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self._rules = [
+            (i, rule.route, _kind(rule.match), _compile(rule.match)) for i, rule in enumerate(rules)
+        ]
+
+    def first_match(self, message: str) -> Evidence | None:
+        """Evidence of the first rule that matches, or None."""
+        for index, route, kind, matcher in self._rules:
+            hit = matcher.hit(message)
+            if hit is not None:
+                return _evidence(message, index, route, kind, hit)
+        return None
+
+    def matches(self, index: int, message: str) -> bool:
+        """Does rule `index` match `message`? (The studio checks rule examples with it.)"""
+        return self._rules[index][3].hit(message) is not None
+
+
+def _kind(match: Match) -> str:
+    if isinstance(match, KeywordsMatch):
+        return "keywords"
+    return "regex" if isinstance(match, RegexMatch) else "all"
+
+
+def _evidence(message: str, index: int, route: str, kind: str, hit: _Hit) -> Evidence:
+    text = clip_evidence(message[hit.span[0] : hit.span[1]])
+    return Evidence(
+        source="rule",
+        route=route,
+        rule=index,
+        match=kind,
+        text=text,
+        keyword=hit.keyword,
+        span=hit.span if text is not None else None,
+    )

@@ -1,0 +1,61 @@
+"""Text helpers shared by triage, rules and tool narrowing: word tokens and keyword matching."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+# Unicode-aware "word": letters and digits of any script; underscores split words.
+_WORD = re.compile(r"[^\W_]+")
+_SPACE = re.compile(r"\s+")
+
+EVIDENCE_LIMIT = 80
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens, split on anything that is not a letter or a digit."""
+    return _WORD.findall(text.lower())
+
+
+def keyword_pattern(keyword: str) -> str:
+    """A regex for one keyword, word-bounded only where the keyword starts/ends with a word char.
+
+    So "refund" does not match "refunds", "visa card" matches as a phrase (any run of
+    whitespace between its words), and "c++" still matches after a space.
+    """
+    stripped = keyword.strip()
+    body = r"\s+".join(re.escape(part) for part in stripped.split())
+    head = r"(?<!\w)" if _is_word_char(stripped[:1]) else ""
+    tail = r"(?!\w)" if _is_word_char(stripped[-1:]) else ""
+    return f"{head}{body}{tail}"
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def compile_keywords(keywords: Iterable[str]) -> re.Pattern[str] | None:
+    """One case-insensitive alternation of the keywords, or None when there are none."""
+    patterns = [keyword_pattern(k) for k in keywords if k.strip()]
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+def compile_each(keywords: Sequence[str]) -> list[tuple[str, re.Pattern[str]]]:
+    """Each keyword with its own compiled pattern, in declaration order."""
+    return [(k, re.compile(keyword_pattern(k), re.IGNORECASE)) for k in keywords if k.strip()]
+
+
+def clip_evidence(text: str) -> str | None:
+    """Collapse whitespace and clip to EVIDENCE_LIMIT characters (the `…` included).
+
+    Returns None for text that is empty once collapsed: a zero-width or blank match is
+    no evidence at all.
+    """
+    collapsed = _SPACE.sub(" ", text).strip()
+    if not collapsed:
+        return None
+    if len(collapsed) <= EVIDENCE_LIMIT:
+        return collapsed
+    return collapsed[: EVIDENCE_LIMIT - 1] + "…"

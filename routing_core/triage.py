@@ -1,0 +1,200 @@
+"""Triage: is this turn an action, a request for knowledge, or unclear? (DESIGN §2)
+
+The classifier is a transparent scorecard, not a model: every point it gives is a signal a
+person can name, so the studio can show *why* a turn was judged an action.
+
+Default lexicons (our judgement, for English):
+- action verbs are imperatives that change state or start a transaction ("cancel", "refund",
+  "book"...). Words that are mostly nouns in support conversations ("issue", "file", "log",
+  "post") are left out because they would turn questions into actions.
+- knowledge verbs are verbs of understanding ("explain", "compare") plus the interrogatives
+  ("what", "how"...), which open most knowledge questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from routing_core.text import compile_keywords, words
+
+Label = Literal["action", "knowledge", "ambiguous"]
+
+DEFAULT_ACTION_VERBS: frozenset[str] = frozenset(
+    """
+    activate add apply approve archive assign block book buy cancel change charge close
+    configure connect create deactivate delete deploy disable download edit enable export
+    fix freeze generate import install invite join launch lock make modify move open order
+    pay print publish purchase refund register reject remove rename renew reopen replace
+    request reschedule reserve reset restart restore resend retry return revoke run
+    schedule send share ship sign start stop submit subscribe swap switch transfer unblock
+    unfreeze unlock unsubscribe update upgrade upload verify withdraw
+    """.split()
+)
+
+DEFAULT_KNOWLEDGE_VERBS: frozenset[str] = frozenset(
+    """
+    explain describe compare define tell show list summarize summarise clarify understand
+    know learn mean means meaning differ difference recommend suggest
+    what whats why how when where which who whose
+    """.split()
+)
+
+DEFAULT_QUESTION_PATTERN = (
+    r"(?i)\?\s*$|^\s*(?:who|what|what's|whats|when|where|why|how|which|whose|is|are|am|was"
+    r"|were|can|could|do|does|did|should|would|will|may|might|have|has)\b"
+)
+
+_LANE_CAP = 1.2
+
+
+@dataclass(frozen=True, slots=True)
+class TriageVerdict:
+    """The triage outcome, with the signals behind it."""
+
+    label: Label
+    confidence: float
+    matched_tools: tuple[str, ...]
+    reasoning: str
+    action_score: float
+    knowledge_score: float
+    signals: tuple[str, ...] = ()
+
+    def to_event(self) -> dict[str, Any]:
+        """JSON-safe form, numbers rounded to 3 decimals."""
+        return {
+            "label": self.label,
+            "confidence": round(self.confidence, 3),
+            "matched_tools": list(self.matched_tools),
+            "reasoning": self.reasoning,
+            "action_score": round(self.action_score, 3),
+            "knowledge_score": round(self.knowledge_score, 3),
+            "signals": list(self.signals),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Lane:
+    score: float
+    hits: tuple[str, ...]
+    first: bool
+    signals: tuple[str, ...]
+
+
+class ToolMatcher:
+    """Finds which tools' trigger keywords occur in a message; compiled once per tool set."""
+
+    def __init__(self, tool_keywords: Mapping[str, Sequence[str]]) -> None:
+        self._patterns = [
+            (name, pattern)
+            for name, keywords in tool_keywords.items()
+            if (pattern := compile_keywords(keywords)) is not None
+        ]
+
+    def matches(self, message: str) -> tuple[str, ...]:
+        """Names of tools whose keywords occur, in tool order."""
+        return tuple(name for name, pattern in self._patterns if pattern.search(message))
+
+
+class IntentClassifier:
+    """Action / knowledge / ambiguous, exactly as DESIGN §2. Stateless after construction."""
+
+    def __init__(
+        self,
+        ambiguity_confidence_floor: float = 0.55,
+        min_action_signals: int = 2,
+        action_verbs: Iterable[str] | None = None,
+        knowledge_verbs: Iterable[str] | None = None,
+        question_pattern: str | None = None,
+        tool_keywords: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        self.ambiguity_confidence_floor = ambiguity_confidence_floor
+        self.min_action_signals = min_action_signals
+        self.action_verbs = _lexicon(action_verbs, DEFAULT_ACTION_VERBS)
+        self.knowledge_verbs = _lexicon(knowledge_verbs, DEFAULT_KNOWLEDGE_VERBS)
+        pattern = DEFAULT_QUESTION_PATTERN if question_pattern is None else question_pattern
+        self.question = re.compile(pattern)
+        self._tools = ToolMatcher(tool_keywords or {})
+
+    def classify(
+        self, message: str, tool_keywords: Mapping[str, Sequence[str]] | None = None
+    ) -> TriageVerdict:
+        """Classify one message.
+
+        Args:
+            message: the user's text; never raises on any string.
+            tool_keywords: tool name → trigger keywords; when None, the tools given at
+                construction are used.
+        """
+        if not message or not message.strip():
+            return _ambiguous("empty query")
+        tokens = words(message)
+        if not tokens:
+            return _ambiguous("no tokens")
+        matcher = self._tools if tool_keywords is None else ToolMatcher(tool_keywords)
+        tools = matcher.matches(message)
+        is_question = self.question.search(message) is not None
+        action = _lane(tokens, self.action_verbs, bonus=bool(tools), bonus_name="tool")
+        knowledge = _lane(tokens, self.knowledge_verbs, bonus=is_question, bonus_name="question")
+        return self._resolve(action, knowledge, tools)
+
+    def _resolve(self, action: _Lane, knowledge: _Lane, tools: tuple[str, ...]) -> TriageVerdict:
+        a, k = action.score, knowledge.score
+        signals = (*action.signals, *knowledge.signals)
+        why = _describe(action, knowledge, tools)
+        if a == 0 and k == 0:
+            return TriageVerdict("ambiguous", 0.0, tools, f"no signals; {why}", a, k, signals)
+        label: Label
+        if a > k and len(action.signals) >= self.min_action_signals:
+            label, outcome = "action", "action leads"
+        elif a > k:
+            label = "ambiguous"
+            outcome = f"action leads on {len(action.signals)} signal(s) < {self.min_action_signals}"
+        elif k > a:
+            label, outcome = "knowledge", "knowledge leads"
+        else:
+            label, outcome = "ambiguous", "tie"
+        confidence = min(1.0, max(a, k))
+        if label != "ambiguous" and confidence < self.ambiguity_confidence_floor:
+            outcome = (
+                f"{outcome} but {confidence:.2f} < floor {self.ambiguity_confidence_floor:.2f}"
+            )
+            label = "ambiguous"
+        return TriageVerdict(label, confidence, tools, f"{outcome}; {why}", a, k, signals)
+
+
+def _lexicon(given: Iterable[str] | None, default: frozenset[str]) -> frozenset[str]:
+    return default if given is None else frozenset(w.lower() for w in given)
+
+
+def _lane(tokens: list[str], lexicon: frozenset[str], *, bonus: bool, bonus_name: str) -> _Lane:
+    hits = tuple(dict.fromkeys(t for t in tokens if t in lexicon))
+    first = tokens[0] in lexicon
+    score = (0.4 + 0.1 * min(len(hits) - 1, 3) if hits else 0.0) + (0.2 if first else 0.0)
+    score += 0.3 if bonus else 0.0
+    signals = tuple(
+        name
+        for name, fired in (("verb", bool(hits)), ("first-word", first), (bonus_name, bonus))
+        if fired
+    )
+    return _Lane(min(score, _LANE_CAP), hits, first, signals)
+
+
+def _describe(action: _Lane, knowledge: _Lane, tools: tuple[str, ...]) -> str:
+    def part(name: str, lane: _Lane, extra: str) -> str:
+        bits = []
+        if lane.hits:
+            bits.append("verbs " + ", ".join(lane.hits) + (" (first word)" if lane.first else ""))
+        if extra:
+            bits.append(extra)
+        return f"{name} {lane.score:.2f}: " + ("; ".join(bits) if bits else "none")
+
+    tool_text = "tools " + ", ".join(tools) if tools else ""
+    question = "question" if "question" in knowledge.signals else ""
+    return part("action", action, tool_text) + " | " + part("knowledge", knowledge, question)
+
+
+def _ambiguous(reason: str) -> TriageVerdict:
+    return TriageVerdict("ambiguous", 0.0, (), reason, 0.0, 0.0)

@@ -1,0 +1,63 @@
+"""Fixtures for the engine's tests: no Django, no database."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from routing_core.scorers.base import ScorerInfo, Term
+
+PACKS = Path(__file__).resolve().parents[1] / "packs"
+
+
+class TableScorer:
+    """A real scorer whose scores come from a table: message -> {route: score}.
+
+    Router tests use it to pin the tier-2 scores exactly, so each policy branch is reached
+    on purpose. Unknown messages score 0 everywhere; `raises` makes it fail like a broken scorer.
+    """
+
+    def __init__(
+        self,
+        table: Mapping[str, Mapping[str, float]],
+        *,
+        floor: float | None = 0.0,
+        categorical: bool = False,
+        raises: bool = False,
+    ) -> None:
+        self.table = table
+        self.info = ScorerInfo("table", floor=floor, categorical=categorical, temperature=0.1)
+        self.raises = raises
+
+    def score(self, message: str, candidates: Sequence[str]) -> Sequence[float]:
+        if self.raises:
+            raise RuntimeError("scorer backend down")
+        row = self.table.get(message, {})
+        return [row.get(c, 0.0) for c in candidates]
+
+    def explain(self, message: str, route: str, limit: int = 5) -> Sequence[Term]:
+        return [Term(word, 1.0) for word in message.split()[:limit]]
+
+
+@pytest.fixture
+def support_doc() -> dict[str, Any]:
+    """The sample support pack as a plain dict (each test gets its own copy)."""
+    return json.loads((PACKS / "support.json").read_text(encoding="utf-8"))
+
+
+def minimal_doc(**overrides: Any) -> dict[str, Any]:
+    """The smallest valid pack document, with overrides."""
+    doc: dict[str, Any] = {
+        "profile": {"slug": "t", "name": "Test"},
+        "routes": [
+            {"name": "billing", "description": "invoices and charges"},
+            {"name": "shipping", "description": "parcels and delivery"},
+            {"name": "human", "action": {"kind": "stuck", "message": "Handing over."}},
+        ],
+    }
+    doc.update(overrides)
+    return doc

@@ -1,0 +1,153 @@
+"""The `routing-core` command line, run as a person would: through a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.routing_core.conftest import PACKS
+
+SUPPORT = str(PACKS / "support.json")
+
+
+def cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "routing_core.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=check,
+    )
+
+
+def test_validate_prints_a_one_line_summary_and_exits_0():
+    result = cli("validate", SUPPORT)
+    assert result.returncode == 0
+    assert result.stdout.startswith("ok: support v3 — 6 routes, 2 rules, 6 tools, sha256:")
+
+
+def test_validate_prints_one_path_reason_line_per_problem_and_exits_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "profile": {"slug": "x", "name": "X"},
+                "routes": [{"name": "A"}, {"name": "b"}],
+                "default_route": "zz",
+            }
+        )
+    )
+    result = cli("validate", str(bad))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("routes[0].name: ")
+    assert "default_route: no route named 'zz'" in lines
+    assert "Traceback" not in result.stderr
+
+
+def test_validate_of_a_missing_file_is_a_clean_error():
+    result = cli("validate", "/nonexistent/pack.json")
+    assert (
+        result.returncode == 2
+        and "Traceback" not in result.stderr
+        and "cannot read" in result.stderr
+    )
+
+
+def test_route_prints_a_readable_verdict():
+    result = cli("route", SUPPORT, "where is my parcel")
+    assert result.returncode == 0
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("move shipping (by scorer")
+    assert "triage:" in result.stdout and "tools:" in result.stdout and "█" in result.stdout
+
+
+def test_route_shows_a_rule_win_with_its_evidence():
+    result = cli("route", SUPPORT, "I want a real person", "--incumbent", "billing")
+    assert result.stdout.startswith("move human (by rule")
+    assert "evidence: 'real person'" in result.stdout
+    assert "stuck: I'm handing you to a colleague." in result.stdout
+
+
+def test_route_json_prints_the_event():
+    result = cli("route", SUPPORT, "reset my password", "--json")
+    event = json.loads(result.stdout)
+    assert event["schema"] == "route-decision/1"
+    assert event["route"] == "account" and event["pack"]["slug"] == "support"
+
+
+def test_build_makes_a_valid_pack_from_a_route_list(tmp_path):
+    routes = tmp_path / "routes.json"
+    routes.write_text(
+        json.dumps(
+            [
+                {"name": "greet", "examples": ["hello there", "hi"]},
+                {"name": "bye", "examples": ["goodbye", "see you"], "description": "leaving"},
+            ]
+        )
+    )
+    out = tmp_path / "pack.json"
+    assert cli("build", str(routes), "--slug", "demo", "-o", str(out)).returncode == 0
+    assert cli("validate", str(out)).stdout.startswith("ok: demo v0 — 2 routes")
+    assert cli("route", str(out), "goodbye friend").stdout.startswith("move bye")
+
+
+def test_build_refuses_something_that_is_not_a_route_list(tmp_path):
+    routes = tmp_path / "routes.json"
+    routes.write_text('{"name": "x"}')
+    result = cli("build", str(routes))
+    assert result.returncode == 2 and "expected a JSON list of route objects" in result.stderr
+
+
+@pytest.fixture
+def cases(tmp_path) -> Path:
+    path = tmp_path / "cases.jsonl"
+    rows = [
+        {"text": "where is my parcel", "expected": "shipping"},
+        {"text": "reset my password", "expected": "account"},
+        {"text": "I want a real person", "expected": "human"},
+        {"text": "what's the weather on mars", "expected": None},
+        {"text": "track my package", "expected": "shipping", "incumbent": "billing"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_eval_json_has_the_documented_keys(cases):
+    result = cli("eval", SUPPORT, str(cases), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert set(report) == {
+        "n",
+        "top1_accuracy",
+        "in_scope_accuracy",
+        "oos_recall",
+        "oos_precision",
+        "menu_rate",
+        "per_route",
+        "confusions",
+        "latency_us",
+    }
+    assert report["n"] == 5 and set(report["latency_us"]) == {"p50", "p99"}
+    assert report["per_route"]["shipping"]["support"] == 2
+
+
+def test_eval_prints_a_text_report(cases):
+    result = cli("eval", SUPPORT, str(cases))
+    assert "top-1 accuracy" in result.stdout and "latency p50 / p99" in result.stdout
+
+
+def test_eval_names_the_line_of_a_bad_case(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"text": "ok", "expected": "billing"}\n{"expected": 3}\n')
+    result = cli("eval", SUPPORT, str(path))
+    assert result.returncode == 2 and "line 2" in result.stderr
+
+
+def test_schema_prints_the_pack_json_schema():
+    schema = json.loads(cli("schema", check=True).stdout)
+    assert schema["title"] == "Pack" and "routes" in schema["properties"]

@@ -1,0 +1,87 @@
+"""Evaluation figures against hand-computed cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from routing_core import Router, load_pack
+from routing_core.evaluate import MENU, UNMATCHED, Case, evaluate, parse_case
+from tests.routing_core.conftest import TableScorer, minimal_doc
+
+TABLE = {
+    "b1": {"billing": 0.9},
+    "b2": {"billing": 0.9},
+    "s-as-b": {"billing": 0.9},  # a shipping case routed to billing
+    "s1": {"shipping": 0.9},
+    "tie": {"billing": 0.5, "shipping": 0.45},  # expected shipping, comes out a menu
+    "oos-ok": {},  # out of scope, comes out unmatched
+    "oos-bad": {"shipping": 0.9},  # out of scope, routed to shipping
+}
+CASES = [
+    Case("b1", "billing"),
+    Case("b2", "billing"),
+    Case("s-as-b", "shipping"),
+    Case("s1", "shipping"),
+    Case("tie", "shipping"),
+    Case("oos-ok", None),
+    Case("oos-bad", None),
+]
+
+
+@pytest.fixture(scope="module")
+def report():
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(TABLE))
+    return evaluate(router, CASES)
+
+
+def test_accuracy_figures_match_a_hand_count(report):
+    assert report.n == 7
+    # in scope: b1 b2 s-as-b s1 tie; top-1 right for b1 b2 s1 = 3/5 (tie's top is billing)
+    assert report.top1_accuracy == pytest.approx(3 / 5)
+    assert report.in_scope_accuracy == pytest.approx(3 / 5)
+    assert report.oos_recall == pytest.approx(1 / 2)
+    assert report.oos_precision == pytest.approx(1 / 1)
+    assert report.menu_rate == pytest.approx(1 / 7)
+
+
+def test_per_route_precision_recall_f1_and_support(report):
+    billing, shipping = report.per_route["billing"], report.per_route["shipping"]
+    # billing: predicted b1 b2 s-as-b (2 right) -> P 2/3, R 2/2
+    assert (billing.precision, billing.recall, billing.support) == (pytest.approx(2 / 3), 1.0, 2)
+    assert billing.f1 == pytest.approx(0.8)
+    # shipping: predicted s1 oos-bad (1 right) -> P 1/2; expected s-as-b s1 tie -> R 1/3
+    assert (shipping.precision, shipping.recall, shipping.support) == (0.5, pytest.approx(1 / 3), 3)
+    assert "human" not in report.per_route
+
+
+def test_confusions_count_each_expected_predicted_pair(report):
+    assert sorted(report.confusions) == sorted(
+        [("shipping", "billing", 1), ("shipping", MENU, 1), (UNMATCHED, "shipping", 1)]
+    )
+
+
+def test_progress_is_reported_per_case():
+    seen = []
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(TABLE))
+    evaluate(router, CASES[:3], progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_the_json_form_rounds_and_keeps_every_key(report):
+    data = report.to_dict()
+    assert data["top1_accuracy"] == 0.6 and data["latency_us"]["p50"] >= 0
+    assert data["confusions"][0]["count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "line 4: invalid JSON"),
+        ('{"expected": "x"}', "line 4: a case is an object with a string 'text'"),
+        ('{"text": "a", "expected": 3}', "line 4: 'expected' is a route name or null"),
+        ('{"text": "a", "incumbent": []}', "line 4: 'incumbent' is a route name or null"),
+    ],
+)
+def test_a_malformed_case_names_its_line(line, message):
+    with pytest.raises(ValueError, match=message):
+        parse_case(line, 4)
