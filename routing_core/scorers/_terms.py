@@ -1,0 +1,76 @@
+"""How the lexical scorer turns text into terms: words, stop words, light stemming, n-grams.
+
+Kept apart from the scorer so that the vocabulary rules (what a "term" is) can be read and
+tested on their own, and so that the scorer module stays about weighting and scoring.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from routing_core.text import words
+
+# Longer messages are scored on their first MAX_CHARS characters: a routing request states
+# its intent early, and a cap keeps a pasted megabyte from stalling the turn.
+MAX_CHARS = 4096
+
+# Character n-grams of each word, with "<" and ">" marking its edges, so that "refund",
+# "refunds" and "refunded" share most of their features even when the stemmer misses.
+CHAR_NGRAM_SIZES = (3, 4, 5)
+
+# Prefix of character n-gram keys. Words never contain "#" (they are runs of letters and
+# digits), so word keys, bigram keys ("a b") and n-gram keys ("#<ref") never collide.
+CHAR_PREFIX = "#"
+
+# English function words: dropped as terms of their own because they say nothing about a
+# route; they still shape bigrams ("how much", "what is"), which do carry intent.
+_STOP_WORD_TEXT = """
+    a about above after again all also am an and any are as at be because been before being
+    both but by could did do does doing down during each few for from further had has have
+    having he her here hers him his how i if in into is it its itself just me more most my
+    myself no nor not of off on once only or other our ours out over own please same she
+    should so some such than that the their theirs them then there these they this those
+    through to too under until up very was we were what when where which while who whom why
+    will with would you your yours yourself can may might must shall hi hello hey thanks
+    thank tell know want need like get let
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+
+
+def stem(word: str) -> str:
+    """Strip a few common English inflections; light on purpose, n-grams cover the rest."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        return word[:-3]
+    if word.endswith("ed") and len(word) > 4 and not word.endswith("eed"):
+        return word[:-2]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def word_terms(word: str) -> tuple[str, tuple[str, ...]]:
+    """A word's stem and its character n-gram keys (cached: words repeat a lot)."""
+    marked = f"<{word}>"
+    grams = tuple(
+        CHAR_PREFIX + marked[i : i + n]
+        for n in CHAR_NGRAM_SIZES
+        for i in range(len(marked) - n + 1)
+    )
+    return stem(word), grams
+
+
+def message_words(text: str) -> list[str]:
+    """The lowercased words of a message, capped at MAX_CHARS characters."""
+    return words(text[:MAX_CHARS])
+
+
+def is_content(word: str) -> bool:
+    """True for a word that can be a term on its own (not a stop word)."""
+    return word not in STOP_WORDS

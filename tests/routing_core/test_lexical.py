@@ -1,0 +1,246 @@
+"""The default lexical scorer: routing by words, confidences in [0, 1], never raising."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from routing_core.scorers import _terms
+from routing_core.scorers.base import RouteText, Scorer
+from routing_core.scorers.lexical import LexicalScorer
+
+ROUTES = (
+    RouteText(
+        "billing",
+        "invoices, charges and payment methods",
+        ("why was I charged twice", "download my invoice", "update my credit card"),
+        ("invoice", "refund"),
+    ),
+    RouteText(
+        "orders",
+        "questions about an existing order and its delivery",
+        ("where is my order", "my parcel has not arrived", "track my package"),
+    ),
+    RouteText(
+        "human",
+        "the customer is frustrated or asks for a person",
+        ("let me talk to someone", "I want a real person", "this bot is useless"),
+    ),
+    RouteText("weather", "", ("will it rain tomorrow", "what is the forecast for paris")),
+)
+NAMES = [route.name for route in ROUTES]
+
+
+@pytest.fixture(scope="module")
+def scorer() -> LexicalScorer:
+    return LexicalScorer.build(ROUTES)
+
+
+def top(scorer: LexicalScorer, message: str) -> str:
+    scores = scorer.score(message, NAMES)
+    return NAMES[max(range(len(NAMES)), key=scores.__getitem__)]
+
+
+def test_it_satisfies_the_scorer_protocol(scorer: LexicalScorer) -> None:
+    assert isinstance(scorer, Scorer)
+    assert scorer.info.name == "lexical"
+    assert scorer.info.categorical is False
+    assert scorer.info.floor == 0.0
+    assert scorer.info.temperature > 0
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("download my invoice", "billing"),
+        ("where is my order", "orders"),
+        ("let me talk to someone", "human"),
+        ("will it rain tomorrow", "weather"),
+    ],
+)
+def test_an_exact_example_routes_to_its_route(
+    scorer: LexicalScorer, message: str, expected: str
+) -> None:
+    assert top(scorer, message) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("I was charged two times on my card", "billing"),
+        ("can I get a refund please", "billing"),
+        ("my package still has not arrived", "orders"),
+        ("tracking the orders I placed", "orders"),
+        ("I want to talk to a real human person", "human"),
+        ("rain forecast for tomorrow in Paris?", "weather"),
+    ],
+)
+def test_a_paraphrase_with_shared_words_routes_right(
+    scorer: LexicalScorer, message: str, expected: str
+) -> None:
+    assert top(scorer, message) == expected
+
+
+def test_a_clear_message_is_decisive_under_the_default_margin(scorer: LexicalScorer) -> None:
+    scores = sorted(scorer.score("download my invoice", NAMES), reverse=True)
+    # The policy calls a turn decisive when tanh((top - second) / 2) >= 0.15.
+    assert math.tanh((scores[0] - scores[1]) / 2) >= 0.15
+
+
+@pytest.mark.parametrize(
+    "message", ["", "   \n\t", "the and of", "What is it?", "!!! ??? ...", "I want to know"]
+)
+def test_a_message_without_content_words_scores_all_zero(
+    scorer: LexicalScorer, message: str
+) -> None:
+    assert scorer.score(message, NAMES) == [0.0] * len(NAMES)
+
+
+def test_a_message_of_unknown_words_scores_all_zero(scorer: LexicalScorer) -> None:
+    assert scorer.score("zzqx", NAMES) == [0.0] * len(NAMES)
+
+
+def test_scores_are_probabilities_over_all_routes(scorer: LexicalScorer) -> None:
+    scores = scorer.score("refund my order", NAMES)
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("candidates", [["billing", "nope"], ["Billing"], [""]])
+def test_an_unknown_candidate_raises(scorer: LexicalScorer, candidates: list[str]) -> None:
+    with pytest.raises(KeyError):
+        scorer.score("download my invoice", candidates)
+
+
+def test_explain_refuses_an_unknown_route(scorer: LexicalScorer) -> None:
+    with pytest.raises(KeyError):
+        scorer.explain("download my invoice", "nope")
+
+
+@pytest.mark.parametrize(
+    ("message", "route", "word"),
+    [
+        ("please download the invoice", "billing", "invoice"),
+        ("where is my parcel", "orders", "parcel"),
+        ("talk to a person now", "human", "person"),
+    ],
+)
+def test_explain_names_a_shared_word(
+    scorer: LexicalScorer, message: str, route: str, word: str
+) -> None:
+    terms = scorer.explain(message, route)
+    assert word in [t.term for t in terms]
+    assert all(t.weight > 0 for t in terms)
+    assert [t.weight for t in terms] == sorted((t.weight for t in terms), reverse=True)
+
+
+def test_explain_respects_the_limit_and_is_empty_without_content(
+    scorer: LexicalScorer,
+) -> None:
+    assert len(scorer.explain("refund my invoice for the credit card charge", "billing", 2)) <= 2
+    assert scorer.explain("the and of", "billing") == []
+    assert scorer.explain("invoice", "billing", limit=0) == []
+
+
+def test_explain_does_not_credit_words_of_another_route(scorer: LexicalScorer) -> None:
+    terms = scorer.explain("download my invoice", "weather")
+    assert "invoice" not in [t.term for t in terms]
+
+
+def test_two_builds_give_identical_scores() -> None:
+    first, second = LexicalScorer.build(ROUTES), LexicalScorer.build(ROUTES)
+    for message in ("refund my order", "rain in paris", "talk to someone about my invoice"):
+        assert first.score(message, NAMES) == second.score(message, NAMES)
+
+
+def test_permuting_candidates_permutes_scores(scorer: LexicalScorer) -> None:
+    message = "my invoice for the order that has not arrived"
+    by_name = dict(zip(NAMES, scorer.score(message, NAMES), strict=True))
+    shuffled = ["weather", "orders", "billing", "human"]
+    assert scorer.score(message, shuffled) == [by_name[n] for n in shuffled]
+    assert scorer.score(message, ["orders"]) == [by_name["orders"]]
+    assert scorer.score(message, []) == []
+
+
+def test_keywords_and_description_count_as_route_text() -> None:
+    routes = (
+        RouteText("a", "", ("hello there",), ("zebra",)),
+        RouteText("b", "giraffes and their necks", ("hello there",)),
+    )
+    scorer = LexicalScorer.build(routes)
+    assert top_of(scorer, "zebra", ["a", "b"]) == "a"
+    assert top_of(scorer, "a giraffe", ["a", "b"]) == "b"
+
+
+def top_of(scorer: LexicalScorer, message: str, names: list[str]) -> str:
+    scores = scorer.score(message, names)
+    return names[max(range(len(names)), key=scores.__getitem__)]
+
+
+@pytest.mark.parametrize(
+    "routes",
+    [(), (RouteText("a"), RouteText("a"))],
+    ids=["no routes", "duplicate names"],
+)
+def test_build_refuses_no_routes_and_duplicate_names(routes: tuple[RouteText, ...]) -> None:
+    with pytest.raises(ValueError):
+        LexicalScorer.build(routes)
+
+
+def test_a_route_without_any_text_builds_and_scores() -> None:
+    scorer = LexicalScorer.build((RouteText("empty"), RouteText("full", "", ("book a table",))))
+    scores = scorer.score("book a table", ["empty", "full"])
+    assert scores[1] > scores[0] >= 0.0
+
+
+@pytest.mark.parametrize(
+    ("word", "stemmed"),
+    [
+        ("refunds", "refund"),
+        ("charges", "charge"),
+        ("deliveries", "delivery"),
+        ("booking", "book"),
+        ("cancelled", "cancell"),
+        ("address", "address"),
+        ("status", "status"),
+        ("bus", "bus"),
+        ("need", "need"),
+        ("42s", "42s"),
+    ],
+)
+def test_stemming_is_light(word: str, stemmed: str) -> None:
+    assert _terms.stem(word) == stemmed
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "x" * 1_000_000,
+        "invoice " * 200_000,
+        "\x00\x01\xff\ufffe",
+        "\ud800 lone surrogate \udfff invoice",
+        "𝔦𝔫𝔳𝔬𝔦𝔠𝔢 😀 \U0010ffff",
+        "Rechnung herunterladen, straße, 請求書, счёт",
+        bytes(range(256)).decode("latin-1"),
+    ],
+    ids=["1MB word", "long text", "control", "surrogates", "astral", "scripts", "bytes"],
+)
+def test_it_never_raises_on_hostile_input(scorer: LexicalScorer, message: str) -> None:
+    scores = scorer.score(message, NAMES)
+    assert len(scores) == len(NAMES)
+    assert all(math.isfinite(s) and 0.0 <= s <= 1.0 for s in scores)
+    scorer.explain(message, "billing")
+
+
+@settings(max_examples=200, deadline=None)
+@given(message=st.text(), candidates=st.permutations(NAMES))
+def test_score_never_raises_and_returns_one_probability_per_candidate(
+    scorer: LexicalScorer, message: str, candidates: list[str]
+) -> None:
+    scores = scorer.score(message, candidates)
+    assert len(scores) == len(candidates)
+    assert all(isinstance(s, float) and math.isfinite(s) and 0.0 <= s <= 1.0 for s in scores)
+    assert sum(scores) == pytest.approx(1.0, abs=1e-4) or sum(scores) == 0.0
