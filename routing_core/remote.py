@@ -1,0 +1,150 @@
+"""Packs from the studio: pull over HTTP with ETag caching, swap routers without a pause.
+
+An agent keeps routing on the last good pack whatever happens upstream: an unreachable
+studio, a timeout, a 500, a corrupted or invalid pack are logged and reported, never raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from routing_core.codec import load_pack
+from routing_core.decision import Decision
+from routing_core.errors import PackError
+from routing_core.pack import Pack
+from routing_core.policy import Policy
+from routing_core.router import Router
+
+log = logging.getLogger("routing_core.remote")
+
+MAX_PACK_BYTES = 64 * 1024 * 1024
+
+
+class LiveRouter:
+    """A Router that can be replaced while other threads route on it.
+
+    Each `route()` reads the current router once, so a turn is decided wholly by the old
+    pack or wholly by the new one, never a mix.
+    """
+
+    def __init__(self, router: Router) -> None:
+        self._router = router
+        self._lock = threading.Lock()
+
+    @property
+    def current(self) -> Router:
+        """The router in service now."""
+        return self._router
+
+    def swap(self, pack: Pack | Router) -> Router:
+        """Compile `pack` (outside the lock) and put it in service; returns the old router."""
+        new = pack if isinstance(pack, Router) else Router(pack)
+        with self._lock:
+            old, self._router = self._router, new
+        return old
+
+    def route(
+        self, message: Any, incumbent: str | None = None, *, policy: Policy | None = None
+    ) -> Decision:
+        """Route on the router in service now (see `Router.route`)."""
+        return self._router.route(message, incumbent, policy=policy)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """What one pull did: a new pack, no change (304), or a failure kept away from the agent."""
+
+    status: Literal["updated", "unchanged", "failed"]
+    pack: Pack | None = None
+    error: str | None = None
+
+
+class PackFetcher:
+    """Conditional GETs of one pack URL: `If-None-Match` with the last ETag, a timeout.
+
+    Args:
+        url: e.g. `https://studio/api/profiles/support/packs/production`.
+        token: the profile's read token, sent as `Authorization: Bearer …`.
+        timeout: seconds for the whole request.
+    """
+
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 5.0) -> None:
+        self.url = url
+        self.timeout = timeout
+        self._token = token
+        self.etag: str | None = None
+
+    def fetch(self) -> FetchResult:
+        """Pull once. Never raises: failures come back as `status="failed"` with the reason."""
+        try:
+            with urllib.request.urlopen(self._request(), timeout=self.timeout) as response:
+                body = response.read(MAX_PACK_BYTES + 1)
+                etag = response.headers.get("ETag")
+        except urllib.error.HTTPError as exc:
+            if exc.code == 304:
+                return FetchResult("unchanged")
+            return self._failed(f"HTTP {exc.code} from the studio")
+        except (OSError, ValueError) as exc:  # URLError, timeouts, resets, bad URLs
+            return self._failed(f"cannot reach the studio: {exc}")
+        if len(body) > MAX_PACK_BYTES:
+            return self._failed("pack larger than 64 MB refused")
+        try:
+            pack = load_pack(body)
+        except PackError as exc:
+            return self._failed("invalid pack: " + "; ".join(exc.lines()[:5]))
+        self.etag = etag
+        return FetchResult("updated", pack)
+
+    def _request(self) -> urllib.request.Request:
+        headers = {"Accept": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        if self.etag:
+            headers["If-None-Match"] = self.etag
+        return urllib.request.Request(self.url, headers=headers)
+
+    def _failed(self, reason: str) -> FetchResult:
+        log.warning("pack pull from %s failed, keeping the last good pack: %s", self.url, reason)
+        return FetchResult("failed", error=reason)
+
+
+class RemoteRouter(LiveRouter):
+    """A LiveRouter fed from the studio: `refresh()` pulls and swaps when the pack changed.
+
+    Construct it with a pack to start from (a bundled copy) or let it pull the first one;
+    `refresh()` is cheap (a 304 when nothing changed) so an agent can call it every minute.
+    """
+
+    def __init__(self, fetcher: PackFetcher, initial: Pack | None = None) -> None:
+        """Start from `initial`, or pull the first pack now.
+
+        Raises:
+            PackError: when there is no initial pack and the first pull fails: an agent
+                cannot route without one, so this is the one failure it must see.
+        """
+        self.fetcher = fetcher
+        self.last_error: str | None = None
+        if initial is None:
+            first = fetcher.fetch()
+            if first.pack is None:
+                raise PackError([("$", f"no pack to start from: {first.error}")])
+            initial = first.pack
+        super().__init__(Router(initial))
+
+    def refresh(self) -> FetchResult:
+        """Pull once and swap in a new pack; keeps serving the old one on any failure."""
+        result = self.fetcher.fetch()
+        self.last_error = result.error
+        if result.pack is not None:
+            try:
+                self.swap(result.pack)
+            except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
+                self.last_error = f"pack failed to compile: {exc}"
+                log.warning("new pack failed to compile, keeping the old one: %s", exc)
+                return FetchResult("failed", error=self.last_error)
+        return result
