@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from routing_core.decision import Evidence
 from routing_core.pack import AllMatch, KeywordsMatch, Match, RegexMatch, Rule
-from routing_core.text import clip_evidence, compile_each, compile_keywords
+from routing_core.text import (
+    clip_evidence,
+    compile_each,
+    compile_keywords,
+    compile_user_regex,
+    search_bounded,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +40,10 @@ class _Keywords:
 
 class _Regex:
     def __init__(self, match: RegexMatch) -> None:
-        self._pattern = re.compile(match.regex)
+        self._pattern = compile_user_regex(match.regex)
 
     def hit(self, message: str) -> _Hit | None:
-        found = self._pattern.search(message)
+        found = search_bounded(self._pattern, message)
         return _Hit(found.span()) if found else None
 
 

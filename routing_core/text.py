@@ -2,14 +2,61 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Sequence
+
+import regex
 
 # Unicode-aware "word": letters and digits of any script; underscores split words.
 _WORD = re.compile(r"[^\W_]+")
 _SPACE = re.compile(r"\s+")
 
 EVIDENCE_LIMIT = 80
+# A safety net, not the guard: validation refuses the catastrophic shapes (regex_safety),
+# and this bounds whatever slips past. Generous, so a busy machine never trips it on a
+# sound pattern (a wall-clock timeout that fired under load would make routing
+# nondeterministic).
+REGEX_TIMEOUT_S = 0.25
+
+log = logging.getLogger("routing_core")
+
+UserPattern = regex.Pattern[str]
+
+
+def compile_user_regex(pattern: str) -> UserPattern:
+    """Compile a regex a person wrote (rules, the question pattern) with the bounded engine.
+
+    Python's `re` syntax is the contract (it judges the syntax); the `regex` engine runs it
+    because it can time out.
+
+    Raises:
+        ValueError: when the pattern does not compile or may backtrack catastrophically.
+    """
+    from routing_core.regex_safety import catastrophic_reason
+
+    try:
+        re.compile(pattern)
+        compiled = regex.compile(pattern)
+    except (re.error, regex.error, RecursionError, OverflowError, ValueError) as exc:
+        raise ValueError(f"invalid regex: {exc}") from None
+    reason = catastrophic_reason(pattern)
+    if reason:
+        raise ValueError(f"unsafe regex: {reason}")
+    return compiled
+
+
+def search_bounded(pattern: UserPattern, text: str) -> regex.Match[str] | None:
+    """`pattern.search(text)`, giving up after REGEX_TIMEOUT_S (logged, treated as no match)."""
+    try:
+        return pattern.search(text, timeout=REGEX_TIMEOUT_S)
+    except TimeoutError:
+        log.warning(
+            "regex %r timed out after %.0f ms; treated as no match",
+            pattern.pattern,
+            REGEX_TIMEOUT_S * 1000,
+        )
+        return None
 
 
 def words(text: str) -> list[str]:

@@ -13,12 +13,11 @@ Default lexicons (our judgement, for English):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from routing_core.text import compile_keywords, words
+from routing_core.text import compile_keywords, compile_user_regex, search_bounded, words
 
 Label = Literal["action", "knowledge", "ambiguous"]
 
@@ -115,7 +114,7 @@ class IntentClassifier:
         self.action_verbs = _lexicon(action_verbs, DEFAULT_ACTION_VERBS)
         self.knowledge_verbs = _lexicon(knowledge_verbs, DEFAULT_KNOWLEDGE_VERBS)
         pattern = DEFAULT_QUESTION_PATTERN if question_pattern is None else question_pattern
-        self.question = re.compile(pattern)
+        self.question = compile_user_regex(pattern)
         self._tools = ToolMatcher(tool_keywords or {})
 
     def classify(
@@ -135,7 +134,7 @@ class IntentClassifier:
             return _ambiguous("no tokens")
         matcher = self._tools if tool_keywords is None else ToolMatcher(tool_keywords)
         tools = matcher.matches(message)
-        is_question = self.question.search(message) is not None
+        is_question = search_bounded(self.question, message) is not None
         action = _lane(tokens, self.action_verbs, bonus=bool(tools), bonus_name="tool")
         knowledge = _lane(tokens, self.knowledge_verbs, bonus=is_question, bonus_name="question")
         return self._resolve(action, knowledge, tools)

@@ -87,3 +87,36 @@ def test_all_needs_every_part_and_flattens_nested_all():
 def test_matches_checks_one_rule_for_the_studio():
     rs = rules(KEYWORDS, {"route": "x", "match": {"regex": "zzz"}})
     assert rs.matches(0, "refund") and not rs.matches(1, "refund")
+
+
+@pytest.mark.parametrize("pattern", [r"(a|aa)+$", r"(\w+\s?)*$", r"(.*a){20}", r"(x+x+)+y"])
+def test_a_catastrophic_regex_is_refused_at_validation(pattern):
+    from routing_core import PackError, load_pack
+    from tests.routing_core.conftest import minimal_doc
+
+    doc = minimal_doc(rules=[{"route": "billing", "match": {"regex": pattern}}])
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    path, message = caught.value.errors[0]
+    assert path == "rules[0].match.regex" and message.startswith("unsafe regex:")
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"(?:foo|bar)+", r"(?:\s|-)+", r"(a|aa){1,10}", r"order\s+#?\d+"]
+)
+def test_sound_repeats_and_alternations_are_allowed(pattern):
+    rules({"route": "orders", "match": {"regex": pattern}})
+
+
+@pytest.mark.timeout(60)
+def test_a_slow_pattern_that_passes_validation_is_bounded_at_run_time(monkeypatch):
+    import routing_core.text as text
+
+    # \d+\d+\d+x is polynomial (~n^3 steps on n digits): sound-looking, slow on a long input.
+    rs = rules(
+        {"route": "orders", "match": {"regex": r"\d+\d+\d+x"}},
+        {"route": "billing", "match": {"keywords": ["invoice"]}},
+    )
+    monkeypatch.setattr(text, "REGEX_TIMEOUT_S", 0.05)
+    evidence = rs.first_match("1" * 5000 + " invoice")
+    assert evidence is not None and evidence.route == "billing"
