@@ -10,12 +10,12 @@ check cannot see is bounded at run time by a timeout (see `routing_core.text`).
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-try:  # Python >= 3.11 keeps the parser here; older versions called it sre_parse
-    from re import _parser as sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    import sre_parse  # type: ignore[no-redef]
+# The stdlib's own regex parser (re._parser since Python 3.11): the check reads the same
+# tree `re` compiles, so it cannot disagree with the syntax check.
+sre_parse: Any = importlib.import_module("re._parser")
 
 _REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
 # A repeat allowing more than this many rounds counts as unbounded.
