@@ -1,0 +1,1 @@
+"""Route Studio: the Django app where people author agent profiles and turn them into packs."""

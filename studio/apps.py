@@ -1,0 +1,22 @@
+"""App configuration: creates the four role groups after every migrate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class StudioConfig(AppConfig):
+    name = "studio"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        post_migrate.connect(_create_roles, sender=self)
+
+
+def _create_roles(sender: AppConfig, **kwargs: Any) -> None:
+    from studio.roles import ensure_roles
+
+    ensure_roles(using=kwargs.get("using", "default"))

@@ -1,0 +1,311 @@
+"""Forms: text in, lists out. They check types only; routing_core judges the pack."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from django import forms
+from django.forms.renderers import TemplatesSetting
+
+from studio.models import Profile, Route, Rule, Tool
+from studio.services import Problem, path_tokens
+
+
+class StudioFormRenderer(TemplatesSetting):
+    """Wraps each field group in one element so that grids lay fields out, not their parts."""
+
+    field_template_name = "studio/_field.html"
+
+
+class LinesField(forms.CharField):
+    """One item per line (examples, never-phrases); blank lines dropped."""
+
+    widget: type[forms.Widget] | forms.Widget = forms.Textarea(attrs={"rows": 6})
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(strip=False, **kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        text = value if isinstance(value, str) else ""
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class CommaListField(LinesField):
+    """Comma- or newline-separated items (keywords may be phrases: "real person")."""
+
+    widget = forms.TextInput()
+
+    def prepare_value(self, value: Any) -> Any:
+        return ", ".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        text = value if isinstance(value, str) else ""
+        return [item.strip() for item in re.split(r"[,\n]", text) if item.strip()]
+
+
+class WordsField(LinesField):
+    """A lexicon: words separated by spaces, commas or new lines."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return " ".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        text = value if isinstance(value, str) else ""
+        return [w for w in re.split(r"[\s,]+", text) if w]
+
+
+class PackForm(forms.ModelForm):  # type: ignore[type-arg]
+    """A form whose fields map onto pack paths, so routing_core's errors land on the right field.
+
+    `pack_fields` maps a path token (indices dropped) to a form field; tokens are tried from the
+    innermost outwards, so `routes[2].action.agent` lands on the field mapped to `agent`.
+    """
+
+    pack_fields: ClassVar[dict[str, str]] = {}
+    revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            self.initial["revision"] = self.instance.revision
+
+    def field_for(self, tokens: list[str]) -> str | None:
+        for token in reversed(tokens):
+            if token in self.pack_fields and self.pack_fields[token] in self.fields:
+                return self.pack_fields[token]
+        return None
+
+    def add_pack_errors(self, errors: list[Problem], prefix: str = "") -> None:
+        """Attach routing_core's (path, message) pairs to fields; the rest to the whole form."""
+        for path, message in errors:
+            if prefix and not path.startswith(prefix):
+                self.add_error(None, f"{path}: {message}")
+                continue
+            field = self.field_for(path_tokens(path[len(prefix) :]))
+            self.add_error(field, message if field else f"{path}: {message}")
+
+
+class ProfileCreateForm(PackForm):
+    pack_fields = {"slug": "slug", "name": "name", "description": "description"}
+
+    class Meta:
+        model = Profile
+        fields = ["slug", "name", "description"]
+        help_texts = {
+            "slug": "The agent id: lowercase letters, digits, '-' and '_'. Fixed once created."
+        }
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+
+class ProfileForm(PackForm):
+    pack_fields = {"name": "name", "description": "description", "default_route": "default_route"}
+
+    class Meta:
+        model = Profile
+        fields = ["name", "description", "default_route"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = (
+            list(self.instance.routes.values_list("name", flat=True)) if self.instance.pk else []
+        )
+        current = self.instance.default_route
+        choices = [("", "— none: unmatched turns get the full menu —")] + [(n, n) for n in names]
+        if current and current not in names:
+            choices.append((current, f"{current} (missing)"))
+        self.fields["default_route"] = forms.ChoiceField(
+            choices=choices,
+            required=False,
+            help_text="Where a turn goes when no route scores above the floor.",
+        )
+
+
+class PolicyForm(PackForm):
+    pack_fields = {
+        "near_tie_margin": "near_tie_margin",
+        "menu_size": "menu_size",
+        "floor": "floor",
+        "strictness": "strictness",
+        "kind": "scorer_kind",
+        "mode": "triage_mode",
+        "ambiguity_confidence_floor": "ambiguity_confidence_floor",
+        "min_action_signals": "min_action_signals",
+    }
+
+    class Meta:
+        model = Profile
+        fields = [
+            "scorer_kind",
+            "floor",
+            "near_tie_margin",
+            "menu_size",
+            "strictness",
+            "triage_mode",
+            "ambiguity_confidence_floor",
+            "min_action_signals",
+        ]
+        help_texts = {
+            "scorer_kind": "Which scorer ranks the routes when no rule decides; lexical needs no model.",
+            "floor": "A route must score strictly above this to be considered at all; empty means the scorer's own floor (0 for lexical).",
+            "near_tie_margin": "When the best two routes are closer than this (tanh of half their score gap), the turn is a near-tie: stay on the current route, or offer a menu.",
+            "menu_size": "The most routes a menu offers when the top scores are too close to call (at least 2).",
+            "strictness": "Whether the agent may switch routes on its own: assist any route, guard only one from an offered menu, rails never.",
+            "triage_mode": "Whether tool narrowing is off, only recorded for review (shadow), or applied (enforce).",
+            "ambiguity_confidence_floor": "A triage label less confident than this becomes 'ambiguous', and every tool stays bound.",
+            "min_action_signals": "How many signals (an action verb, an action verb first, a tool keyword) a turn needs to count as an action.",
+        }
+
+
+class LexiconForm(PackForm):
+    """The triage lexicons and question pattern. Leaving a box empty means the built-in default."""
+
+    pack_fields = {
+        "action_verbs": "action_verbs",
+        "knowledge_verbs": "knowledge_verbs",
+        "question_pattern": "question_pattern",
+    }
+    action_verbs = WordsField(widget=forms.Textarea(attrs={"rows": 5}))
+    knowledge_verbs = WordsField(widget=forms.Textarea(attrs={"rows": 5}))
+
+    class Meta:
+        model = Profile
+        fields = ["action_verbs", "knowledge_verbs", "question_pattern"]
+        widgets = {"question_pattern": forms.TextInput()}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in ("action_verbs", "knowledge_verbs"):
+            if not data.get(name):
+                data[name] = None  # empty = use routing_core's default
+        return data
+
+
+class RouteForm(PackForm):
+    pack_fields = {
+        "name": "name",
+        "description": "description",
+        "examples": "examples",
+        "keywords": "keywords",
+        "never": "never",
+        "action": "action_kind",
+        "kind": "action_kind",
+        "agent": "delegate_agent",
+        "message": "stuck_message",
+    }
+    examples = LinesField(help_text="One per line; paste many at once.")
+    keywords = CommaListField(help_text="Comma-separated; phrases allowed.")
+    never = LinesField(
+        help_text="Phrases that must not route here (checked by test runs).",
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+    class Meta:
+        model = Route
+        fields = [
+            "name",
+            "description",
+            "examples",
+            "keywords",
+            "never",
+            "action_kind",
+            "delegate_agent",
+            "stuck_message",
+        ]
+        labels = {"action_kind": "Action", "delegate_agent": "Delegate to agent"}
+        help_texts = {
+            "delegate_agent": "Only for delegate: the agent id (e.g. order-agent).",
+            "stuck_message": "Only for stuck: what the customer reads (defaults to the description).",
+        }
+        widgets = {
+            "description": forms.TextInput(),
+            "stuck_message": forms.TextInput(),
+        }
+
+
+class RouteAddForm(PackForm):
+    pack_fields = {"name": "name", "description": "description", "examples": "examples"}
+    examples = LinesField(help_text="One per line.", widget=forms.Textarea(attrs={"rows": 3}))
+
+    class Meta:
+        model = Route
+        fields = ["name", "description", "examples"]
+        widgets = {"description": forms.TextInput()}
+
+
+class RuleForm(PackForm):
+    pack_fields = {
+        "route": "route_name",
+        "match": "match_kind",
+        "keywords": "keywords",
+        "regex": "regex",
+        "all": "all_of",
+        "examples": "examples",
+    }
+    keywords = CommaListField(help_text="For 'any of these keywords': comma-separated.")
+    all_of = forms.CharField(
+        required=False,
+        label="All of",
+        widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+        help_text='For "all": a JSON list such as [{"regex": "\\\\binvoice\\\\b"}, {"keywords": ["copy"]}].',
+    )
+    examples = LinesField(
+        help_text="Messages this rule must match, one per line.",
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+    class Meta:
+        model = Rule
+        fields = ["route_name", "match_kind", "keywords", "regex", "all_of", "examples"]
+        labels = {"route_name": "Route", "match_kind": "Match"}
+        widgets = {"regex": forms.TextInput(attrs={"class": "mono"})}
+
+    def __init__(self, *args: Any, profile: Profile, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = list(profile.routes.values_list("name", flat=True))
+        current = self.instance.route_name
+        if current and current not in names:
+            names.append(current)
+        self.fields["route_name"] = forms.ChoiceField(
+            choices=[(n, n) for n in names], label="Route"
+        )
+        if not self.is_bound and self.instance.all_of:
+            self.initial["all_of"] = json.dumps(self.instance.all_of)
+
+    def field_for(self, tokens: list[str]) -> str | None:
+        return "all_of" if "all" in tokens else super().field_for(tokens)
+
+    def clean_all_of(self) -> list[Any]:
+        text = self.cleaned_data["all_of"].strip()
+        if not text:
+            return []
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"not valid JSON: {exc.msg}") from exc
+        if not isinstance(value, list):
+            raise forms.ValidationError("must be a JSON list of conditions")
+        return value
+
+
+class ToolForm(PackForm):
+    pack_fields = {
+        "name": "name",
+        "description": "description",
+        "trigger_keywords": "trigger_keywords",
+        "always_include": "always_include",
+    }
+    trigger_keywords = CommaListField(
+        help_text="Comma-separated. Empty = bound on every action turn."
+    )
+
+    class Meta:
+        model = Tool
+        fields = ["name", "description", "trigger_keywords", "always_include"]
+        widgets = {"description": forms.TextInput()}

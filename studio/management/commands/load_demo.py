@@ -1,0 +1,51 @@
+"""`manage.py load_demo`: the demo support profile and, on a development database, a demo login."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from studio.demo import load_demo_profile
+from studio.roles import ROLES, grant
+from studio.services import pack_report
+
+
+class Command(BaseCommand):
+    help = "Load the demo customer-support profile and the demo/demo login (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="create the demo/demo user even though DEBUG is off (never on a shared server)",
+        )
+        parser.add_argument(
+            "--no-user", action="store_true", help="load the profile only, no demo login"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not options["no_user"] and not (settings.DEBUG or options["force"]):
+            raise CommandError(
+                "refusing to create the demo/demo login with DEBUG off; "
+                "use --no-user, or --force on a local database"
+            )
+        profile = load_demo_profile()
+        report = pack_report(profile)
+        state = "valid pack" if report.is_valid else f"{len(report.problems)} problems"
+        self.stdout.write(f"Demo profile '{profile.slug}' loaded ({state}).")
+        for path, message in report.problems:
+            self.stdout.write(f"  {path}: {message}")
+        if not options["no_user"]:
+            _create_demo_user()
+            self.stdout.write("Demo login: user demo, password demo (every role).")
+
+
+def _create_demo_user() -> None:
+    user, _ = get_user_model().objects.get_or_create(username="demo")
+    user.set_password("demo")
+    user.is_staff = True
+    user.save()
+    grant(user, *ROLES)

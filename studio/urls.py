@@ -1,0 +1,42 @@
+"""URL map of the studio."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import URLPattern, URLResolver, path
+from django.views.generic import RedirectView
+
+from studio.views import items, profiles, tuning
+
+
+def _item_urls(kind: str) -> list[URLPattern]:
+    base = f"profiles/<slug:slug>/{kind}/"
+    fixed = {"kind": kind}
+    return [
+        path(f"{base}add/", items.item_add, fixed, name=f"{kind}-add"),
+        path(f"{base}<int:pk>/", items.item_row, fixed, name=f"{kind}-row"),
+        path(f"{base}<int:pk>/edit/", items.item_edit, fixed, name=f"{kind}-edit"),
+        path(f"{base}<int:pk>/delete/", items.item_delete, fixed, name=f"{kind}-delete"),
+        path(f"{base}<int:pk>/move/", items.item_move, fixed, name=f"{kind}-move"),
+    ]
+
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", RedirectView.as_view(pattern_name="profile-list"), name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("profiles/", profiles.profile_list, name="profile-list"),
+    path("profiles/<slug:slug>/", profiles.profile_detail, name="profile-detail"),
+    path("profiles/<slug:slug>/settings/", profiles.profile_settings, name="profile-settings"),
+    path("profiles/<slug:slug>/rules/", items.item_page, {"kind": "rules"}, name="rules"),
+    path("profiles/<slug:slug>/tools/", items.item_page, {"kind": "tools"}, name="tools"),
+    path("profiles/<slug:slug>/policy/", tuning.policy, name="policy"),
+    path("profiles/<slug:slug>/lexicons/", tuning.lexicons, name="lexicons"),
+    path("profiles/<slug:slug>/badge/", profiles.pack_badge, name="pack-badge"),
+    path("profiles/<slug:slug>/audit/", profiles.audit_log, name="audit"),
+    *_item_urls("routes"),
+    *_item_urls("rules"),
+    *_item_urls("tools"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,1 @@
+"""Views, one module per page; each is thin: authorise, call one service, render."""

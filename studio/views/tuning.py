@@ -1,0 +1,85 @@
+"""The policy editor and the triage lexicon editor: one form each over the profile's own fields."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import models
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from routing_core import triage
+from studio.forms import LexiconForm, PackForm, PolicyForm
+from studio.models import Profile
+from studio.services import Conflict, Refused, save_profile
+from studio.views._common import (
+    HtmxHttpRequest,
+    fragment,
+    get_profile,
+    profile_context,
+    studio_page,
+)
+
+
+def _edit(
+    request: HtmxHttpRequest, slug: str, form_class: type[PackForm], template: str, page: str
+) -> HttpResponse:
+    profile = get_profile(slug)
+    form = form_class(request.POST or None, instance=profile)
+    status = 200
+    if request.method == "POST":
+        status = _save(request, form)
+        if status == 200 and not request.htmx:
+            messages.success(request, "Saved.")
+            return redirect(page, slug=slug)
+        if status == 200:
+            form = form_class(instance=get_profile(slug))
+    rows = [
+        (form[name], getattr(Profile._meta.get_field(name), "default", None))
+        for name in form.fields
+        if name != "revision"
+    ]
+    context = profile_context(request, get_profile(slug), form=form, rows=rows, **_defaults())
+    if request.htmx and request.method == "POST":
+        return fragment(request, f"{template}#settings-form", context, status=status)
+    return render(request, template, context, status=status)
+
+
+def _default(name: str) -> object:
+    field = Profile._meta.get_field(name)
+    return field.get_default() if isinstance(field, models.Field) else None
+
+
+def _save(request: HtmxHttpRequest, form: PackForm) -> int:
+    if not form.is_valid():
+        return 422
+    profile: Profile = form.instance
+    try:
+        save_profile(profile, user=request.user, expected_revision=form.cleaned_data["revision"])
+    except Conflict as exc:
+        form.add_error(None, str(exc))
+        return 409
+    except Refused as exc:
+        form.add_pack_errors(exc.errors)
+        return 422
+    return 200
+
+
+def _defaults() -> dict[str, object]:
+    return {
+        "default_action_verbs": sorted(triage.DEFAULT_ACTION_VERBS),
+        "default_knowledge_verbs": sorted(triage.DEFAULT_KNOWLEDGE_VERBS),
+        "default_question_pattern": triage.DEFAULT_QUESTION_PATTERN,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@studio_page
+def policy(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    return _edit(request, slug, PolicyForm, "studio/policy.html", "policy")
+
+
+@require_http_methods(["GET", "POST"])
+@studio_page
+def lexicons(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    return _edit(request, slug, LexiconForm, "studio/lexicons.html", "lexicons")

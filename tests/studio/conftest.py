@@ -1,0 +1,96 @@
+"""The studio's cast (owner, editor, viewer, outsider) and a small profile to edit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from studio.models import Profile, Route, Rule, Tool
+from studio.roles import grant
+
+
+def _user(username: str, *roles: str) -> User:
+    user = User.objects.create_user(username, password="pw")
+    if roles:
+        grant(user, *roles)
+    return user
+
+
+@pytest.fixture
+def owner(db: Any) -> User:
+    return _user("owner", "viewer", "editor", "publisher", "admin")
+
+
+@pytest.fixture
+def editor(db: Any) -> User:
+    return _user("editor", "editor")
+
+
+@pytest.fixture
+def viewer(db: Any) -> User:
+    return _user("viewer", "viewer")
+
+
+@pytest.fixture
+def outsider(db: Any) -> User:
+    """Signed in, but holds no role."""
+    return _user("outsider")
+
+
+@pytest.fixture
+def client_for() -> Callable[[User | None], Client]:
+    def make(user: User | None) -> Client:
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def profile(db: Any) -> Profile:
+    """A valid three-route profile with one rule and two tools."""
+    p = Profile.objects.create(slug="shop", name="Shop", description="A small shop")
+    Route.objects.create(
+        profile=p,
+        name="billing",
+        order=0,
+        description="invoices, charges and payment methods",
+        examples=["why was I charged twice", "download my invoice", "update my card"],
+        keywords=["invoice"],
+    )
+    Route.objects.create(
+        profile=p,
+        name="shipping",
+        order=1,
+        description="delivery times and costs",
+        examples=["where is my parcel", "how long does delivery take", "shipping cost to Spain"],
+    )
+    Route.objects.create(
+        profile=p,
+        name="human",
+        order=2,
+        description="the customer asks for a person",
+        examples=["let me talk to someone"],
+        action_kind="stuck",
+        stuck_message="A colleague will take over.",
+    )
+    Rule.objects.create(profile=p, route_name="human", keywords=["real person"], order=0)
+    Tool.objects.create(profile=p, name="hydrate_context", always_include=True, order=0)
+    Tool.objects.create(profile=p, name="refund_order", trigger_keywords=["refund"], order=1)
+    return p
+
+
+@pytest.fixture
+def route(profile: Profile) -> Route:
+    return profile.routes.get(name="billing")
+
+
+def htmx(**extra: Any) -> dict[str, Any]:
+    """Headers of a request made by htmx."""
+    return {"HTTP_HX_REQUEST": "true", **extra}

@@ -1,0 +1,93 @@
+"""Roles: sign-in everywhere, a role to read, the editor role to change anything."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from studio.models import Profile, Route
+
+
+def _urls(profile: Profile) -> tuple[list[str], list[str]]:
+    route = profile.routes.all()[0]
+    slug = profile.slug
+    gets = (
+        [reverse("profile-list")]
+        + [
+            reverse(n, args=[slug])
+            for n in (
+                "profile-detail",
+                "rules",
+                "tools",
+                "policy",
+                "lexicons",
+                "audit",
+                "pack-badge",
+            )
+        ]
+        + [reverse(n, args=[slug, route.pk]) for n in ("routes-edit", "routes-delete")]
+    )
+    posts = [
+        reverse("profile-list"),
+        reverse("profile-settings", args=[slug]),
+        reverse("routes-add", args=[slug]),
+        reverse("policy", args=[slug]),
+        reverse("lexicons", args=[slug]),
+    ] + [reverse(n, args=[slug, route.pk]) for n in ("routes-edit", "routes-delete", "routes-move")]
+    return gets, posts
+
+
+def test_every_page_needs_a_sign_in(profile, client):
+    gets, posts = _urls(profile)
+
+    for url in gets + posts:
+        response = client.get(url) if url in gets else client.post(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith(reverse("login")), url
+
+
+def test_a_user_without_a_role_sees_nothing(profile, outsider, client_for):
+    gets, _ = _urls(profile)
+    client = client_for(outsider)
+
+    assert {url: client.get(url).status_code for url in gets} == dict.fromkeys(gets, 403)
+
+
+def test_a_viewer_reads_every_page(profile, viewer, client_for):
+    gets, _ = _urls(profile)
+    client = client_for(viewer)
+
+    assert {url: client.get(url).status_code for url in gets} == dict.fromkeys(gets, 200)
+
+
+def test_a_viewers_post_is_refused_everywhere_and_changes_nothing(profile, viewer, client_for):
+    _, posts = _urls(profile)
+    client = client_for(viewer)
+
+    assert {
+        url: client.post(url, {"name": "x", "direction": "up"}).status_code for url in posts
+    } == dict.fromkeys(posts, 403)
+    assert Route.objects.filter(profile=profile).count() == 3
+
+
+@pytest.mark.parametrize("role", ["editor", "owner"])
+def test_editors_and_owners_may_edit(role, profile, client_for, request):
+    user = request.getfixturevalue(role)
+    route = profile.routes.all()[0]
+
+    response = client_for(user).post(
+        reverse("routes-move", args=[profile.slug, route.pk]), {"direction": "down"}
+    )
+
+    assert response.status_code == 302
+
+
+def test_a_viewer_sees_no_edit_controls(profile, viewer, client_for):
+    response = client_for(viewer).get(reverse("profile-detail", args=[profile.slug]))
+
+    assert b"Add a route" not in response.content
+    assert b">Edit<" not in response.content
+
+
+def test_an_unknown_profile_is_not_found(viewer, client_for):
+    assert client_for(viewer).get(reverse("profile-detail", args=["nope"])).status_code == 404
