@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.forms",
     "django_htmx",
+    "ninja",  # serves the API docs' Swagger UI from its own static files, not a CDN
     "studio",
 ]
 

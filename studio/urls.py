@@ -7,6 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, path
 from django.views.generic import RedirectView
 
+from studio.api import api
 from studio.views import items, profiles, tuning
 
 
@@ -39,4 +40,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     *_item_urls("rules"),
     *_item_urls("tools"),
     path("admin/", admin.site.urls),
+    path("api/", api.urls),
 ]

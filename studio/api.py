@@ -1,0 +1,77 @@
+"""The studio's JSON API: one NinjaAPI, a router per resource, one error shape for every failure.
+
+Errors are always `{"detail": str, "errors": [{"path", "message"}]}` so scripts handle a
+refused edit (422), a conflict (409) or a missing object (404) the same way.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, ValidationError
+
+from routing_core import PackError
+from studio.routers import ROUTERS
+from studio.services import Conflict, Refused
+
+api = NinjaAPI(
+    title="Route Studio API",
+    version="1",
+    description="Author, test and ship intent routes. Browser: session + CSRF. Scripts and "
+    "agents: `Authorization: Bearer <token>`.",
+    urls_namespace="api",
+)
+
+
+def error_body(detail: str, errors: list[tuple[str, str]] | None = None) -> dict[str, object]:
+    """The one error shape of the API."""
+    return {"detail": detail, "errors": [{"path": p, "message": m} for p, m in errors or []]}
+
+
+def _reply(
+    request: HttpRequest, status: int, detail: str, errors: list[tuple[str, str]] | None = None
+) -> HttpResponse:
+    return api.create_response(request, error_body(detail, errors), status=status)
+
+
+@api.exception_handler(Refused)
+def _refused(request: HttpRequest, exc: Refused) -> HttpResponse:
+    return _reply(request, 422, "the change would make the pack invalid", exc.errors)
+
+
+@api.exception_handler(PackError)
+def _invalid_pack(request: HttpRequest, exc: PackError) -> HttpResponse:
+    return _reply(request, 422, "invalid pack", exc.errors)
+
+
+@api.exception_handler(ValidationError)
+def _invalid_input(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    errors = [
+        (".".join(str(p) for p in e.get("loc", ())), str(e.get("msg", ""))) for e in exc.errors
+    ]
+    return _reply(request, 422, "invalid input", errors)
+
+
+@api.exception_handler(Conflict)
+def _conflict(request: HttpRequest, exc: Conflict) -> HttpResponse:
+    return _reply(request, 409, str(exc))
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return _reply(request, 401, "authentication required")
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return _reply(request, 403, str(exc) or "permission denied")
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _reply(request, 404, "not found")
+
+
+for prefix, router in ROUTERS:
+    api.add_router(prefix, router)
