@@ -16,7 +16,8 @@ from routing_core.pack import Pack, check_references
 
 _CHECKSUM_PREFIX = "sha256:"
 # Discriminated-union tags pydantic puts in error locations; a person never typed them.
-_TAG_AFTER = {"action": {"answer", "delegate", "stuck"}}
+_SCORER_TAGS = {"lexical", "embedding", "hybrid", "llm", "cascade"}
+_TAG_AFTER = {"action": {"answer", "delegate", "stuck"}, "scorer": _SCORER_TAGS}
 _MATCH_TAGS = {"keywords", "regex", "all"}
 
 PackSource = Pack | Mapping[str, Any] | str | bytes | os.PathLike[str]
@@ -78,6 +79,9 @@ def _is_union_tag(parts: list[int | str], i: int) -> bool:
     part, previous = parts[i], parts[i - 1] if i else None
     if isinstance(previous, str) and part in _TAG_AFTER.get(previous, ()):
         return True
+    # A cascade tier's tag follows its index: ("tiers", 0, "llm", "model") -> tiers[0].model
+    if isinstance(previous, int) and i > 1 and parts[i - 2] == "tiers":
+        return part in _SCORER_TAGS
     # A match's tag repeats its own key: ("match", "regex", "regex") -> match.regex
     return part in _MATCH_TAGS and i + 1 < len(parts) and parts[i + 1] == part
 
@@ -134,12 +138,17 @@ def _validate(document: dict[str, Any]) -> Pack:
 
 def _problems(exc: ValidationError) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
+    too_short: list[tuple[str, str]] = []
     for error in exc.errors(include_url=False, include_input=False):
         ctx = error.get("ctx") or {}
         if error["type"] == "pack_references":
             problems.extend(ctx["problems"])
-        else:
-            problems.append((format_location(error["loc"]), _message(error["msg"])))
+            continue
+        problem = (format_location(error["loc"]), _message(error["msg"]))
+        (too_short if error["type"] == "too_short" else problems).append(problem)
+    # A list whose only item failed also reports "at least 1 item after validation": noise
+    # when the item's own error is already there.
+    problems += [p for p in too_short if not any(q[0].startswith(p[0] + "[") for q in problems)]
     return problems
 
 
