@@ -9,10 +9,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from routing_core.build import build_pack_file
+from routing_core.cases import load_cases
 from routing_core.codec import dump_pack, load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
-from routing_core.evaluate import EvalReport, Progress, evaluate, load_cases
+from routing_core.evaluate import EvalReport, Progress, evaluate
 from routing_core.policy import Policy
 from routing_core.router import Router
 from routing_core.schema import pack_schema
@@ -187,6 +188,7 @@ def render_report(report: EvalReport, worst: int = 10) -> str:
 
     lines = [
         f"cases               {report.n}",
+        f"pass rate           {pct(report.pass_rate)}",
         f"top-1 accuracy      {pct(report.top1_accuracy)}",
         f"in-scope accuracy   {pct(report.in_scope_accuracy)}",
         f"out-of-scope recall {pct(report.oos_recall)}",

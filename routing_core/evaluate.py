@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from routing_core.cases import Case
 from routing_core.decision import Decision
 from routing_core.policy import Policy
 from routing_core.router import Router
@@ -18,15 +17,6 @@ UNMATCHED = "(unmatched)"
 MENU = "(menu)"
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """One labelled turn: `expected` None means the message must come out unmatched."""
-
-    text: str
-    expected: str | None
-    incumbent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +35,31 @@ class CaseResult:
         return self.case.expected if self.case.expected is not None else UNMATCHED
 
     @property
-    def passed(self) -> bool:
-        """The decision routed where the case expects (a menu is never a pass)."""
+    def route_ok(self) -> bool:
+        """The decision routed where the case expects (a menu is never right)."""
         return self.predicted == self.expected_label
+
+    @property
+    def failures(self) -> list[str]:
+        """Every expectation the decision missed, as short sentences (empty: passed)."""
+        case, d = self.case, self.decision
+        misses = []
+        if not self.route_ok:
+            misses.append(f"route: expected {self.expected_label}, got {self.predicted}")
+        if case.expected_verdict and d.verdict != case.expected_verdict:
+            misses.append(f"verdict: expected {case.expected_verdict}, got {d.verdict}")
+        label = d.triage.label if d.triage else None
+        if case.expected_triage and label != case.expected_triage:
+            misses.append(f"triage: expected {case.expected_triage}, got {label}")
+        if case.expected_tools is not None and set(d.tools.kept) != set(case.expected_tools):
+            kept = ", ".join(d.tools.kept) or "none"
+            misses.append(f"tools: expected {', '.join(case.expected_tools) or 'none'}, got {kept}")
+        return misses
+
+    @property
+    def passed(self) -> bool:
+        """Every expectation of the case held."""
+        return not self.failures
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +74,10 @@ class RouteStats:
 
 @dataclass(frozen=True, slots=True)
 class EvalReport:
-    """Every figure `routing-core eval` prints."""
+    """Every figure `routing-core eval` prints (and the studio's suite runs show)."""
 
     n: int
+    pass_rate: float | None
     top1_accuracy: float | None
     in_scope_accuracy: float | None
     oos_recall: float | None
@@ -79,6 +92,7 @@ class EvalReport:
         """The JSON form (`routing-core eval --json`)."""
         return {
             "n": self.n,
+            "pass_rate": _r(self.pass_rate),
             "top1_accuracy": _r(self.top1_accuracy),
             "in_scope_accuracy": _r(self.in_scope_accuracy),
             "oos_recall": _r(self.oos_recall),
@@ -132,16 +146,28 @@ def evaluate(
         progress: called with (done, total) as cases finish.
     """
     results = []
+    conversation: str | None = None
+    incumbent: str | None = None
     for i, case in enumerate(cases, 1):
-        started = time.perf_counter_ns()
-        decision = router.route(case.text, case.incumbent, policy=policy)
-        elapsed = (time.perf_counter_ns() - started) / 1000
-        results.append(
-            CaseResult(case, decision, predicted_label(decision), top_label(decision), elapsed)
-        )
+        if case.conversation is None or case.conversation != conversation:
+            incumbent = case.incumbent  # a new conversation (or a lone turn) starts here
+        conversation = case.conversation
+        result = run_case(router, case, incumbent, policy)
+        incumbent = result.decision.route or incumbent
+        results.append(result)
         if progress is not None:
             progress(i, len(cases))
     return summarize(results, router.pack.route_names)
+
+
+def run_case(
+    router: Router, case: Case, incumbent: str | None, policy: Policy | None = None
+) -> CaseResult:
+    """Route one case with the given incumbent, timing `route()` alone."""
+    started = time.perf_counter_ns()
+    decision = router.route(case.text, incumbent, policy=policy)
+    elapsed = (time.perf_counter_ns() - started) / 1000
+    return CaseResult(case, decision, predicted_label(decision), top_label(decision), elapsed)
 
 
 def summarize(results: Sequence[CaseResult], routes: Iterable[str]) -> EvalReport:
@@ -152,9 +178,10 @@ def summarize(results: Sequence[CaseResult], routes: Iterable[str]) -> EvalRepor
     latencies = sorted(r.elapsed_us for r in results)
     return EvalReport(
         n=len(results),
+        pass_rate=_share(list(results), lambda r: r.passed),
         top1_accuracy=_share(in_scope, lambda r: r.top == r.case.expected),
-        in_scope_accuracy=_share(in_scope, lambda r: r.passed),
-        oos_recall=_share(oos, lambda r: r.passed),
+        in_scope_accuracy=_share(in_scope, lambda r: r.route_ok),
+        oos_recall=_share(oos, lambda r: r.route_ok),
         oos_precision=_share(said_unmatched, lambda r: r.case.expected is None),
         menu_rate=_share(list(results), lambda r: r.predicted == MENU),
         per_route=_per_route(results, routes),
@@ -162,36 +189,6 @@ def summarize(results: Sequence[CaseResult], routes: Iterable[str]) -> EvalRepor
         latency_us={"p50": _percentile(latencies, 50), "p99": _percentile(latencies, 99)},
         results=list(results),
     )
-
-
-def load_cases(path: str | Path) -> list[Case]:
-    """Read JSONL cases: `{"text", "expected": route-or-null, "incumbent"?}` per line.
-
-    Raises:
-        ValueError: naming the line of the first malformed case.
-    """
-    cases = []
-    with Path(path).open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if line.strip():
-                cases.append(parse_case(line, number))
-    return cases
-
-
-def parse_case(line: str, number: int = 1) -> Case:
-    """One JSONL case; ValueError with the line number when it is malformed."""
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"line {number}: invalid JSON: {exc.msg}") from None
-    if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-        raise ValueError(f"line {number}: a case is an object with a string 'text'")
-    expected, incumbent = row.get("expected"), row.get("incumbent")
-    if expected is not None and not isinstance(expected, str):
-        raise ValueError(f"line {number}: 'expected' is a route name or null")
-    if incumbent is not None and not isinstance(incumbent, str):
-        raise ValueError(f"line {number}: 'incumbent' is a route name or null")
-    return Case(row["text"], expected, incumbent)
 
 
 def _share(items: list[CaseResult], hit: Callable[[CaseResult], bool]) -> float | None:
@@ -203,7 +200,7 @@ def _share(items: list[CaseResult], hit: Callable[[CaseResult], bool]) -> float 
 def _per_route(results: Sequence[CaseResult], routes: Iterable[str]) -> dict[str, RouteStats]:
     expected = Counter(r.expected_label for r in results)
     predicted = Counter(r.predicted for r in results)
-    correct = Counter(r.predicted for r in results if r.passed)
+    correct = Counter(r.predicted for r in results if r.route_ok)
     stats = {}
     for name in routes:
         if not expected[name] and not predicted[name]:
@@ -217,7 +214,7 @@ def _per_route(results: Sequence[CaseResult], routes: Iterable[str]) -> dict[str
 
 
 def _confusions(results: Sequence[CaseResult]) -> list[tuple[str, str, int]]:
-    pairs = Counter((r.expected_label, r.predicted) for r in results if not r.passed)
+    pairs = Counter((r.expected_label, r.predicted) for r in results if not r.route_ok)
     return [(e, p, c) for (e, p), c in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from routing_core import Router, load_pack
-from routing_core.evaluate import MENU, UNMATCHED, Case, evaluate, parse_case
+from routing_core.cases import Case, parse_case
+from routing_core.evaluate import MENU, UNMATCHED, evaluate
 from tests.routing_core.conftest import TableScorer, minimal_doc
 
 TABLE = {
@@ -85,3 +86,71 @@ def test_the_json_form_rounds_and_keeps_every_key(report):
 def test_a_malformed_case_names_its_line(line, message):
     with pytest.raises(ValueError, match=message):
         parse_case(line, 4)
+
+
+CONVERSATION_TABLE = {
+    "about my bill": {"billing": 0.9},
+    "and the other thing": {"billing": 0.50, "shipping": 0.45},  # near-tie: stays put
+    "where is the parcel": {"shipping": 0.9},
+}
+
+
+def test_a_conversation_chains_each_turns_route_as_the_next_incumbent():
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(CONVERSATION_TABLE))
+    turns = [
+        Case("about my bill", "billing", conversation="c1", expected_verdict="move"),
+        Case("and the other thing", "billing", conversation="c1", expected_verdict="stay"),
+        Case("where is the parcel", "shipping", conversation="c1", expected_verdict="move"),
+        Case("and the other thing", None, conversation="c2", expected_verdict="menu"),
+    ]
+    report = evaluate(router, turns)
+    assert [r.decision.from_route for r in report.results] == [None, "billing", "billing", None]
+    assert [r.decision.verdict for r in report.results] == ["move", "stay", "move", "menu"]
+    assert [r.passed for r in report.results] == [True, True, True, False]
+
+
+def test_optional_expectations_fail_a_case_with_a_reason():
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(CONVERSATION_TABLE))
+    case = Case(
+        "about my bill",
+        "billing",
+        expected_verdict="stay",
+        expected_triage="action",
+        expected_tools=("x",),
+    )
+    result = evaluate(router, [case]).results[0]
+    assert result.route_ok and not result.passed
+    assert result.failures == [
+        "verdict: expected stay, got move",
+        "triage: expected action, got ambiguous",
+        "tools: expected x, got none",
+    ]
+
+
+def test_the_pass_rate_counts_every_expectation():
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(CONVERSATION_TABLE))
+    cases = [
+        Case("about my bill", "billing"),
+        Case("about my bill", "billing", expected_verdict="menu"),
+    ]
+    report = evaluate(router, cases)
+    assert report.pass_rate == 0.5 and report.in_scope_accuracy == 1.0
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (
+            {"text": "a", "expected_verdict": "jump"},
+            "'expected_verdict' is one of move, stay, menu, unmatched",
+        ),
+        ({"text": "a", "expected_triage": "maybe"}, "'expected_triage' is one of action"),
+        ({"text": "a", "expected_tools": "x"}, "'expected_tools' is a list of tool names"),
+        ({"text": "a", "conversation": 3}, "'conversation' is a route name or null"),
+    ],
+)
+def test_malformed_expectations_are_named(row, message):
+    from routing_core.cases import case_from_mapping
+
+    with pytest.raises(ValueError, match=message):
+        case_from_mapping(row, 7)
