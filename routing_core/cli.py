@@ -1,4 +1,4 @@
-"""`routing-core`: validate, route, build, eval and schema from the command line."""
+"""`routing-core`: validate, route, build, eval, lint and schema from the command line."""
 
 from __future__ import annotations
 
@@ -67,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--margin", type=float, help="override the near-tie margin")
     ev.set_defaults(handler=_eval)
 
+    lint = commands.add_parser("lint", help="find routes that fight each other; exit 1 on errors")
+    lint.add_argument("pack")
+    lint.set_defaults(handler=_lint)
+
     schema = commands.add_parser("schema", help="print the JSON Schema of the pack format")
     schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))
     return parser
@@ -112,6 +116,17 @@ def _eval(args: argparse.Namespace) -> int:
         return _print_json(report.to_dict())
     print(render_report(report))
     return EXIT_OK
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from routing_core.lint import lint_pack
+
+    findings = lint_pack(load_pack(args.pack))
+    for f in findings:
+        print(f"{f.severity:<7} {f.path}: {f.message}")
+    errors = sum(f.severity == "error" for f in findings)
+    print(f"{len(findings)} finding(s), {errors} error(s)")
+    return EXIT_FAILED if errors else EXIT_OK
 
 
 class _ProgressBar:

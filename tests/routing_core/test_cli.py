@@ -152,3 +152,27 @@ def test_eval_names_the_line_of_a_bad_case(tmp_path):
 def test_schema_prints_the_pack_json_schema():
     schema = json.loads(cli("schema", check=True).stdout)
     assert schema["title"] == "Pack" and "routes" in schema["properties"]
+
+
+def test_lint_lists_findings_and_exits_1_on_errors(tmp_path):
+    pack = tmp_path / "pack.json"
+    pack.write_text(
+        json.dumps(
+            {
+                "profile": {"slug": "x", "name": "X"},
+                "routes": [
+                    {"name": "a", "examples": ["same words here"]},
+                    {"name": "b", "examples": ["Same words here"]},
+                ],
+            }
+        )
+    )
+    result = cli("lint", str(pack))
+    assert result.returncode == 1
+    assert "error   routes[0].examples[0]: the same example is under a, b" in result.stdout
+    assert result.stdout.strip().endswith("error(s)")
+
+
+def test_lint_of_the_sample_pack_has_no_errors():
+    result = cli("lint", SUPPORT)
+    assert result.returncode == 0, result.stdout

@@ -1,0 +1,244 @@
+"""Authoring lint: the mistakes that make routes fight each other, found before publishing.
+
+Each finding names a severity, the route (and JSON path) to fix, and one sentence saying
+what is wrong. Everything is computed from the pack alone, with the pack's own rules and
+scorer, so the studio and the command line agree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from routing_core.pack import Pack
+from routing_core.router import Router
+from routing_core.rules import RuleSet
+from routing_core.scorers._terms import STOP_WORDS, stem
+from routing_core.text import words
+
+Severity = Literal["error", "warning", "info"]
+MIN_EXAMPLES = 5
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One lint finding: what is wrong, how bad, and where to fix it."""
+
+    severity: Severity
+    kind: str
+    route: str | None
+    path: str
+    message: str
+
+
+def lint_pack(pack: Pack, router: Router | None = None) -> list[Finding]:
+    """Every finding for the pack, errors first.
+
+    Args:
+        pack: the pack to check.
+        router: a compiled router for the pack (built when None); used to route `never`
+            phrases the way production would.
+    """
+    router = router or Router(pack)
+    findings = [
+        *_duplicate_examples(pack),
+        *_near_duplicates(pack),
+        *_shadowed_examples(pack),
+        *_rule_examples(pack),
+        *_never_phrases(pack, router),
+        *_few_examples(pack),
+        *_shared_keywords(pack),
+        *_stuck_default(pack),
+    ]
+    return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.path))
+
+
+def _normal(text: str) -> str:
+    return " ".join(words(text))
+
+
+def _content_bag(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text) if w not in STOP_WORDS)
+
+
+def _examples(pack: Pack) -> Iterable[tuple[int, str, int, str]]:
+    for r, route in enumerate(pack.routes):
+        for e, example in enumerate(route.examples):
+            yield r, route.name, e, example
+
+
+def _duplicate_examples(pack: Pack) -> list[Finding]:
+    seen: dict[str, set[str]] = defaultdict(set)
+    where: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+    for r, name, e, example in _examples(pack):
+        key = _normal(example)
+        if key:
+            seen[key].add(name)
+            where[key].append((r, name, e))
+    return [
+        Finding(
+            "error",
+            "duplicate-example",
+            name,
+            f"routes[{r}].examples[{e}]",
+            f"the same example is under {', '.join(sorted(seen[key]))}: the scorer cannot "
+            "tell them apart on it",
+        )
+        for key, places in where.items()
+        if len(seen[key]) > 1
+        for r, name, e in places
+    ]
+
+
+def _near_duplicates(pack: Pack) -> list[Finding]:
+    """Examples of different routes with the same content words (order, stop words aside)."""
+    groups: dict[frozenset[str], list[tuple[int, str, int, str]]] = defaultdict(list)
+    for r, name, e, example in _examples(pack):
+        bag = _content_bag(example)
+        if bag:
+            groups[bag].append((r, name, e, example))
+    findings = []
+    for members in groups.values():
+        routes = {m[1] for m in members}
+        texts = {_normal(m[3]) for m in members}
+        if len(routes) < 2 or len(texts) < 2:
+            continue  # one route, or exact duplicates (reported as errors)
+        for r, name, e, _ in members:
+            others = ", ".join(sorted(routes - {name}))
+            findings.append(
+                Finding(
+                    "warning",
+                    "near-duplicate",
+                    name,
+                    f"routes[{r}].examples[{e}]",
+                    f"a near-duplicate (same content words) is an example of {others}",
+                )
+            )
+    return findings
+
+
+def _shadowed_examples(pack: Pack) -> list[Finding]:
+    rules = RuleSet(pack.rules)
+    findings = []
+    for r, name, e, example in _examples(pack):
+        hit = rules.first_match(example)
+        if hit is not None and hit.route != name:
+            findings.append(
+                Finding(
+                    "warning",
+                    "shadowed-example",
+                    name,
+                    f"routes[{r}].examples[{e}]",
+                    f"rule {hit.rule + 1 if hit.rule is not None else '?'} sends this example "
+                    f"to {hit.route} before the scorer sees it",
+                )
+            )
+    return findings
+
+
+def _rule_examples(pack: Pack) -> list[Finding]:
+    rules = RuleSet(pack.rules)
+    findings = []
+    for i, rule in enumerate(pack.rules):
+        for e, example in enumerate(rule.examples):
+            path = f"rules[{i}].examples[{e}]"
+            if not rules.matches(i, example):
+                findings.append(
+                    Finding(
+                        "error",
+                        "rule-example-misses",
+                        rule.route,
+                        path,
+                        f"this example does not match rule {i + 1} itself",
+                    )  # fmt: skip
+                )
+                continue
+            first = rules.first_match(example)
+            if first is not None and first.rule != i:
+                findings.append(
+                    Finding(
+                        "warning",
+                        "rule-example-shadowed",
+                        rule.route,
+                        path,
+                        f"an earlier rule ({(first.rule or 0) + 1}, to {first.route}) "
+                        "catches this example first",
+                    )  # fmt: skip
+                )
+    return findings
+
+
+def _never_phrases(pack: Pack, router: Router) -> list[Finding]:
+    findings = []
+    for r, route in enumerate(pack.routes):
+        for n, phrase in enumerate(route.never):
+            decision = router.route(phrase)
+            if decision.route == route.name and decision.verdict in ("move", "stay"):
+                findings.append(
+                    Finding(
+                        "error",
+                        "never-routes-here",
+                        route.name,
+                        f"routes[{r}].never[{n}]",
+                        f"this phrase must not route to {route.name}, but it does "
+                        f"(by {decision.by})",
+                    )  # fmt: skip
+                )
+    return findings
+
+
+def _few_examples(pack: Pack) -> list[Finding]:
+    return [
+        Finding(
+            "warning",
+            "few-examples",
+            route.name,
+            f"routes[{r}].examples",
+            f"{len(route.examples)} example(s): give at least {MIN_EXAMPLES} so the scorer "
+            "learns the route's range",
+        )
+        for r, route in enumerate(pack.routes)
+        if len(route.examples) < MIN_EXAMPLES
+    ]
+
+
+def _shared_keywords(pack: Pack) -> list[Finding]:
+    owners: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+    for r, route in enumerate(pack.routes):
+        for k, keyword in enumerate(route.keywords):
+            owners[re.sub(r"\s+", " ", keyword.strip().lower())].append((r, route.name, k))
+    return [
+        Finding(
+            "warning",
+            "shared-keyword",
+            name,
+            f"routes[{r}].keywords[{k}]",
+            f"the keyword {keyword!r} is also a keyword of "
+            + ", ".join(sorted({o[1] for o in places} - {name})),
+        )
+        for keyword, places in owners.items()
+        if len({p[1] for p in places}) > 1
+        for r, name, k in places
+    ]
+
+
+def _stuck_default(pack: Pack) -> list[Finding]:
+    if pack.default_route is None:
+        return []
+    route = next(r for r in pack.routes if r.name == pack.default_route)
+    if route.action.kind != "stuck":
+        return []
+    return [
+        Finding(
+            "warning",
+            "stuck-default",
+            route.name,
+            "default_route",
+            f"the default route {route.name} is a stuck route: every unmatched turn "
+            "ends the conversation",
+        )
+    ]

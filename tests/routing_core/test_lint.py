@@ -1,0 +1,137 @@
+"""Authoring lint: each kind of finding on a profile built to have it."""
+
+from __future__ import annotations
+
+import pytest
+
+from routing_core import load_pack
+from routing_core.lint import lint_pack
+
+FIVE = ["one example", "two example", "three example", "four example", "five example"]
+
+
+def route(name, examples=None, **extra):
+    return {
+        "name": name,
+        "examples": examples if examples is not None else [f"{name} {x}" for x in FIVE],
+        **extra,
+    }
+
+
+def kinds(doc) -> dict[str, list[tuple[str, str | None, str]]]:
+    found: dict[str, list] = {}
+    for f in lint_pack(load_pack(doc)):
+        found.setdefault(f.kind, []).append((f.severity, f.route, f.path))
+    return found
+
+
+def doc(*routes, **extra):
+    return {"profile": {"slug": "l", "name": "Lint"}, "routes": list(routes), **extra}
+
+
+def test_a_clean_profile_has_no_findings():
+    assert kinds(doc(route("billing"), route("shipping"))) == {}
+
+
+def test_the_same_example_under_two_routes_is_an_error_on_both():
+    found = kinds(
+        doc(
+            route("billing", [*FIVE, "Where is my money?"]),
+            route("refunds", [*FIVE[:4], "where is my  money"]),
+        )
+    )
+    assert ("error", "billing", "routes[0].examples[5]") in found["duplicate-example"]
+    assert ("error", "refunds", "routes[1].examples[4]") in found["duplicate-example"]
+
+
+def test_near_duplicates_share_their_content_words():
+    found = kinds(
+        doc(
+            route("billing", [*FIVE, "refund the charge"]),
+            route("refunds", ["charge refunded please", *FIVE]),
+        )
+    )
+    assert found["near-duplicate"] == [
+        ("warning", "billing", "routes[0].examples[5]"),
+        ("warning", "refunds", "routes[1].examples[0]"),
+    ]
+
+
+def test_an_example_another_routes_rule_shadows_is_reported():
+    d = doc(
+        route("billing", [*FIVE, "I want a human"]),
+        route("human"),
+        rules=[{"route": "human", "match": {"keywords": ["human"]}}],
+    )
+    assert kinds(d)["shadowed-example"] == [("warning", "billing", "routes[0].examples[5]")]
+
+
+def test_a_rule_example_that_misses_its_own_rule_is_an_error():
+    d = doc(
+        route("billing"),
+        route("human"),
+        rules=[
+            {
+                "route": "human",
+                "match": {"keywords": ["human"]},
+                "examples": ["a person please", "human now"],
+            }
+        ],
+    )
+    assert kinds(d)["rule-example-misses"] == [("error", "human", "rules[0].examples[0]")]
+
+
+def test_a_rule_example_caught_by_an_earlier_rule_is_a_warning():
+    d = doc(
+        route("billing"),
+        route("human"),
+        rules=[
+            {"route": "billing", "match": {"keywords": ["invoice"]}},
+            {
+                "route": "human",
+                "match": {"keywords": ["human"]},
+                "examples": ["human about my invoice"],
+            },
+        ],
+    )
+    assert kinds(d)["rule-example-shadowed"] == [("warning", "human", "rules[1].examples[0]")]
+
+
+def test_a_never_phrase_that_routes_there_is_an_error():
+    d = doc(
+        route("billing", never=["billing one example", "completely unrelated words"]),
+        route("shipping"),
+    )
+    assert kinds(d)["never-routes-here"] == [("error", "billing", "routes[0].never[0]")]
+
+
+def test_routes_with_fewer_than_five_examples_are_flagged():
+    assert kinds(doc(route("billing", FIVE[:4]), route("shipping")))["few-examples"] == [
+        ("warning", "billing", "routes[0].examples")
+    ]
+
+
+def test_keywords_shared_by_several_routes_are_flagged():
+    d = doc(
+        route("billing", keywords=["Refund"]), route("refunds", keywords=["refund", "money back"])
+    )
+    assert sorted(kinds(d)["shared-keyword"]) == [
+        ("warning", "billing", "routes[0].keywords[0]"),
+        ("warning", "refunds", "routes[1].keywords[0]"),
+    ]
+
+
+def test_a_stuck_default_route_is_flagged():
+    d = doc(
+        route("billing"),
+        route("human", action={"kind": "stuck", "message": "bye"}),
+        default_route="human",
+    )
+    assert kinds(d)["stuck-default"] == [("warning", "human", "default_route")]
+
+
+@pytest.mark.parametrize("severity_first", ["error"])
+def test_errors_come_first(severity_first):
+    d = doc(route("billing", FIVE[:2]), route("refunds", ["one example", "x"]))
+    findings = lint_pack(load_pack(d))
+    assert findings[0].severity == severity_first
