@@ -1,0 +1,349 @@
+"""Publishing: immutable versions, environments that point at them, and pack import.
+
+A version is the canonical pack JSON (`routing_core.dump_pack`) exactly as agents receive it, with
+the profile's test case results at publish time. Versions are never edited or deleted (the model
+and database triggers refuse it); environments move between them, and every move is audited.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max
+from django.http import Http404
+from django.utils import timezone
+
+from routing_core import Pack, PackError, Router, dump_pack, load_pack
+from routing_core.cases import Case
+from routing_core.evaluate import CaseResult, evaluate
+from studio.diff import PackDiff, diff_packs
+from studio.models import (
+    ActionKind,
+    Environment,
+    EnvironmentName,
+    MatchKind,
+    Profile,
+    Route,
+    Rule,
+    TestCase,
+    Tool,
+    Version,
+    snapshot,
+)
+from studio.services import (
+    Conflict,
+    Refused,
+    _audit,
+    build_pack,
+    build_pack_dict,
+    pack_report,
+)
+
+MAX_IMPORT_BYTES: int = getattr(settings, "STUDIO_MAX_IMPORT_BYTES", 5 * 1024 * 1024)
+
+
+# -- publish ----------------------------------------------------------------------------------------
+
+
+def publish(
+    profile: Profile,
+    *,
+    user: Any,
+    note: str = "",
+    environment: str | None = EnvironmentName.STAGING,
+    expected_draft_revision: int | None = None,
+) -> Version:
+    """Validate the draft, run its test cases and store it as the next immutable version.
+
+    Args:
+        environment: point this environment at the new version too (None: leave them).
+        expected_draft_revision: the draft the publisher reviewed; a newer one is a conflict.
+
+    Raises:
+        PackError: the draft is not a valid pack (every problem, routing_core's and the studio's).
+        Conflict: the draft changed since `expected_draft_revision`.
+    """
+    with transaction.atomic():
+        locked = Profile.objects.select_for_update().get(pk=profile.pk)
+        if expected_draft_revision is not None and locked.draft_revision != expected_draft_revision:
+            raise Conflict("the draft changed since you reviewed it — review the new diff")
+        report = pack_report(locked)
+        if report.problems:
+            raise PackError(report.problems)
+        number = (locked.versions.aggregate(top=Max("number"))["top"] or 0) + 1
+        published_at = timezone.now().replace(microsecond=0)
+        pack = versioned(load_pack(build_pack_dict(locked)), number, published_at)
+        version = Version.objects.create(
+            profile=locked,
+            number=number,
+            pack_json=dump_pack(pack),
+            checksum=pack.checksum,
+            published_by=user.get_username() if user is not None else "",
+            published_at=published_at,
+            note=note,
+            test_results=run_test_cases(pack, list(locked.test_cases.all())),
+        )
+        _audit(user, locked, "version.publish", version, None, _version_facts(version))
+        if environment:
+            promote(version, environment, user=user)
+    return version
+
+
+def versioned(pack: Pack, number: int, created_at: datetime) -> Pack:
+    """The same pack stamped with its version number and publication time."""
+    document = pack.model_dump(mode="json")
+    document.update(version=number, created_at=created_at.isoformat())
+    return load_pack(document)
+
+
+def run_test_cases(pack: Pack, cases: list[TestCase]) -> list[dict[str, Any]]:
+    """Pass/fail of each test case on the pack (the full suite runs are issue 6's)."""
+    report = evaluate(Router(pack), [_case(c) for c in cases])
+    return [_case_result(case, result) for case, result in zip(cases, report.results, strict=True)]
+
+
+def _case(case: TestCase) -> Case:
+    return Case(
+        case.message,
+        case.expected_route or None,
+        case.incumbent or None,
+        expected_verdict=case.expected_verdict or None,
+        expected_triage=case.expected_triage or None,
+        expected_tools=None if case.expected_tools is None else tuple(case.expected_tools),
+    )
+
+
+def _case_result(case: TestCase, result: CaseResult) -> dict[str, Any]:
+    return {
+        "message": case.message,
+        "incumbent": case.incumbent,
+        "expected": result.expected_label,
+        "actual": result.predicted,
+        "verdict": result.decision.verdict,
+        "passed": result.passed,
+        "failures": result.failures,
+    }
+
+
+def _version_facts(version: Version) -> dict[str, Any]:
+    return {
+        "number": version.number,
+        "checksum": version.checksum,
+        "note": version.note,
+        "tests": f"{version.tests_passed}/{len(version.test_results)} passed",
+    }
+
+
+# -- environments -----------------------------------------------------------------------------------
+
+
+def environments(profile: Profile) -> list[Environment]:
+    """Staging and production of a profile (created empty on first use)."""
+    for name in EnvironmentName.values:
+        Environment.objects.get_or_create(profile=profile, name=name)
+    return list(profile.environments.select_related("version").order_by("-name"))
+
+
+def promote(
+    version: Version, environment: str, *, user: Any, expected_revision: int | None = None
+) -> Environment:
+    """Point an environment at a version; an earlier version than the current one is a rollback.
+
+    Raises:
+        Refused: no such environment.
+        Conflict: the environment moved since `expected_revision`.
+    """
+    if environment not in EnvironmentName.values:
+        raise Refused([("environment", f"unknown environment '{environment}'")])
+    profile = version.profile
+    with transaction.atomic():
+        env, _ = Environment.objects.get_or_create(profile=profile, name=environment)
+        env = (
+            Environment.objects.select_for_update(of=("self",))
+            .select_related("version")
+            .get(pk=env.pk)
+        )
+        _claim_environment(env, expected_revision)
+        before = env.version.number if env.version else None
+        env.version, env.updated_by = version, user
+        env.save()
+        moved = "rollback" if before is not None and version.number < before else "promote"
+        _audit(
+            user,
+            profile,
+            f"environment.{moved}",
+            env,
+            {"version": before},
+            {"version": version.number},
+        )
+    return env
+
+
+def _claim_environment(env: Environment, expected_revision: int | None) -> None:
+    """Optimistic lock: someone else's move since the page was read is a conflict."""
+    expected = env.revision if expected_revision is None else expected_revision
+    claimed = Environment.objects.filter(pk=env.pk, revision=expected).update(
+        revision=F("revision") + 1
+    )
+    if not claimed:
+        raise Conflict(f"{env.name} was moved by someone else since you looked — reload")
+    env.revision = expected + 1
+
+
+# -- import -----------------------------------------------------------------------------------------
+
+
+def read_upload(data: bytes | str) -> bytes | str:
+    """Refuse a file over the size limit before anything parses it."""
+    if len(data) > MAX_IMPORT_BYTES:
+        limit = MAX_IMPORT_BYTES // 1024
+        raise Refused([("file", f"the file is larger than the {limit} KB import limit")])
+    return data
+
+
+def import_pack(
+    source: bytes | str | dict[str, Any],
+    *,
+    user: Any,
+    into: Profile | None = None,
+    slug: str | None = None,
+) -> Profile:
+    """Create a profile from a pack file, or replace a profile's draft with it; all or nothing.
+
+    Args:
+        into: replace this profile's draft (its test cases and versions stay; its slug too).
+        slug: the new profile's slug instead of the pack's.
+
+    Raises:
+        PackError: the file is not a valid pack (every `path: reason`).
+        Refused: too large, or a new profile whose slug is taken.
+    """
+    pack = load_pack(read_upload(source) if not isinstance(source, dict) else source)
+    if slug and into is None:  # the new slug is judged by routing_core like the pack's own
+        document = pack.model_dump(mode="json")
+        pack = load_pack({**document, "profile": {**document["profile"], "slug": slug}})
+    with transaction.atomic():
+        if into is None:
+            profile = _new_profile(pack, slug or pack.profile.slug)
+            before = None
+        else:
+            profile = Profile.objects.select_for_update().get(pk=into.pk)
+            before = snapshot(profile)
+            for model in (Route, Rule, Tool):
+                model._default_manager.filter(profile=profile).delete()
+            profile.revision += 1
+            profile.draft_revision += 1
+        _apply(profile, pack, user)
+        _audit(user, profile, "profile.import", profile, before, snapshot(profile))
+    return profile
+
+
+def _new_profile(pack: Pack, slug: str) -> Profile:
+    if Profile.objects.filter(slug=slug).exists():
+        raise Refused(
+            [("profile.slug", f"a profile '{slug}' exists: import as a new draft of it instead")]
+        )
+    return Profile(slug=slug)
+
+
+def _apply(profile: Profile, pack: Pack, user: Any) -> None:
+    profile.name, profile.description = pack.profile.name, pack.profile.description
+    profile.default_route = pack.default_route or ""
+    policy, triage = pack.policy, pack.triage
+    profile.floor, profile.near_tie_margin = policy.floor, policy.near_tie_margin
+    profile.menu_size, profile.strictness = policy.menu_size, policy.strictness
+    profile.scorer_kind = pack.scorer.kind
+    profile.triage_mode = triage.mode
+    profile.ambiguity_confidence_floor = triage.ambiguity_confidence_floor
+    profile.min_action_signals = triage.min_action_signals
+    profile.action_verbs = _optional_list(triage.action_verbs)
+    profile.knowledge_verbs = _optional_list(triage.knowledge_verbs)
+    profile.question_pattern = triage.question_pattern or ""
+    profile.updated_by = user
+    profile.save()
+    Route.objects.bulk_create(_route(profile, i, r, user) for i, r in enumerate(pack.routes))
+    Rule.objects.bulk_create(_rule(profile, i, r, user) for i, r in enumerate(pack.rules))
+    Tool.objects.bulk_create(_tool(profile, i, t, user) for i, t in enumerate(pack.tools))
+
+
+def _optional_list(words: tuple[str, ...] | None) -> list[str] | None:
+    return None if words is None else list(words)
+
+
+def _route(profile: Profile, order: int, route: Any, user: Any) -> Route:
+    action = route.action
+    return Route(
+        profile=profile,
+        order=order,
+        updated_by=user,
+        name=route.name,
+        description=route.description,
+        examples=list(route.examples),
+        keywords=list(route.keywords),
+        never=list(route.never),
+        action_kind=action.kind,
+        delegate_agent=getattr(action, "agent", "") if action.kind == ActionKind.DELEGATE else "",
+        stuck_message=getattr(action, "message", "") if action.kind == ActionKind.STUCK else "",
+    )
+
+
+def _rule(profile: Profile, order: int, rule: Any, user: Any) -> Rule:
+    match = rule.match.model_dump(mode="json")
+    kind = next(k for k in MatchKind.values if k in match)
+    return Rule(
+        profile=profile,
+        order=order,
+        updated_by=user,
+        route_name=rule.route,
+        match_kind=kind,
+        keywords=match.get("keywords", []),
+        regex=match.get("regex", ""),
+        all_of=match.get("all", []),
+        examples=list(rule.examples),
+    )
+
+
+def _tool(profile: Profile, order: int, tool: Any, user: Any) -> Tool:
+    return Tool(
+        profile=profile,
+        order=order,
+        updated_by=user,
+        name=tool.name,
+        description=tool.description,
+        trigger_keywords=list(tool.trigger_keywords),
+        always_include=tool.always_include,
+    )
+
+
+def delete_profile(profile: Profile, *, user: Any) -> None:
+    """Delete a draft-only profile; one with published versions is kept (they are immutable).
+
+    Raises:
+        Conflict: the profile has published versions.
+    """
+    with transaction.atomic():
+        if profile.versions.exists():
+            raise Conflict(f"'{profile.slug}' has published versions and cannot be deleted")
+        _audit(user, profile, "profile.delete", profile, snapshot(profile), None)
+        profile.delete()
+
+
+# -- diff -------------------------------------------------------------------------------------------
+
+
+def pack_at(profile: Profile, side: str) -> Pack:
+    """`draft` (raises PackError when invalid) or a published version number (Http404 if none)."""
+    if side == "draft":
+        return build_pack(profile)
+    version = profile.versions.filter(number=int(side)).first()
+    if version is None:
+        raise Http404(f"no version {side}")
+    return load_pack(version.pack_json)
+
+
+def pack_diff(profile: Profile, old: str, new: str) -> PackDiff:
+    """The diff between two sides (`draft` or a version number), with the verdict flips."""
+    return diff_packs(pack_at(profile, old), pack_at(profile, new), profile.test_cases.all())

@@ -1,0 +1,69 @@
+"""API: profiles — list, create, read, edit (optimistic locking), delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Status
+from ninja.params import functions as params
+
+from studio.models import Profile
+from studio.publishing import delete_profile
+from studio.roles import EDIT, VIEW
+from studio.routers.access import USER_AUTH, profile_for, require
+from studio.routers.schemas import (
+    SLUG_PATTERN,
+    ErrorOut,
+    ProfileIn,
+    ProfileOut,
+    ProfilePatch,
+)
+from studio.services import Conflict, create_profile, save_profile
+
+router = Router(tags=["profiles"], auth=USER_AUTH)
+ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
+SLUG: Any = params.Path(..., max_length=64, pattern=SLUG_PATTERN)
+
+
+@router.get("", response={200: list[ProfileOut], **ERRORS})
+def list_profiles(request: HttpRequest) -> list[Profile]:
+    require(request, VIEW)
+    return list(Profile.objects.all())
+
+
+@router.post("", response={201: ProfileOut, **ERRORS})
+def create(request: HttpRequest, payload: ProfileIn) -> Status[Profile]:
+    user = require(request, EDIT)
+    if Profile.objects.filter(slug=payload.slug).exists():
+        raise Conflict(f"a profile '{payload.slug}' exists")
+    return Status(201, create_profile(Profile(**payload.dict()), user=user))
+
+
+@router.get("/{slug}", response={200: ProfileOut, **ERRORS})
+def read(request: HttpRequest, slug: str = SLUG) -> Profile:
+    return profile_for(request, slug)
+
+
+@router.patch("/{slug}", response={200: ProfileOut, **ERRORS})
+def edit(request: HttpRequest, payload: ProfilePatch, slug: str = SLUG) -> Profile:
+    profile = profile_for(request, slug, EDIT)
+    changes = payload.dict(exclude_unset=True)
+    revision = changes.pop("revision")
+    for name, value in changes.items():
+        if value is None and name not in _NULLABLE:  # null clears a text, leaves the rest
+            value = "" if name in _BLANKABLE else getattr(profile, name)
+        setattr(profile, name, value)
+    save_profile(profile, user=request.auth, expected_revision=revision)  # type: ignore[attr-defined]
+    return profile
+
+
+_BLANKABLE = {"description", "default_route", "question_pattern", "name"}
+_NULLABLE = {"floor", "action_verbs", "knowledge_verbs"}
+
+
+@router.delete("/{slug}", response={204: None, **ERRORS})
+def delete(request: HttpRequest, slug: str = SLUG) -> Status[None]:
+    profile = profile_for(request, slug, EDIT)
+    delete_profile(profile, user=request.auth)  # type: ignore[attr-defined]
+    return Status(204, None)

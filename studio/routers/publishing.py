@@ -1,0 +1,148 @@
+"""API: publish a version, list and download versions, move environments, diff, import a pack."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import Router, Status
+from ninja.params import functions as params
+
+from studio.models import Environment, Profile, Version
+from studio.publishing import environments, import_pack, pack_diff, promote, publish
+from studio.roles import EDIT, PUBLISH
+from studio.routers.access import USER_AUTH, profile_for, require
+from studio.routers.profiles import ERRORS, SLUG
+from studio.routers.schemas import (
+    MAX_INT,
+    SLUG_PATTERN,
+    DiffOut,
+    EnvironmentOut,
+    ProfileOut,
+    PromoteIn,
+    PublishIn,
+    VersionOut,
+)
+
+router = Router(tags=["publishing"], auth=USER_AUTH)
+imports = Router(tags=["publishing"], auth=USER_AUTH)  # mounted at /imports
+NUMBER: Any = params.Path(..., ge=1, le=MAX_INT)
+SIDE = r"^(draft|[1-9][0-9]{0,8})$"
+PACK: Any = params.Body(..., description="a route pack document")
+NEW_SLUG: Any = params.Query(
+    None, max_length=64, pattern=SLUG_PATTERN, description="instead of the pack's"
+)
+
+
+def _version_out(version: Version) -> dict[str, Any]:
+    return {
+        **{f: getattr(version, f) for f in ("number", "checksum", "published_by", "note")},
+        "published_at": version.published_at,
+        "tests_passed": version.tests_passed,
+        "tests_total": len(version.test_results),
+        "test_results": version.test_results,
+    }
+
+
+def _environment_out(env: Environment) -> dict[str, Any]:
+    v = env.version
+    return {
+        "name": env.name,
+        "version": v.number if v else None,
+        "checksum": v.checksum if v else None,
+        "revision": env.revision,
+        "updated_at": env.updated_at,
+    }
+
+
+@router.get("/{slug}/versions", response={200: list[VersionOut], **ERRORS})
+def list_versions(request: HttpRequest, slug: str = SLUG) -> list[dict[str, Any]]:
+    return [_version_out(v) for v in profile_for(request, slug).versions.all()]
+
+
+@router.post("/{slug}/versions", response={201: VersionOut, **ERRORS})
+def publish_version(
+    request: HttpRequest, payload: PublishIn, slug: str = SLUG
+) -> Status[dict[str, Any]]:
+    """Publish the draft as the next version (publisher role); an invalid draft is a 422."""
+    profile = profile_for(request, slug, PUBLISH)
+    version = publish(
+        profile,
+        user=request.auth,  # type: ignore[attr-defined]
+        note=payload.note,
+        environment=payload.environment,
+        expected_draft_revision=payload.draft_revision,
+    )
+    return Status(201, _version_out(version))
+
+
+@router.get("/{slug}/versions/{number}", response={200: VersionOut, **ERRORS})
+def read_version(request: HttpRequest, slug: str = SLUG, number: int = NUMBER) -> dict[str, Any]:
+    profile = profile_for(request, slug)
+    return _version_out(get_object_or_404(Version, profile=profile, number=number))
+
+
+@router.get(
+    "/{slug}/versions/{number}/pack",
+    response={200: dict[str, Any], **ERRORS},
+    summary="Download a version as `<slug>-v<N>.json`",
+)
+def download_version(request: HttpRequest, slug: str = SLUG, number: int = NUMBER) -> HttpResponse:
+    version = get_object_or_404(Version, profile=profile_for(request, slug), number=number)
+    response = HttpResponse(version.pack_json, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{version.filename}"'
+    return response
+
+
+@router.get("/{slug}/environments", response={200: list[EnvironmentOut], **ERRORS})
+def list_environments(request: HttpRequest, slug: str = SLUG) -> list[dict[str, Any]]:
+    return [_environment_out(e) for e in environments(profile_for(request, slug))]
+
+
+@router.put("/{slug}/environments/{environment}", response={200: EnvironmentOut, **ERRORS})
+def promote_version(
+    request: HttpRequest,
+    payload: PromoteIn,
+    environment: Literal["staging", "production"],
+    slug: str = SLUG,
+) -> dict[str, Any]:
+    """Point an environment at a version: promote, or roll back to an earlier one."""
+    profile = profile_for(request, slug, PUBLISH)
+    version = get_object_or_404(Version, profile=profile, number=payload.version)
+    env = promote(version, environment, user=request.auth, expected_revision=payload.revision)  # type: ignore[attr-defined]
+    return _environment_out(env)
+
+
+@router.get("/{slug}/diff", response={200: DiffOut, **ERRORS})
+def diff(
+    request: HttpRequest,
+    slug: str = SLUG,
+    old: str = params.Query(..., pattern=SIDE, description="a version number or `draft`"),
+    new: str = params.Query("draft", pattern=SIDE, description="a version number or `draft`"),
+) -> dict[str, Any]:
+    """Changes from `old` to `new`, and the test cases whose verdict flips; 422 on an invalid draft."""
+    result = pack_diff(profile_for(request, slug), old, new)
+    return {"old": old, "new": new, **result.to_dict()}
+
+
+@imports.post("", response={201: ProfileOut, **ERRORS})
+def import_new(
+    request: HttpRequest,
+    pack: dict[str, Any] = PACK,
+    slug: str | None = NEW_SLUG,
+) -> Status[Profile]:
+    """Create a profile from a pack (editor role); every problem of a bad pack is listed."""
+    user = require(request, EDIT)
+    return Status(201, import_pack(pack, user=user, slug=slug))
+
+
+@router.post("/{slug}/import", response={200: ProfileOut, **ERRORS})
+def import_draft(
+    request: HttpRequest,
+    pack: dict[str, Any] = PACK,
+    slug: str = SLUG,
+) -> Profile:
+    """Replace the profile's draft with a pack (its test cases and versions stay)."""
+    profile = profile_for(request, slug, EDIT)
+    return import_pack(pack, user=request.auth, into=profile)  # type: ignore[attr-defined]
