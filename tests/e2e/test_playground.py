@@ -1,0 +1,133 @@
+"""The playground in a real browser: live verdicts, a conversation, evidence, saving a test case."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import sign_in
+
+
+def open_playground(page: Page, base_url: str) -> None:
+    sign_in(page, base_url)
+    page.goto(f"{base_url}/profiles/support/playground/")
+    expect(page.get_by_role("heading", name="Customer support")).to_be_visible()
+
+
+def first_row(page: Page):  # type: ignore[no-untyped-def]
+    return page.get_by_test_id("score-row").first
+
+
+def test_typing_a_message_updates_the_route_and_the_bars(page: Page, live_server, demo) -> None:
+    open_playground(page, live_server.url)
+    message = page.get_by_label("Message")
+
+    message.press_sequentially("why was I charged twice", delay=20)
+    expect(page.get_by_test_id("verdict-route")).to_have_text("billing")
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("move")
+    expect(page.get_by_test_id("verdict-tier")).to_have_text("scorer")
+    expect(page.get_by_test_id("score-row")).to_have_count(8)
+    expect(first_row(page)).to_have_attribute("data-route", "billing")
+    billing = float(first_row(page).get_attribute("data-relevance") or 0)
+    assert billing > 0.5
+
+    message.fill("")
+    message.press_sequentially("cancel my order", delay=20)
+    expect(page.get_by_test_id("verdict-route")).to_have_text("orders")
+    expect(first_row(page)).to_have_attribute("data-route", "orders")
+    expect(page.locator('[data-testid="score-row"][data-route="billing"]')).not_to_have_attribute(
+        "data-relevance", f"{billing:.3f}"
+    )
+    expect(page.get_by_test_id("verdict")).to_have_attribute("aria-live", "polite")
+    expect(page.get_by_test_id("tool-kept").filter(has_text="cancel_order")).to_be_visible()
+    expect(page.get_by_test_id("tool-dropped").first).to_be_visible()
+    expect(page.get_by_test_id("tokens-saved")).to_have_text(re.compile(r"^[1-9]\d*$"))
+    expect(page.get_by_test_id("triage-label")).to_have_text("action")
+
+
+def test_a_conversation_of_three_turns_stays_then_moves(page: Page, live_server, demo) -> None:
+    open_playground(page, live_server.url)
+    message = page.get_by_label("Message")
+
+    for text in ["how much is shipping to Canada", "do you deliver on saturdays"]:
+        message.fill(text)
+        message.press("Enter")
+        expect(page.get_by_label("Message")).to_have_value("")
+    expect(page.get_by_test_id("transcript-turn")).to_have_count(2)
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("stay")
+    expect(page.get_by_test_id("incumbent")).to_have_text("shipping")
+
+    page.get_by_label("Message").fill("why was I charged twice")
+    page.get_by_role("button", name="Send turn").click()
+
+    turns = page.get_by_test_id("transcript-turn")
+    expect(turns).to_have_count(3)
+    verdicts = [turns.nth(i).get_attribute("data-verdict") for i in range(3)]
+    routes = [turns.nth(i).get_attribute("data-route") for i in range(3)]
+    assert verdicts == ["move", "stay", "move"]
+    assert routes == ["shipping", "shipping", "billing"]
+    expect(page.get_by_label("Current route")).to_have_value("billing")
+    expect(page.get_by_label("Message")).to_be_focused()
+
+    page.get_by_role("button", name="Reset").click()
+    expect(page.get_by_test_id("transcript-turn")).to_have_count(0)
+    expect(page.get_by_label("Current route")).to_have_value("")
+
+
+def test_a_rule_win_highlights_its_evidence_in_the_message(page: Page, live_server, demo) -> None:
+    open_playground(page, live_server.url)
+
+    page.get_by_label("Message").fill("<i>I want a real person</i>")
+
+    expect(page.get_by_test_id("verdict-tier")).to_have_text("rule")
+    expect(page.get_by_test_id("verdict-route")).to_have_text("human")
+    expect(page.get_by_test_id("evidence-match")).to_have_text("real person")
+    expect(page.get_by_test_id("evidence-message")).to_have_text("<i>I want a real person</i>")
+    expect(page.get_by_test_id("evidence-keyword")).to_have_text("real person")
+
+
+def test_the_margin_slider_reruns_the_verdict_without_saving(page: Page, live_server, demo) -> None:
+    open_playground(page, live_server.url)
+    page.get_by_label("Message").fill("my order and my invoice")
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("move")
+
+    page.get_by_label("Near-tie margin").fill("0.9")
+
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("menu")
+    expect(page.get_by_test_id("margin-value")).to_have_text("0.90")
+    expect(page.get_by_test_id("whatif-modified")).to_be_visible()
+    expect(page.locator(".score-row.offered").first).to_be_visible()
+
+
+def test_an_editor_saves_the_turn_as_a_test_case(page: Page, live_server, demo) -> None:
+    from studio.models import TestCase
+
+    open_playground(page, live_server.url)
+    page.get_by_label("Message").fill("cancel my order")
+    expect(page.get_by_test_id("verdict-route")).to_have_text("orders")
+
+    page.get_by_label("Expected route").select_option("orders")
+    page.get_by_role("button", name="Save as test case").click()
+
+    expect(page.get_by_test_id("save-notice")).to_contain_text("Saved as test case")
+    case = TestCase.objects.get(profile__slug="support", message="cancel my order")
+    assert (case.expected_route, case.expected_triage) == ("orders", "action")
+    assert case.expected_tools is not None and "cancel_order" in case.expected_tools
+
+
+def test_the_page_works_without_javascript(browser, live_server, demo) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        sign_in(page, live_server.url)
+        page.goto(f"{live_server.url}/profiles/support/playground/")
+        page.get_by_label("Message").fill("why was I charged twice")
+        page.get_by_role("button", name="Route only").click()
+        expect(page.get_by_test_id("verdict-route")).to_have_text("billing")
+        page.get_by_label("Message").fill("how much is shipping to Canada")
+        page.get_by_role("button", name="Send turn").click()
+        expect(page.get_by_test_id("transcript-turn")).to_have_count(1)
+        expect(page.get_by_label("Current route")).to_have_value("shipping")
+    finally:
+        context.close()
