@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -53,7 +54,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "studio.logs.RequestLogMiddleware",  # outermost: its latency covers every other layer
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -89,8 +92,12 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.getenv("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
         conn_max_age=envint("DB_CONN_MAX_AGE", "0"),
+        conn_health_checks=True,
     )
 }
+# Several test runs can share one PostgreSQL server when each names its own test database.
+if os.getenv("TEST_DATABASE_NAME"):
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -112,7 +119,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.getenv("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -124,9 +131,50 @@ STORAGES = {
     },
 }
 
+# -- production posture: every default below is the safe one once DEBUG is off ------------------
+
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", "False" if DEBUG else "True")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Behind a proxy that terminates TLS, set BEHIND_PROXY=True: Django then trusts the proxy's
+# X-Forwarded-Proto. Only do so when the proxy overwrites that header on every request.
+if envbool("BEHIND_PROXY", "False"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", str(not DEBUG))
+# Load balancers probe over plain HTTP; a redirect would read as "down".
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000")
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", "True")
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "True")
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Enforced in development too, so a page that needs an inline script fails its browser test
+# instead of failing in production. Scripts and styles are our own files under static/.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "object-src": [CSP.NONE],
+}
 
 # In development WhiteNoise serves straight from the finders (no collectstatic needed).
 WHITENOISE_AUTOREFRESH = DEBUG
 WHITENOISE_USE_FINDERS = DEBUG
+
+# One JSON line per request on stderr (studio.logs); other loggers go the same way.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "studio.logs.JsonFormatter"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "root": {"handlers": ["stderr"], "level": os.getenv("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # runserver's own access line would duplicate studio.requests.
+        "django.server": {"level": "WARNING"},
+    },
+}
