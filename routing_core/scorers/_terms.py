@@ -22,8 +22,9 @@ CHAR_NGRAM_SIZES = (3, 4, 5)
 # digits), so word keys, bigram keys ("a b") and n-gram keys ("#<ref") never collide.
 CHAR_PREFIX = "#"
 
-# English function words: dropped as terms of their own because they say nothing about a
-# route; they still shape bigrams ("how much", "what is"), which do carry intent.
+# English function words. A message made only of them is not scored (it says nothing about
+# a route on its own); inside a message they are terms like any other, and IDF keeps the
+# common ones light ("no", "what", "how much" do carry intent).
 _STOP_WORD_TEXT = """
     a about above after again all also am an and any are as at be because been before being
     both but by could did do does doing down during each few for from further had has have
@@ -72,5 +73,5 @@ def message_words(text: str) -> list[str]:
 
 
 def is_content(word: str) -> bool:
-    """True for a word that can be a term on its own (not a stop word)."""
+    """True for a word that makes a message worth scoring (not a stop word)."""
     return word not in STOP_WORDS

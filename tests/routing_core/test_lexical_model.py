@@ -1,0 +1,181 @@
+"""The lexical scorer's learned model: calibration, storage in the pack, cheap explanations."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from routing_core import Pack, PackError, Router, dump_pack, load_pack
+from routing_core.build import build_pack
+from routing_core.pack import LexicalScorerSettings
+from routing_core.scorers import _model, route_texts
+from routing_core.scorers.base import RouteText
+from routing_core.scorers.lexical import LexicalScorer
+from routing_core.scorers.stored import fingerprint, with_model
+
+# Enough examples per route for a held-out calibration fold (every tenth text).
+TOPICS = {
+    "billing": ["invoice", "charge", "payment", "refund", "card", "receipt", "bill", "fee"],
+    "orders": ["parcel", "delivery", "package", "tracking", "shipment", "order", "courier"],
+    "weather": ["rain", "forecast", "sunny", "temperature", "snow", "wind", "storm"],
+}
+TEMPLATES = [
+    "where is my {}",
+    "a question about the {}",
+    "{} please",
+    "help with the {} now",
+    "what about the {}",
+    "i have a {} problem",
+    "tell me more on {}",
+    "something odd with {}",
+    "the {} again",
+    "any news on the {}",
+]
+
+
+def _routes() -> list[dict[str, object]]:
+    return [
+        {"name": name, "examples": [t.format(w) for t in TEMPLATES for w in words]}
+        for name, words in TOPICS.items()
+    ]
+
+
+@pytest.fixture(scope="module")
+def pack_with_model() -> Pack:
+    return with_model(build_pack(_routes(), slug="topics"))
+
+
+def test_a_stored_model_round_trips_and_is_used_at_load(pack_with_model: Pack) -> None:
+    again = load_pack(dump_pack(pack_with_model))
+    assert again == pack_with_model
+    assert isinstance(again.scorer, LexicalScorerSettings) and again.scorer.model is not None
+    router = Router(again)
+    assert router.scorer.info.details["model"] == "stored in the pack"
+    assert router.route("my parcel has not arrived").route == "orders"
+
+
+def test_stored_weights_score_like_freshly_learned_ones(pack_with_model: Pack) -> None:
+    stored = Router(pack_with_model).scorer
+    fresh = LexicalScorer.build(route_texts(pack_with_model))
+    names = list(pack_with_model.route_names)
+    for message in ("refund the charge on my card", "snow tomorrow?", "courier tracking"):
+        a, b = stored.score(message, names), fresh.score(message, names)
+        assert int(np.argmax(a)) == int(np.argmax(b))
+        assert a == pytest.approx(b, abs=0.02)
+
+
+def test_a_pack_without_a_model_learns_at_load() -> None:
+    router = Router(build_pack(_routes(), slug="topics"))
+    assert router.scorer.info.details["model"] == "trained at load"
+    assert router.route("the forecast says rain").route == "weather"
+
+
+def test_a_model_learned_from_other_routes_is_not_used(pack_with_model: Pack) -> None:
+    document = json.loads(dump_pack(pack_with_model))
+    document["routes"][0]["examples"].append("my subscription renewal")
+    del document["checksum"]
+    router = Router(load_pack(document))
+    assert router.scorer.info.details["model"] == "retrained: routes changed since build"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("idf", "not base64!", "base64"),
+        ("idf", "AAAAAA==", "values for"),
+        ("weights", "", "values for"),
+        ("temperature", 0.0, "greater than 0"),
+        ("fingerprint", "md5:abc", "pattern"),
+    ],
+)
+def test_a_damaged_model_is_refused_with_its_path(
+    pack_with_model: Pack,
+    field: str,
+    value: object,
+    reason: str,
+) -> None:
+    document = json.loads(dump_pack(pack_with_model))
+    document["scorer"]["model"][field] = value
+    del document["checksum"]
+    with pytest.raises(PackError) as caught:
+        load_pack(document)
+    assert any(
+        path.startswith("scorer") and reason in message for path, message in caught.value.errors
+    )
+
+
+def test_cells_outside_the_declared_shape_are_refused(pack_with_model: Pack) -> None:
+    document = json.loads(dump_pack(pack_with_model))
+    document["scorer"]["model"]["routes"] = 1
+    del document["checksum"]
+    with pytest.raises(PackError, match="inside terms x routes"):
+        load_pack(document)
+
+
+def test_the_fingerprint_follows_every_text_a_route_offers() -> None:
+    base = RouteText("a", "desc", ("one", "two"), ("kw",))
+    changed = [
+        RouteText("b", "desc", ("one", "two"), ("kw",)),
+        RouteText("a", "other", ("one", "two"), ("kw",)),
+        RouteText("a", "desc", ("two", "one"), ("kw",)),
+        RouteText("a", "desc", ("one", "two"), ()),
+    ]
+    assert len({fingerprint([r]) for r in [base, *changed]}) == 5
+    assert fingerprint([base]) == fingerprint([RouteText("a", "desc", ("one", "two"), ("kw",))])
+
+
+def test_learning_the_model_twice_gives_the_same_pack() -> None:
+    first = dump_pack(with_model(build_pack(_routes(), slug="topics")))
+    assert first == dump_pack(with_model(build_pack(_routes(), slug="topics")))
+
+
+def test_the_temperature_is_fitted_when_there_are_enough_held_out_examples(
+    pack_with_model: Pack,
+) -> None:
+    assert isinstance(pack_with_model.scorer, LexicalScorerSettings)
+    model = pack_with_model.scorer.model
+    assert model is not None
+    temperature = model.temperature
+    assert 0.05 <= temperature <= 20.0 and temperature != 1.0
+    tiny = LexicalScorer.build([RouteText("a", "", ("hello there",)), RouteText("b", "", ("bye",))])
+    assert tiny.info.details["calibration_temperature"] == 1.0
+
+
+def test_fit_temperature_recovers_the_temperature_that_made_the_labels() -> None:
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0.0, 3.0, size=(4000, 5)).astype(np.float32)
+    scaled = np.exp(logits / 2.5)
+    probabilities = scaled / scaled.sum(axis=1, keepdims=True)
+    labels = np.array([rng.choice(5, p=p) for p in probabilities])
+    assert _model.fit_temperature(logits, labels) == pytest.approx(2.5, rel=0.1)
+    assert _model.fit_temperature(logits[:0], labels[:0]) == 1.0
+
+
+def test_explain_after_score_describes_the_message_it_is_given() -> None:
+    scorer = LexicalScorer.build(route_texts(build_pack(_routes(), slug="topics")))
+    names = list(TOPICS)
+    scorer.score("refund my card payment", names)
+    terms = [t.term for t in scorer.explain("where is my parcel", "orders")]
+    assert "parcel" in terms and "refund" not in terms
+
+
+def test_the_explain_cache_is_per_thread() -> None:
+    scorer = LexicalScorer.build(route_texts(build_pack(_routes(), slug="topics")))
+    names = list(TOPICS)
+    explained: list[list[str]] = []
+
+    def other_thread() -> None:
+        scorer.score("snow and wind", names)
+        explained.append([t.term for t in scorer.explain("snow and wind", "weather")])
+
+    scorer.score("refund my card payment", names)
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    mine = scorer.explain("refund my card payment", "billing")
+    assert "refund" in [t.term for t in mine] and all(math.isfinite(t.weight) for t in mine)
+    assert "snow" in explained[0] and "refund" not in explained[0]
