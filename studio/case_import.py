@@ -1,0 +1,188 @@
+"""Test cases in bulk: read pasted or uploaded CSV / JSONL, report bad rows by line, import, export.
+
+Each row is checked by `routing_core.cases.case_from_mapping` (the CLI's own reader), so a file
+the studio accepts is a file `routing-core eval` accepts. Column names are the JSONL keys: `text`
+(or `message`), `expected` (or `expected_route`; blank = must be unmatched), `incumbent`,
+`expected_verdict`, `expected_triage`, `expected_tools`, `conversation`, `turn`. In CSV,
+`expected_tools` is blank (not checked), `[]` (no tool at all) or names separated by `;`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from django.db import transaction
+from django.db.models import Max
+
+from routing_core.cases import case_from_mapping
+from studio.models import Profile, TestCase
+from studio.services import _audit
+from studio.suites import suite_order
+
+Format = Literal["auto", "csv", "jsonl"]
+ALIASES = {"message": "text", "expected_route": "expected"}
+COLUMNS = {
+    "text",
+    "expected",
+    "incumbent",
+    "expected_verdict",
+    "expected_triage",
+    "expected_tools",
+    "conversation",
+    "turn",
+}
+MAX_CASES = 20_000
+
+
+@dataclass
+class Parsed:
+    """The good rows (TestCase field values) and one message per bad row, naming its line."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def parse_cases(text: str, fmt: Format = "auto") -> Parsed:
+    """Read CSV or JSONL (`auto`: JSONL when the first non-blank line starts with `{`)."""
+    if fmt == "auto":
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        fmt = "jsonl" if first.startswith("{") else "csv"
+    parsed = _parse_jsonl(text) if fmt == "jsonl" else _parse_csv(text)
+    if len(parsed.rows) > MAX_CASES:
+        parsed.errors.insert(0, f"{len(parsed.rows)} cases: at most {MAX_CASES} at a time")
+        parsed.rows = []
+    return parsed
+
+
+def _parse_jsonl(text: str) -> Parsed:
+    parsed = Parsed()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            parsed.errors.append(f"line {number}: invalid JSON: {exc.msg}")
+            continue
+        _add(parsed, raw, number)
+    return parsed
+
+
+def _parse_csv(text: str) -> Parsed:
+    parsed = Parsed()
+    lines = text.splitlines(keepends=True)
+    lead = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    reader = csv.DictReader(io.StringIO("".join(lines[lead:])))
+    header = [ALIASES.get(h.strip(), h.strip()) for h in reader.fieldnames or []]
+    unknown = [h for h in header if h not in COLUMNS]
+    if "text" not in header or unknown:
+        extra = f"; unknown column(s): {', '.join(unknown)}" if unknown else ""
+        parsed.errors.append(f"line {lead + 1}: the header needs a 'text' column{extra}")
+        return parsed
+    reader.fieldnames = header
+    for raw in reader:
+        if None in raw:  # DictReader's key for cells past the header
+            parsed.errors.append(f"line {lead + reader.line_num}: more cells than columns")
+            continue
+        if not any((v or "").strip() for v in raw.values() if isinstance(v, str)):
+            continue
+        row: dict[str, Any] = {k: (v or "").strip() for k, v in raw.items() if k is not None}
+        tools = row.get("expected_tools", "")
+        row["expected_tools"] = _csv_tools(tools) if tools else None
+        _add(parsed, row, lead + reader.line_num)
+    return parsed
+
+
+def _csv_tools(cell: str) -> list[str] | str:
+    if cell.startswith("["):
+        try:
+            value = json.loads(cell)
+        except json.JSONDecodeError:
+            return cell  # case_from_mapping names the line
+        return value if isinstance(value, list) else cell
+    return [name.strip() for name in cell.split(";") if name.strip()]
+
+
+def _add(parsed: Parsed, raw: Any, number: int) -> None:
+    if isinstance(raw, dict):
+        raw = {ALIASES.get(k, k): v for k, v in raw.items()}
+    try:
+        case = case_from_mapping(raw, number)
+        turn = _turn(raw.get("turn"), number)
+    except ValueError as exc:
+        parsed.errors.append(str(exc))
+        return
+    if not case.text.strip():
+        parsed.errors.append(f"line {number}: the text is empty")
+        return
+    parsed.rows.append(
+        {
+            "message": case.text,
+            "expected_route": case.expected or "",
+            "incumbent": case.incumbent or "",
+            "expected_verdict": case.expected_verdict or "",
+            "expected_triage": case.expected_triage or "",
+            "expected_tools": list(case.expected_tools)
+            if case.expected_tools is not None
+            else None,
+            "conversation": case.conversation or "",
+            "turn": turn,
+        }
+    )
+
+
+def _turn(value: Any, number: int) -> int:
+    if value in (None, ""):
+        return 0
+    try:
+        turn = int(value)
+    except (TypeError, ValueError):
+        turn = -1
+    if turn < 0 or isinstance(value, bool | float):
+        raise ValueError(f"line {number}: 'turn' is a whole number (0, 1, 2, …)")
+    return turn
+
+
+def import_cases(profile: Profile, rows: list[dict[str, Any]], *, user: Any) -> int:
+    """Append the rows to the profile's test cases in one transaction, with one audit entry."""
+    with transaction.atomic():
+        top = TestCase.objects.filter(profile=profile).aggregate(top=Max("order"))["top"]
+        start = 0 if top is None else top + 1
+        by = user if user is not None and user.is_authenticated else None
+        TestCase.objects.bulk_create(
+            [
+                TestCase(profile=profile, order=start + i, updated_by=by, **row)
+                for i, row in enumerate(rows)
+            ],
+            batch_size=1000,
+        )
+        _audit(user, profile, "testcase.import", profile, None, {"imported": len(rows)})
+    return len(rows)
+
+
+def export_jsonl(profile: Profile) -> str:
+    """The profile's cases as JSONL in run order: the input `routing-core eval` reads."""
+    return "".join(
+        json.dumps(_row(c), ensure_ascii=False) + "\n"
+        for c in suite_order(profile.test_cases.all())
+    )
+
+
+def _row(case: TestCase) -> dict[str, Any]:
+    row: dict[str, Any] = {"text": case.message, "expected": case.expected_route or None}
+    optional = {
+        "incumbent": case.incumbent,
+        "expected_verdict": case.expected_verdict,
+        "expected_triage": case.expected_triage,
+        "conversation": case.conversation,
+    }
+    row.update({k: v for k, v in optional.items() if v})
+    if case.expected_tools is not None:
+        row["expected_tools"] = case.expected_tools
+    if case.conversation:
+        row["turn"] = case.turn
+    return row

@@ -1,0 +1,30 @@
+"""Template filters for figures: shares as percentages, microseconds as readable durations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def pct(value: Any, digits: int = 1) -> str:
+    """0.9345 → "93.5%"; None (nothing to measure) → "—"."""
+    if value is None or value == "":
+        return "—"
+    return f"{float(value) * 100:.{digits}f}%"
+
+
+@register.filter
+def duration_us(value: Any) -> str:
+    """Microseconds as µs or ms."""
+    us = float(value)
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.0f} µs"
+
+
+@register.filter
+def get(mapping: Any, key: Any) -> Any:
+    """A dict lookup with a variable key."""
+    return mapping.get(key) if hasattr(mapping, "get") else None

@@ -1,0 +1,111 @@
+"""Authoring help pages: lint, the overlap checkup and threshold tuning.
+
+Viewers may look and run the checkup (it changes nothing authored); applying a suggested
+threshold needs the editor role, like any edit of the policy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from routing_core import PackError
+from studio.authoring import apply_thresholds, lint_rows, tuning
+from studio.case_forms import ApplyThresholdsForm
+from studio.models import OverlapCheck
+from studio.reports import sweep_chart, sweep_grid
+from studio.services import Conflict, Refused
+from studio.suites import start_overlap
+from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.views.suites import reader_page
+
+OVERLAP_PAGE = "studio/overlap.html"
+
+
+@require_GET
+@studio_page
+def lint(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    try:
+        rows = lint_rows(profile)
+    except PackError as exc:
+        context = profile_context(request, profile, invalid=exc)
+        return render(request, "studio/lint.html", context)
+    counts = Counter(row.finding.severity for row in rows)
+    context = profile_context(request, profile, rows=rows, counts=counts)
+    return render(request, "studio/lint.html", context)
+
+
+@require_GET
+@reader_page
+def overlap(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    checks = profile.overlap_checks.all()
+    wanted = request.GET.get("check")
+    check = get_object_or_404(checks, pk=wanted) if wanted else checks.first()
+    context = profile_context(request, profile, check=check)
+    if request.htmx and request.htmx.target == "overlap":
+        return render(request, f"{OVERLAP_PAGE}#overlap", context)
+    return render(request, OVERLAP_PAGE, context)
+
+
+@require_POST
+@reader_page
+def overlap_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    check: OverlapCheck = start_overlap(get_profile(slug), user=request.user)
+    return redirect(f"{reverse('overlap', args=[slug])}?check={check.pk}")
+
+
+@require_GET
+@studio_page
+def tuning_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    try:
+        result = tuning(profile)
+    except PackError as exc:
+        return render(request, "studio/tuning.html", profile_context(request, profile, invalid=exc))
+    context = profile_context(request, profile, tuning=result)
+    if result is not None:
+        margins, grid = sweep_grid(result.points, result.best)
+        context.update(
+            chart=sweep_chart(result.points, result.best.margin, result.best.floor),
+            margins=margins,
+            grid=grid,
+        )
+    return render(request, "studio/tuning.html", context)
+
+
+@require_POST
+@studio_page
+def tuning_apply(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    form = ApplyThresholdsForm(request.POST)
+    if not form.is_valid():
+        messages.error(
+            request,
+            "Nothing applied: "
+            + "; ".join(
+                f"{field}: {' '.join(map(str, errors))}" for field, errors in form.errors.items()
+            ),
+        )
+        return redirect("tuning", slug=slug)
+    floor, margin = form.cleaned_data["floor"], form.cleaned_data["margin"]
+    try:
+        apply_thresholds(
+            profile,
+            floor,
+            margin,
+            user=request.user,
+            expected_revision=form.cleaned_data["revision"],
+        )
+    except (Conflict, Refused) as exc:
+        messages.error(request, f"Nothing applied: {exc}")
+    else:
+        shown = "none (the scorer's own)" if floor is None else f"{floor:g}"
+        messages.success(request, f"Applied floor {shown} and near-tie margin {margin:g}.")
+    return redirect("tuning", slug=slug)
