@@ -198,6 +198,10 @@ class TestCase(ProfileItem):
     expected_triage = models.CharField(max_length=16, choices=TriageLabel.choices, blank=True)
     # None = tools not checked; a list = exactly these tools kept.
     expected_tools = models.JSONField(null=True, blank=True)
+    # Turns sharing a conversation label run in `turn` order; each turn's incumbent is where the
+    # previous one landed (the first turn's `incumbent` starts the conversation). See suites.py.
+    conversation = models.CharField(max_length=64, blank=True)
+    turn = models.PositiveIntegerField(default=0)
 
     class Meta(ProfileItem.Meta):
         default_related_name = "test_cases"
@@ -240,3 +244,190 @@ def snapshot(obj: models.Model) -> dict[str, Any]:
         for f in obj._meta.concrete_fields
         if f.name not in skip and f.attname not in skip
     }
+
+
+# -- publishing (issue 5) ---------------------------------------------------------------------------
+
+
+class VersionImmutable(Exception):
+    """A published version was about to be changed or deleted; the database refuses it too."""
+
+
+class Version(models.Model):
+    """One published pack: immutable once written (model, and database triggers, refuse edits).
+
+    `published_by` is a name, not a foreign key: deleting a user must never touch a version.
+    """
+
+    profile = models.ForeignKey(Profile, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    pack_json = models.TextField()
+    checksum = models.CharField(max_length=80)
+    published_by = models.CharField(max_length=150, blank=True)
+    published_at = models.DateTimeField()
+    note = models.TextField(blank=True)
+    # One {"message", "incumbent", "expected", "actual", "verdict", "passed"} per test case.
+    test_results = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["profile", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["profile", "number"], name="version_number_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise VersionImmutable(f"version {self.number} is published and cannot change")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise VersionImmutable(f"version {self.number} is published and cannot be deleted")
+
+    @property
+    def filename(self) -> str:
+        return f"{self.profile.slug}-v{self.number}.json"
+
+    @property
+    def tests_passed(self) -> int:
+        return sum(1 for r in self.test_results if r.get("passed"))
+
+
+class EnvironmentName(models.TextChoices):
+    STAGING = "staging"
+    PRODUCTION = "production"
+
+
+class Environment(Editable):
+    """Where agents pull from: each environment of a profile points at one version (or none)."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="environments")
+    name = models.CharField(max_length=16, choices=EnvironmentName.choices)
+    version = models.ForeignKey(
+        Version, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["profile", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["profile", "name"], name="environment_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.profile_id}/{self.name}"
+
+
+class TokenBase(models.Model):
+    """A bearer secret stored as its sha256: the secret itself is shown once, then forgotten."""
+
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16)  # enough of the secret to tell tokens apart
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ReadToken(TokenBase):
+    """Lets an agent pull one profile's packs, nothing else."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="read_tokens")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+
+class ApiToken(TokenBase):
+    """Lets a script act as its user through the API, with the user's roles."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+
+
+# -- test suites and authoring checks (issue 6) -----------------------------------------------------
+
+
+class JobStatus(models.TextChoices):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Job(models.Model):
+    """Work run in a background thread; the row is its progress, which the page polls."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.RUNNING)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    draft_revision = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-started_at", "-pk"]
+
+    @property
+    def is_running(self) -> bool:
+        return self.status == JobStatus.RUNNING
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+    @property
+    def seconds(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class TestRun(Job):
+    """One run of a profile's test suite: the figures and one result per case, as JSON."""
+
+    __test__ = False  # not a pytest test class
+
+    passed = models.PositiveIntegerField(default=0)
+    pass_rate = models.FloatField(null=True, blank=True)
+    # routing_core's EvalReport.to_dict(): the very figures `routing-core eval --json` prints.
+    figures = models.JSONField(default=dict, blank=True)
+    # One {"id", "text", "expected", "predicted", "verdict", "by", "failures", "us", ...} per case.
+    results = models.JSONField(default=list, blank=True)
+
+    class Meta(Job.Meta):
+        default_related_name = "test_runs"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} run {self.pk}"
+
+
+class OverlapCheck(Job):
+    """One overlap checkup (leave-one-out over the examples) and what it found."""
+
+    findings = models.JSONField(default=list, blank=True)
+
+    class Meta(Job.Meta):
+        default_related_name = "overlap_checks"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} overlap {self.pk}"

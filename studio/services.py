@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import F, Max
 from django.utils.timezone import localtime
 
-from routing_core import Pack, PackError, load_pack
+from routing_core import Decision, Pack, PackError, load_pack
 from studio.models import (
     ActionKind,
     AuditEntry,
@@ -232,10 +232,16 @@ def create_profile(profile: Profile, *, user: Any) -> Profile:
     ]
     if identity:
         raise Refused(identity)
-    with transaction.atomic():
-        profile.updated_by = user
-        profile.save()
-        _audit(user, profile, "profile.create", profile, None, snapshot(profile))
+    try:
+        with transaction.atomic():
+            profile.updated_by = user
+            profile.save()
+            _audit(user, profile, "profile.create", profile, None, snapshot(profile))
+    except IntegrityError as exc:
+        # Two studio processes can both pass the form's uniqueness check; the database decides.
+        if not Profile.objects.filter(slug=profile.slug).exists():
+            raise
+        raise Refused([("profile.slug", f"a profile '{profile.slug}' already exists")]) from exc
     return profile
 
 
@@ -306,6 +312,39 @@ def move_item(item: ProfileItem, direction: Literal["up", "down"], *, user: Any)
         for order, sibling in enumerate(siblings):
             type(item)._default_manager.filter(pk=sibling.pk).update(order=order)
         _audit(user, item.profile, f"{_kind(item)}.move", item, {"order": i}, {"order": j})
+
+
+def add_test_case(
+    profile: Profile, decision: Decision, message: str, expected_route: str, *, user: Any
+) -> TestCase:
+    """Store a routed turn as a test case (the playground's "save as test case").
+
+    The case keeps the message, the turn's incumbent, the expected route (the decided one or a
+    correction; blank = no route), the verdict kind when the expectation is the decided route,
+    and the triage label and kept tools the turn produced.
+
+    Raises:
+        Refused: the expected route is not a route of the profile.
+    """
+    if expected_route and not profile.routes.filter(name=expected_route).exists():
+        raise Refused([("expected_route", f"'{expected_route}' is not a route of this profile")])
+    decided = decision.route if decision.verdict in ("move", "stay") else None
+    triage = decision.triage
+    case = TestCase(
+        profile=profile,
+        message=message,
+        incumbent=decision.from_route or "",
+        expected_route=expected_route,
+        expected_verdict=decision.verdict if expected_route == (decided or "") else "",
+        expected_triage=triage.label if triage else "",
+        expected_tools=list(decision.kept_tools) if triage else None,
+        updated_by=user,
+    )
+    with transaction.atomic():
+        case.order = _next_order(case)
+        case.save()
+        _audit(user, profile, "testcase.create", case, None, snapshot(case))
+    return case
 
 
 def _touch(profile: Profile) -> int:

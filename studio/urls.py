@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import URLPattern, URLResolver, path
+from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
-from studio.views import items, profiles, tuning
+from studio.views import health, items, playground, profiles, publishing, tuning
 
 
 def _item_urls(kind: str) -> list[URLPattern]:
@@ -25,20 +25,36 @@ def _item_urls(kind: str) -> list[URLPattern]:
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("", RedirectView.as_view(pattern_name="profile-list"), name="home"),
+    path("healthz", health.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("profiles/", profiles.profile_list, name="profile-list"),
+    # before profiles/<slug>/: "import" is not a profile
+    path("profiles/import/", publishing.import_page, name="import"),
     path("profiles/<slug:slug>/", profiles.profile_detail, name="profile-detail"),
     path("profiles/<slug:slug>/settings/", profiles.profile_settings, name="profile-settings"),
     path("profiles/<slug:slug>/rules/", items.item_page, {"kind": "rules"}, name="rules"),
     path("profiles/<slug:slug>/tools/", items.item_page, {"kind": "tools"}, name="tools"),
+    path("profiles/<slug:slug>/playground/", playground.playground, name="playground"),
     path("profiles/<slug:slug>/policy/", tuning.policy, name="policy"),
     path("profiles/<slug:slug>/lexicons/", tuning.lexicons, name="lexicons"),
     path("profiles/<slug:slug>/badge/", profiles.pack_badge, name="pack-badge"),
     path("profiles/<slug:slug>/audit/", profiles.audit_log, name="audit"),
+    path("profiles/<slug:slug>/versions/", publishing.versions, name="versions"),
+    path(
+        "profiles/<slug:slug>/versions/<int:number>/download/",
+        publishing.download,
+        name="version-download",
+    ),
+    path("profiles/<slug:slug>/publish/", publishing.publish_page, name="publish"),
+    path("profiles/<slug:slug>/promote/", publishing.promote_view, name="promote"),
+    path("profiles/<slug:slug>/diff/", publishing.diff_page, name="diff"),
+    path("profiles/<slug:slug>/tokens/", publishing.tokens_page, name="tokens"),
+    path("profiles/<slug:slug>/import/", publishing.import_page, name="import-draft"),
     *_item_urls("routes"),
     *_item_urls("rules"),
     *_item_urls("tools"),
     path("admin/", admin.site.urls),
+    path("", include("studio.suite_urls")),  # test suites and authoring help (issue 6)
     path("api/", api.urls),
 ]

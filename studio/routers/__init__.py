@@ -4,4 +4,17 @@ from __future__ import annotations
 
 from ninja import Router
 
-ROUTERS: list[tuple[str, Router]] = []
+from studio.routers import items as _items
+from studio.routers import packs as _packs
+from studio.routers import playground as _playground
+from studio.routers import profiles as _profiles
+from studio.routers import publishing as _publishing
+
+ROUTERS: list[tuple[str, Router]] = [
+    ("/profiles", _items.router),
+    ("/profiles", _publishing.router),
+    ("/profiles", _packs.router),
+    ("/profiles", _profiles.router),
+    ("/imports", _publishing.imports),
+    ("/profiles", _playground.router),
+]

@@ -39,6 +39,9 @@ class Kind:
         form_class = self.add_form if add else self.form
         if form_class is RuleForm:
             kwargs["profile"] = profile
+        if add:
+            # The add form shares its page with the profile form: distinct ids keep labels right.
+            kwargs.setdefault("auto_id", "id_add_%s")
         return form_class(*args, **kwargs)
 
 

@@ -11,6 +11,7 @@ from studio.services import (
     Refused,
     build_pack,
     build_pack_dict,
+    create_profile,
     delete_item,
     move_item,
     pack_report,
@@ -239,3 +240,11 @@ def test_a_delegate_target_that_is_not_an_agent_id_is_refused(route, editor):
         save_item(route, user=editor, expected_revision=route.revision)
 
     assert caught.value.errors[0][0] == "routes[0].action.agent"
+
+
+def test_a_profile_slug_taken_after_the_form_checked_it_is_refused_not_a_crash(profile, editor):
+    # Another studio process can create the slug between the form's check and this save.
+    with pytest.raises(Refused) as refused:
+        create_profile(Profile(slug=profile.slug, name="Again"), user=editor)
+    assert refused.value.errors == [("profile.slug", "a profile 'shop' already exists")]
+    assert Profile.objects.filter(slug=profile.slug).count() == 1
