@@ -9,6 +9,7 @@ from typing import Any
 from routing_core.codec import load_pack
 from routing_core.errors import PackError
 from routing_core.pack import Pack
+from routing_core.scorers.stored import with_model
 
 
 def build_pack(
@@ -20,17 +21,21 @@ def build_pack(
 ) -> Pack:
     """A pack with default policy, scorer and triage around `[{"name", "examples", "description"?}]`.
 
+    The lexical scorer's learned weights are stored in the pack (`scorer.model`).
+
     Raises:
         PackError: when the list is not a list of route objects, or a route is invalid.
     """
     if not isinstance(routes, list) or not all(isinstance(r, dict) for r in routes):
         raise PackError([("$", "expected a JSON list of route objects")])
-    return load_pack(
+    pack = load_pack(
         {
             "profile": {"slug": slug, "name": name or slug, "description": description},
             "routes": routes,
         }
     )
+    # Learn the scorer's weights now, so the pack loads in a fraction of a second.
+    return with_model(pack)
 
 
 def build_pack_file(path: str | Path, **identity: Any) -> Pack:

@@ -22,7 +22,7 @@ from typing import Any
 from routing_core import Decision, Router
 from routing_core.policy import Ranked
 from studio.models import Profile
-from studio.services import build_pack
+from studio.services import release_pack
 
 MAX_CACHED_PROFILES = 16
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
@@ -51,7 +51,7 @@ def compiled_router(profile: Profile) -> Router:
     with building:
         router = _cached(key)
         if router is None:
-            router = Router(build_pack(profile))
+            router = Router(release_pack(profile))
             with _lock:
                 _cache[profile.pk] = (key, router)
                 _cache.move_to_end(profile.pk)

@@ -19,6 +19,7 @@ from django.utils import timezone
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.cases import Case
 from routing_core.evaluate import CaseResult, evaluate
+from routing_core.scorers.stored import with_model
 from studio.diff import PackDiff, diff_packs
 from studio.models import (
     ActionKind,
@@ -37,9 +38,9 @@ from studio.services import (
     Conflict,
     Refused,
     _audit,
-    build_pack,
     build_pack_dict,
     pack_report,
+    release_pack,
 )
 
 MAX_IMPORT_BYTES: int = getattr(settings, "STUDIO_MAX_IMPORT_BYTES", 5 * 1024 * 1024)
@@ -75,7 +76,7 @@ def publish(
             raise PackError(report.problems)
         number = (locked.versions.aggregate(top=Max("number"))["top"] or 0) + 1
         published_at = timezone.now().replace(microsecond=0)
-        pack = versioned(load_pack(build_pack_dict(locked)), number, published_at)
+        pack = versioned(with_model(load_pack(build_pack_dict(locked))), number, published_at)
         version = Version.objects.create(
             profile=locked,
             number=number,
@@ -337,7 +338,7 @@ def delete_profile(profile: Profile, *, user: Any) -> None:
 def pack_at(profile: Profile, side: str) -> Pack:
     """`draft` (raises PackError when invalid) or a published version number (Http404 if none)."""
     if side == "draft":
-        return build_pack(profile)
+        return release_pack(profile)
     version = profile.versions.filter(number=int(side)).first()
     if version is None:
         raise Http404(f"no version {side}")

@@ -18,6 +18,7 @@ from django.db.models import F, Max
 from django.utils.timezone import localtime
 
 from routing_core import Decision, Pack, PackError, load_pack
+from routing_core.scorers.stored import with_model
 from studio.models import (
     ActionKind,
     AuditEntry,
@@ -148,6 +149,16 @@ def _triage_dict(profile: Profile) -> dict[str, Any]:
 def build_pack(profile: Profile) -> Pack:
     """The profile's draft as a routing_core Pack. Raises PackError when it is invalid."""
     return load_pack(build_pack_dict(profile))
+
+
+def release_pack(profile: Profile) -> Pack:
+    """The pack production would run for this draft: valid, its scorer's weights learned.
+
+    The playground, suite runs, diffs and publishing all route on this one pack, so what a
+    person sees in the studio is what an agent does. Learning is cached per process by the
+    routes' text, so an edit of the policy, rules or tools recompiles at once.
+    """
+    return with_model(build_pack(profile))
 
 
 def check_pack(pack: dict[str, Any]) -> list[Problem]:

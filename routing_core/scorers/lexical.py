@@ -185,6 +185,35 @@ class _Features:
     values: FloatArray
 
 
+# Learned models by fingerprint of their route texts, most recent last. Editing a profile's
+# policy, rules or tools leaves its routes' text alone: the studio then recompiles at once
+# instead of learning again. Small, because a CLINC150-size model is tens of megabytes.
+_LEARNED: dict[str, LexicalModel] = {}
+_LEARNED_SIZE = 4
+_LEARNING = threading.Lock()
+
+
+def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel:
+    """Learn the model for these routes (or reuse this process's copy), always quantised.
+
+    A freshly learned model goes through the same compact encoding a pack stores, so a pack
+    that learns at load and one that carries its model score every message identically.
+    """
+    with _LEARNING:
+        model = _LEARNED.pop(fingerprint, None)
+        if model is None:
+            vocabulary, corpus = _build_corpus(routes)
+            trained = _model.train(corpus, len(routes))
+            terms = list(vocabulary.ids)
+            model = stored_model.encode(
+                routes, terms, vocabulary.idf, trained.weights, trained.temperature
+            )
+        _LEARNED[fingerprint] = model
+        while len(_LEARNED) > _LEARNED_SIZE:
+            _LEARNED.pop(next(iter(_LEARNED)))
+        return model
+
+
 class LexicalScorer:
     """Scores a message against routes by their words; see the module docstring."""
 
@@ -236,16 +265,18 @@ class LexicalScorer:
             raise ValueError("the lexical scorer needs at least one route")
         if len(set(names)) != len(names):
             raise ValueError("route names must be unique")
-        if stored is not None and stored.fingerprint == stored_model.fingerprint(routes):
-            idf, weights = stored_model.decode(stored)
-            terms = {term: i for i, term in enumerate(stored.terms)}
-            is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool)
-            vocabulary = _Vocabulary(terms, idf, is_char)
-            return cls(names, vocabulary, weights, stored.temperature, "stored in the pack")
-        vocabulary, corpus = _build_corpus(routes)
-        model = _model.train(corpus, len(names))
+        fingerprint = stored_model.fingerprint(routes)
+        if stored is not None and stored.fingerprint == fingerprint:
+            return cls._from_model(names, stored, "stored in the pack")
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
-        return cls(names, vocabulary, model.weights, model.temperature, origin)
+        return cls._from_model(names, learned_model(routes, fingerprint), origin)
+
+    @classmethod
+    def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
+        idf, weights = stored_model.decode(model)
+        terms = {term: i for i, term in enumerate(model.terms)}
+        is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool)
+        return cls(names, _Vocabulary(terms, idf, is_char), weights, model.temperature, origin)
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
         """These weights as the pack field `scorer.model` (`routes`: what they were learned from)."""

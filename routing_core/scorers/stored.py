@@ -104,12 +104,12 @@ def with_model(pack: Pack) -> Pack:
     """
     from routing_core.pack import LexicalScorerSettings
     from routing_core.scorers import route_texts
-    from routing_core.scorers.lexical import LexicalScorer
+    from routing_core.scorers.lexical import learned_model
 
     if not isinstance(pack.scorer, LexicalScorerSettings):
         return pack
     texts = route_texts(pack)
-    model = LexicalScorer.build(texts).to_model(texts)
+    model = learned_model(texts, fingerprint(texts))
     return pack.model_copy(update={"scorer": pack.scorer.model_copy(update={"model": model})})
 
 

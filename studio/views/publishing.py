@@ -25,7 +25,7 @@ from studio.publishing import (
     read_upload,
 )
 from studio.roles import PUBLISH
-from studio.services import Conflict, Refused, build_pack, pack_report
+from studio.services import Conflict, Refused, pack_report, release_pack
 from studio.tokens import create_api_token, create_read_token, revoke
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 
@@ -95,7 +95,7 @@ def _against_production(profile: Profile) -> dict[str, Any]:
 
 
 def _first_diff(profile: Profile) -> PackDiff:
-    return diff_packs(None, build_pack(profile))
+    return diff_packs(None, release_pack(profile))
 
 
 def _user_id(request: HtmxHttpRequest) -> int:

@@ -69,7 +69,9 @@ def test_stored_weights_score_like_freshly_learned_ones(pack_with_model: Pack) -
 
 
 def test_a_pack_without_a_model_learns_at_load() -> None:
-    router = Router(build_pack(_routes(), slug="topics"))
+    router = Router(
+        load_pack({"profile": {"slug": "topics", "name": "Topics"}, "routes": _routes()})
+    )
     assert router.scorer.info.details["model"] == "trained at load"
     assert router.route("the forecast says rain").route == "weather"
 
@@ -179,3 +181,40 @@ def test_the_explain_cache_is_per_thread() -> None:
     mine = scorer.explain("refund my card payment", "billing")
     assert "refund" in [t.term for t in mine] and all(math.isfinite(t.weight) for t in mine)
     assert "snow" in explained[0] and "refund" not in explained[0]
+
+
+def test_a_pack_that_learns_at_load_scores_exactly_like_one_that_carries_its_model():
+    from routing_core import Router, load_pack
+    from routing_core.scorers.stored import with_model
+    from tests.routing_core.conftest import PACKS
+
+    plain = load_pack(PACKS / "support.json")
+    carried = load_pack(dump_pack(with_model(plain)))
+    assert plain.scorer.model is None and carried.scorer.model is not None
+    a, b = Router(plain), Router(carried)
+    assert a.scorer.info.details["model"] == "trained at load"
+    assert b.scorer.info.details["model"] == "stored in the pack"
+    for message in ["where is my parcel", "refund please", "hello", "my card was charged twice"]:
+        assert a.route(message).to_event()["ranked"] == b.route(message).to_event()["ranked"]
+        assert list(a.scorer.score(message, plain.route_names)) == list(
+            b.scorer.score(message, plain.route_names)
+        )
+
+
+def test_a_process_learns_a_routes_model_once_whatever_else_changes():
+    from routing_core import load_pack
+    from routing_core.scorers import route_texts
+    from routing_core.scorers.lexical import learned_model
+    from routing_core.scorers.stored import fingerprint
+    from tests.routing_core.conftest import PACKS
+
+    pack = load_pack(PACKS / "support.json")
+    tuned = pack.model_copy(update={"policy": pack.policy.model_copy(update={"floor": 0.3})})
+    first = learned_model(route_texts(pack), fingerprint(route_texts(pack)))
+    again = learned_model(route_texts(tuned), fingerprint(route_texts(tuned)))
+    assert again is first
+
+
+def test_routing_core_build_stores_the_learned_model() -> None:
+    router = Router(build_pack(_routes(), slug="topics"))
+    assert router.scorer.info.details["model"] == "stored in the pack"
