@@ -12,7 +12,7 @@ import pytest
 from routing_core import dump_pack
 from studio.case_import import export_jsonl, import_cases, parse_cases
 from studio.models import Profile, Route, TestCase
-from studio.services import build_pack
+from studio.services import release_pack
 from studio.suites import start_run
 
 CLINC = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "clinc150"
@@ -21,7 +21,7 @@ CLI = [str(Path(sys.executable).parent / "routing-core")]
 
 def _cli_figures(profile: Profile, tmp_path: Path) -> dict[str, object]:
     pack, cases = tmp_path / "pack.json", tmp_path / "cases.jsonl"
-    pack.write_text(dump_pack(build_pack(profile)), encoding="utf-8")
+    pack.write_text(dump_pack(release_pack(profile)), encoding="utf-8")
     cases.write_text(export_jsonl(profile), encoding="utf-8")
     out = subprocess.run(
         [*CLI, "eval", str(pack), str(cases), "--json"],
