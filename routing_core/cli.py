@@ -210,6 +210,7 @@ def render_report(report: EvalReport, worst: int = 10) -> str:
         f"oos precision       {pct(report.oos_precision)}",
         f"menu rate           {pct(report.menu_rate)}",
         f"latency p50 / p99   {report.latency_us['p50']:.0f} / {report.latency_us['p99']:.0f} µs",
+        *_tier_lines(report),
         "worst routes (F1):",
     ]
     ordered = sorted(report.per_route.items(), key=lambda kv: kv[1].f1)[:worst]
@@ -220,6 +221,20 @@ def render_report(report: EvalReport, worst: int = 10) -> str:
     lines.append("worst confusions (expected → predicted):")
     lines += [f"  {e} → {p}: {c}" for e, p, c in report.confusions[:worst]]
     return "\n".join(lines)
+
+
+def _tier_lines(report: EvalReport) -> list[str]:
+    """Who decided, and each scoring tier's latency and tokens (only when there is a choice)."""
+    if len(report.tiers) < 2 and not any(t.usage.total_tokens for t in report.tiers.values()):
+        return []
+    lines = ["decided by:         " + ", ".join(f"{k} {v}" for k, v in report.decided_by.items())]
+    for name, t in report.tiers.items():
+        lines.append(
+            f"  tier {name:<13} ran {t.ran}, decided {t.decided}, p50 / p99 "
+            f"{t.latency_us['p50']:.0f} / {t.latency_us['p99']:.0f} µs, "
+            f"{t.usage.total_tokens} tokens" + (f", {t.errors} errors" if t.errors else "")
+        )
+    return lines
 
 
 def _print_json(value: Any, stream: TextIO | None = None) -> int:

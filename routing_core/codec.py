@@ -144,7 +144,10 @@ def _problems(exc: ValidationError) -> list[tuple[str, str]]:
         if error["type"] == "pack_references":
             problems.extend(ctx["problems"])
             continue
-        problem = (format_location(error["loc"]), _message(error["msg"]))
+        loc = error["loc"]
+        if error["type"] == "scorer_kind":  # the union could not pick a model: `kind` is wrong
+            loc = (*loc, "kind")
+        problem = (format_location(loc), _message(error["msg"]))
         (too_short if error["type"] == "too_short" else problems).append(problem)
     # A list whose only item failed also reports "at least 1 item after validation": noise
     # when the item's own error is already there.

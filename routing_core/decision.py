@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
 from routing_core.policy import Policy, Ranked, RunnerUp, VerdictKind
-from routing_core.scorers.base import Term
+from routing_core.scorers.base import NO_USAGE, Term
+from routing_core.scorers.base import Usage as Usage  # re-exported: part of the Decision API
 from routing_core.triage import TriageVerdict
 
 By = Literal["rule", "scorer", "continuity", "menu", "decider", "default", "none"]
@@ -84,25 +85,27 @@ class ToolRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
-    """LLM token usage spent on the turn (all zero for offline scorers)."""
+class TierRecord:
+    """One tier's part in a turn: whether its verdict stood, what it took, what it cost."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
+    name: str
+    decided: bool
+    verdict: VerdictKind | None
+    elapsed_us: int
+    usage: Usage = NO_USAGE
+    error: str | None = None
+    note: str | None = None
 
     def to_event(self) -> dict[str, Any]:
         """JSON-safe form."""
         return {
-            "input": self.input_tokens,
-            "output": self.output_tokens,
-            "cached": self.cached_tokens,
-            "total": self.total_tokens,
+            "name": self.name,
+            "decided": self.decided,
+            "verdict": self.verdict,
+            "elapsed_us": self.elapsed_us,
+            "usage": self.usage.to_event(),
+            "error": self.error,
+            "note": self.note,
         }
 
 
@@ -135,7 +138,7 @@ class Decision:
     from_route: str | None
     offered: tuple[str, ...]
     stay_offered: bool
-    ranked: tuple[Ranked, ...]
+    ranked: Sequence[Ranked]
     runner_up: RunnerUp | None
     decisive: bool
     evidence: Evidence | None
@@ -150,6 +153,7 @@ class Decision:
     dropped_incumbent: str | None = None
     descriptions: Mapping[str, str] = field(default_factory=lambda: _NO_DESCRIPTIONS)
     pack: tuple[str, int, str] = ("", 0, "")
+    tiers: tuple[TierRecord, ...] = ()
 
     @property
     def kept_tools(self) -> tuple[str, ...]:
@@ -238,6 +242,7 @@ class Decision:
                 "effective_floor": _num(self.floor),
             },
             "scorer": self.scorer.to_event(),
+            "tiers": [t.to_event() for t in self.tiers],
             "elapsed_us": self.elapsed_us,
         }
 

@@ -12,6 +12,7 @@ from routing_core.cases import Case
 from routing_core.decision import Decision
 from routing_core.policy import Policy
 from routing_core.router import Router
+from routing_core.tier_stats import TierStats, tier_stats
 
 UNMATCHED = "(unmatched)"
 MENU = "(menu)"
@@ -87,6 +88,8 @@ class EvalReport:
     confusions: list[tuple[str, str, int]]
     latency_us: dict[str, float]
     results: list[CaseResult] = field(repr=False, default_factory=list)
+    tiers: dict[str, TierStats] = field(default_factory=dict)
+    decided_by: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`routing-core eval --json`)."""
@@ -111,6 +114,8 @@ class EvalReport:
                 {"expected": e, "predicted": p, "count": c} for e, p, c in self.confusions
             ],
             "latency_us": {k: round(v, 1) for k, v in self.latency_us.items()},
+            "tiers": {name: t.to_dict(self.n) for name, t in self.tiers.items()},
+            "decided_by": dict(self.decided_by),
         }
 
 
@@ -176,6 +181,7 @@ def summarize(results: Sequence[CaseResult], routes: Iterable[str]) -> EvalRepor
     oos = [r for r in results if r.case.expected is None]
     said_unmatched = [r for r in results if r.predicted == UNMATCHED]
     latencies = sorted(r.elapsed_us for r in results)
+    tiers, decided_by = tier_stats(r.decision for r in results)
     return EvalReport(
         n=len(results),
         pass_rate=_share(list(results), lambda r: r.passed),
@@ -188,6 +194,8 @@ def summarize(results: Sequence[CaseResult], routes: Iterable[str]) -> EvalRepor
         confusions=_confusions(results),
         latency_us={"p50": _percentile(latencies, 50), "p99": _percentile(latencies, 99)},
         results=list(results),
+        tiers=tiers,
+        decided_by=decided_by,
     )
 
 

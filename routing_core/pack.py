@@ -202,13 +202,165 @@ class TriageSettings(_Model):
     question_pattern: Regex | None = None
 
 
+MAX_MODEL_TERMS = 2_000_000
+ModelTerm = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+
+
+class LexicalModel(_Model):
+    """What the lexical scorer learned at build/publish time, so that loading does not retrain.
+
+    The arrays are base64 of little-endian numbers, in term order: `idf` (float16, one per
+    term), `cells` (uint32, `term * routes + route`, strictly ascending) and `weights`
+    (float16, one per cell). A route's weight for a term is the cell's value, 0 where no
+    cell is stored (weights are stored relative to each term's median route, which changes
+    no score). `fingerprint` is the `sha256` of the route texts the model was trained on
+    (and of the scorer's feature version): a pack whose routes were edited since no longer
+    matches it, and the scorer then retrains from the routes at load instead.
+    """
+
+    format: Literal["lexical-model/1"] = "lexical-model/1"
+    fingerprint: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+    routes: int = Field(ge=1, le=MAX_ROUTES)
+    temperature: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
+    terms: tuple[ModelTerm, ...] = Field(max_length=MAX_MODEL_TERMS)
+    idf: str
+    cells: str
+    weights: str
+
+    @model_validator(mode="after")
+    def _check_arrays(self) -> LexicalModel:
+        from routing_core.scorers.stored import check_model
+
+        check_model(self)
+        return self
+
+
 class LexicalScorerSettings(_Model):
-    """The default scorer: words and character n-grams, no model download."""
+    """The default scorer: words and character n-grams, no model download.
+
+    `model` holds the weights learned when the pack was built (optional: without it, or
+    when it no longer matches the routes, the scorer learns them when the pack is loaded).
+    """
 
     kind: Literal["lexical"] = "lexical"
+    model: LexicalModel | None = None
 
 
-ScorerSettings = LexicalScorerSettings
+EncoderName = Literal["all-minilm-l6-v2"]
+Aggregate = Literal["max", "centroid", "mean"]
+ENV_VAR_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
+
+
+class _TierThresholds(_Model):
+    """Thresholds in the scorer's own units, for scores the policy's defaults do not fit.
+
+    Cosines of related intents sit a few hundredths apart, so a margin and a floor chosen for
+    the lexical scorer's probabilities mean nothing to them. When set, these replace the
+    policy's values for this scorer's verdicts (and the decision records the policy it used).
+    """
+
+    floor: float | None = Field(None, ge=-1.0, le=1.0, allow_inf_nan=False)
+    near_tie_margin: float | None = Field(None, ge=0.0, le=1.0)
+
+
+class EmbeddingScorerSettings(_TierThresholds):
+    """Optional tier (extra `embeddings`): cosine of the message against each route's text."""
+
+    kind: Literal["embedding"]
+    model: EncoderName = "all-minilm-l6-v2"
+    aggregate: Aggregate = Field(
+        "mean", description="Per route: the best text's cosine, the centroid's, or their mean."
+    )
+
+
+class HybridScorerSettings(_TierThresholds):
+    """Lexical and embedding scores mixed: `embedding_weight` of the embedding's share."""
+
+    kind: Literal["hybrid"]
+    model: EncoderName = "all-minilm-l6-v2"
+    aggregate: Aggregate = "mean"
+    embedding_weight: float = Field(0.5, ge=0.0, le=1.0)
+
+
+class LlmScorerSettings(_Model):
+    """Optional tier (extra `llm`): an OpenAI-compatible chat model picks one route or none.
+
+    The key is never in the pack: `api_key_env` names the environment variable holding it.
+    """
+
+    kind: Literal["llm"]
+    base_url: Annotated[
+        str,
+        StringConstraints(max_length=500),
+        _matches(r"^https?://[^\s/]+", "base_url is an http(s) URL, e.g. https://api.example/v1"),
+    ]
+    model: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    api_key_env: (
+        Annotated[
+            str,
+            StringConstraints(max_length=100),
+            _matches(ENV_VAR_PATTERN, "the NAME of an environment variable, e.g. OPENAI_API_KEY"),
+        ]
+        | None
+    ) = None
+    timeout_s: float = Field(10.0, gt=0.0, le=120.0)
+    max_examples: int = Field(5, ge=0, le=5, description="Examples per route in the prompt.")
+    max_output_tokens: int = Field(16, ge=1, le=256)
+
+
+def _scorer_kind(value: Any) -> str | None:
+    kind = value.get("kind", "lexical") if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind if isinstance(kind, str) else None
+
+
+TierSettings = Annotated[
+    Annotated[LexicalScorerSettings, Tag("lexical")]
+    | Annotated[EmbeddingScorerSettings, Tag("embedding")]
+    | Annotated[HybridScorerSettings, Tag("hybrid")]
+    | Annotated[LlmScorerSettings, Tag("llm")],
+    Discriminator(
+        _scorer_kind,
+        custom_error_type="scorer_kind",
+        custom_error_message="a tier's kind is one of 'lexical', 'embedding', 'hybrid', 'llm'",
+    ),
+]
+
+
+class CascadeScorerSettings(_Model):
+    """Tiers tried in order, each only when the one before was not decisive (DESIGN §4).
+
+    An `llm` tier runs only on a near-tie and only over its contenders, so it comes last.
+    The `decider` (an llm) resolves a menu that is still outstanding after the last tier.
+    """
+
+    kind: Literal["cascade"]
+    tiers: tuple[TierSettings, ...] = Field(min_length=1, max_length=4)
+    decider: LlmScorerSettings | None = None
+
+    @model_validator(mode="after")
+    def _check_tiers(self) -> CascadeScorerSettings:
+        kinds = [t.kind for t in self.tiers]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("each kind of tier appears at most once in a cascade")
+        if "llm" in kinds[:-1]:
+            raise ValueError("an llm tier judges the remaining near-tie, so it must come last")
+        return self
+
+
+ScorerSettings = Annotated[
+    Annotated[LexicalScorerSettings, Tag("lexical")]
+    | Annotated[EmbeddingScorerSettings, Tag("embedding")]
+    | Annotated[HybridScorerSettings, Tag("hybrid")]
+    | Annotated[LlmScorerSettings, Tag("llm")]
+    | Annotated[CascadeScorerSettings, Tag("cascade")],
+    Discriminator(
+        _scorer_kind,
+        custom_error_type="scorer_kind",
+        custom_error_message=(
+            "a scorer's kind is one of 'lexical', 'embedding', 'hybrid', 'llm', 'cascade'"
+        ),
+    ),
+]
 
 
 class Pack(_Model):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple, overload
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 VerdictKind = Literal["move", "stay", "menu", "unmatched"]
@@ -33,17 +35,58 @@ class Policy(BaseModel):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """One candidate's place in the ranking: raw score (maybe non-finite) and softmax relevance."""
+class Ranked(NamedTuple):
+    """One candidate's place in the ranking: raw score (maybe non-finite) and softmax relevance.
+
+    A named tuple rather than a dataclass: a decision builds one per route per turn, and
+    tuples are the cheapest immutable records Python makes.
+    """
 
     route: str
     score: float
     relevance: float
 
 
-@dataclass(frozen=True, slots=True)
-class RunnerUp:
+class Ranking(Sequence[Ranked]):
+    """Every candidate best first, as a sequence of `Ranked` made on access.
+
+    Routing a turn ranks every route, but most callers read only the top few entries;
+    keeping three plain lists instead of one object per route keeps `route()` lean.
+    """
+
+    __slots__ = ("_relevance", "_routes", "_scores")
+
+    def __init__(self, routes: list[str], scores: list[float], relevance: list[float]) -> None:
+        self._routes, self._scores, self._relevance = routes, scores, relevance
+
+    def __len__(self) -> int:
+        return len(self._routes)
+
+    @overload
+    def __getitem__(self, index: int) -> Ranked: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Ranked, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Ranked | tuple[Ranked, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        return Ranked(self._routes[index], self._scores[index], self._relevance[index])
+
+    def __iter__(self) -> Iterator[Ranked]:
+        return map(Ranked, self._routes, self._scores, self._relevance)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Ranking({list(self)!r})"
+
+
+class RunnerUp(NamedTuple):
     """The best alive route after the top, and the pairwise gap between them."""
 
     route: str
@@ -58,13 +101,14 @@ class Verdict:
     to: str | None
     offered: tuple[str, ...]
     decisive: bool
-    ranked: tuple[Ranked, ...]
+    ranked: Ranking
     runner_up: RunnerUp | None
     floor: float | None
     alive: tuple[str, ...]
 
 
 Scores = Mapping[str, float] | Sequence[tuple[str, float]]
+FloatArray = npt.NDArray[np.float64]
 
 
 def decide(
@@ -90,22 +134,23 @@ def decide(
     """
     policy = policy or Policy()
     pairs = list(scores.items()) if isinstance(scores, Mapping) else list(scores)
-    ranked = _rank(pairs, temperature)
+    names = [name for name, _ in pairs]
+    raw = np.array([score for _, score in pairs], dtype=np.float64)
     floor = policy.floor if policy.floor is not None else scorer_floor
-    alive = tuple(r for r in ranked if _is_alive(r.score, floor))
+    ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
         return Verdict("unmatched", None, (), False, ranked, None, floor, ())
     top = alive[0]
-    runner_up = RunnerUp(alive[1].route, gap(top.score, alive[1].score)) if len(alive) > 1 else None
+    alive_names = tuple(names[i] for i in alive)
+    runner_up = RunnerUp(names[alive[1]], gap(raw[top], raw[alive[1]])) if len(alive) > 1 else None
     decisive = categorical or runner_up is None or runner_up.gap >= policy.near_tie_margin
-    names = tuple(r.route for r in alive)
     if decisive:
-        kind: VerdictKind = "stay" if top.route == incumbent else "move"
-        return Verdict(kind, top.route, (), True, ranked, runner_up, floor, names)
-    if incumbent is not None and incumbent in names:
-        return Verdict("stay", incumbent, (), False, ranked, runner_up, floor, names)
-    offered = _menu(alive, policy)
-    return Verdict("menu", None, offered, False, ranked, runner_up, floor, names)
+        kind: VerdictKind = "stay" if names[top] == incumbent else "move"
+        return Verdict(kind, names[top], (), True, ranked, runner_up, floor, alive_names)
+    if incumbent is not None and incumbent in alive_names:
+        return Verdict("stay", incumbent, (), False, ranked, runner_up, floor, alive_names)
+    offered = _menu(alive_names, raw[alive], policy)
+    return Verdict("menu", None, offered, False, ranked, runner_up, floor, alive_names)
 
 
 def gap(top: float, second: float) -> float:
@@ -115,37 +160,41 @@ def gap(top: float, second: float) -> float:
 
 def softmax(values: Iterable[float], temperature: float = 1.0) -> list[float]:
     """Softmax with non-finite values as -inf; uniform when nothing finite is left."""
-    xs = [v / temperature if math.isfinite(v) else -math.inf for v in values]
-    if not xs:
-        return []
-    peak = max(xs)
-    if peak == -math.inf:
-        return [1.0 / len(xs)] * len(xs)
-    exps = [math.exp(x - peak) if x != -math.inf else 0.0 for x in xs]
-    total = math.fsum(exps)
-    return [e / total for e in exps]
+    xs = np.array(list(values), dtype=np.float64)
+    shares: list[float] = _softmax(np.where(np.isfinite(xs), xs, -np.inf), temperature).tolist()
+    return shares
 
 
-def _rank(pairs: list[tuple[str, float]], temperature: float) -> tuple[Ranked, ...]:
-    raw = [float(score) for _, score in pairs]
-    relevance = softmax(raw, temperature if temperature > 0 else 1.0)
-    entries = [Ranked(name, raw[i], relevance[i]) for i, (name, _) in enumerate(pairs)]
-    # sorted() is stable, so exact ties keep declaration order.
-    return tuple(sorted(entries, key=lambda r: -_rankable(r.score)))
+def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
+    if not len(rankable):
+        return rankable
+    scaled = rankable / (temperature if temperature > 0 else 1.0)
+    peak = scaled.max()
+    if peak == -np.inf:
+        return np.full(len(rankable), 1.0 / len(rankable))
+    exps = np.exp(scaled - peak)
+    shares: FloatArray = exps / exps.sum()
+    return shares
 
 
-def _rankable(score: float) -> float:
-    return score if math.isfinite(score) else -math.inf
+def _rank(
+    names: list[str], raw: FloatArray, temperature: float, floor: float | None
+) -> tuple[Ranking, list[int]]:
+    """Every candidate best first (exact ties in declaration order), and the alive indexes."""
+    finite = np.isfinite(raw)
+    rankable = np.where(finite, raw, -np.inf)
+    relevance = _softmax(rankable, temperature)
+    order = np.argsort(-rankable, kind="stable")
+    living = finite if floor is None else finite & (raw > floor)
+    ranking = Ranking(
+        [names[i] for i in order.tolist()], raw[order].tolist(), relevance[order].tolist()
+    )
+    return ranking, order[living[order]].tolist()
 
 
-def _is_alive(score: float, floor: float | None) -> bool:
-    if not math.isfinite(score):
-        return False
-    return floor is None or score > floor
-
-
-def _menu(alive: tuple[Ranked, ...], policy: Policy) -> tuple[str, ...]:
-    top = alive[0].score
+def _menu(alive: tuple[str, ...], scores: FloatArray, policy: Policy) -> tuple[str, ...]:
     # Only called on a near-tie, so the runner-up is always within the margin: >= 2 entries.
-    near = [r.route for r in alive if gap(top, r.score) < policy.near_tie_margin]
-    return tuple(near[: max(2, policy.menu_size)])
+    near = np.tanh((scores[0] - scores) / 2.0) < policy.near_tie_margin
+    return tuple(name for name, keep in zip(alive, near.tolist(), strict=True) if keep)[
+        : max(2, policy.menu_size)
+    ]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from routing_core.cascade import Cascade, Outcome, Tier
 from routing_core.codec import PackSource, load_pack
 from routing_core.decision import (
     By,
@@ -16,15 +18,16 @@ from routing_core.decision import (
     Evidence,
     RouteAction,
     ScorerReport,
+    TierRecord,
     ToolRecord,
-    Usage,
 )
 from routing_core.errors import PackError
 from routing_core.pack import Pack, Route
-from routing_core.policy import Policy, Ranked, Verdict, VerdictKind, decide, softmax
+from routing_core.policy import Policy, Ranking, Verdict, VerdictKind, softmax
 from routing_core.rules import RuleSet
-from routing_core.scorers import build_scorer
-from routing_core.scorers.base import Scorer
+from routing_core.scorers import build_decider, build_tiers
+from routing_core.scorers.base import NO_USAGE, Scorer, Usage
+from routing_core.scorers.llm import STAY, LlmDecider
 from routing_core.tools import estimate_dropped_tokens, narrow_tools
 from routing_core.triage import IntentClassifier, TriageVerdict
 
@@ -39,13 +42,26 @@ class Router:
 
     Args:
         pack: a `Pack`, or anything `load_pack` accepts.
-        scorer: a scorer to use instead of the one the pack's settings build.
+        scorer: a scorer to use instead of the tiers the pack's settings build.
+        decider: a tier-3 menu decider instead of the one the pack's settings build.
+
+    Raises:
+        PackError: the pack is invalid, or names a scorer whose optional extra is missing.
     """
 
-    def __init__(self, pack: Pack | PackSource, *, scorer: Scorer | None = None) -> None:
+    def __init__(
+        self,
+        pack: Pack | PackSource,
+        *,
+        scorer: Scorer | None = None,
+        decider: LlmDecider | None = None,
+    ) -> None:
         self.pack = load_pack(pack)
-        self.scorer: Scorer = scorer if scorer is not None else build_scorer(self.pack)
         self._names = self.pack.route_names
+        tiers = (Tier(scorer),) if scorer is not None else build_tiers(self.pack)
+        self.cascade = Cascade(tiers, self._names)
+        self.scorer: Scorer = tiers[0].scorer  # the first (cheapest) tier
+        self.decider = decider if decider is not None else build_decider(self.pack)
         self._routes = {r.name: r for r in self.pack.routes}
         self._actions = {r.name: _action(r) for r in self.pack.routes}
         self._rules = RuleSet(self.pack.rules)
@@ -107,7 +123,7 @@ class Router:
     def _route(self, turn: _Turn) -> Decision:
         turn.triage = self._triage.classify(turn.text) if self._triage else None
         hit = self._rules.first_match(turn.text)
-        turn.verdict, turn.error = self._score(turn)
+        self._score(turn, first_only=hit is not None)
         if hit is not None:
             kind: VerdictKind = "stay" if hit.route == turn.incumbent else "move"
             return self._decision(turn, hit.route, "rule", kind, decisive=True, evidence=hit)
@@ -115,21 +131,17 @@ class Router:
             return self._scorer_failed(turn)
         return self._judge(turn, turn.verdict)
 
-    def _score(self, turn: _Turn) -> tuple[Verdict | None, str | None]:
-        info = self.scorer.info
-        try:
-            scores = list(self.scorer.score(turn.text, self._names))
-            if len(scores) != len(self._names):
-                raise ValueError(f"{len(scores)} scores for {len(self._names)} routes")
-            pairs = [(n, float(s)) for n, s in zip(self._names, scores, strict=True)]
-        except Exception as exc:  # noqa: BLE001 - a failing scorer is recorded, never raised
-            return None, f"{type(exc).__name__}: {exc}"[:300]
-        verdict = decide(
-            pairs, turn.incumbent, turn.policy, info.floor, info.categorical, info.temperature
-        )
-        return verdict, None
+    def _score(self, turn: _Turn, first_only: bool) -> None:
+        outcome = self.cascade.run(turn.text, turn.incumbent, turn.policy, first_only=first_only)
+        turn.outcome, turn.verdict, turn.error = outcome, outcome.verdict, outcome.error
+        turn.policy = outcome.policy
+        turn.records = list(outcome.records)
 
     def _judge(self, turn: _Turn, verdict: Verdict) -> Decision:
+        if verdict.kind == "menu" and self.decider is not None:
+            resolved = self._resolve(turn, verdict)
+            if resolved is not None:
+                return resolved
         rails = turn.policy.strictness == "rails"
         route, offered = verdict.to, verdict.offered
         by: By
@@ -137,14 +149,45 @@ class Router:
             by = "scorer" if verdict.decisive else "continuity"
         elif verdict.kind == "menu":
             by = "none" if rails else "menu"
-        elif self.pack.default_route is not None:
-            by, route = "default", self.pack.default_route
         else:
-            by, offered = ("none" if rails else "menu"), self._names
-        evidence = self._explain(turn.text, route) if by == "scorer" and route else None
+            return self._unmatched(turn, verdict.kind)
+        evidence = self._explain(turn, route) if by == "scorer" and route else None
         return self._decision(
             turn, route, by, verdict.kind, () if rails else offered, verdict.decisive, evidence
         )
+
+    def _unmatched(self, turn: _Turn, kind: VerdictKind) -> Decision:
+        """Nothing fits: the default route when the pack has one, else the full menu."""
+        if self.pack.default_route is not None:
+            return self._decision(turn, self.pack.default_route, "default", kind)
+        if turn.policy.strictness == "rails":
+            return self._decision(turn, None, "none", kind)
+        return self._decision(turn, None, "menu", kind, offered=self._names)
+
+    def _resolve(self, turn: _Turn, verdict: Verdict) -> Decision | None:
+        """Tier 3: the decider picks among the menu, `stay` and `none`; None = the menu stands."""
+        assert self.decider is not None
+        started = time.perf_counter_ns()
+        try:
+            pick = self.decider.resolve(turn.text, verdict.offered, turn.incumbent)
+        except Exception as exc:  # noqa: BLE001 - a failing decider leaves the menu standing
+            usage = getattr(exc, "usage", NO_USAGE)
+            message = f"{type(exc).__name__}: {exc}"[:300]
+            turn.records.append(TierRecord("decider", False, None, _since(started), usage, message))
+            return None
+        if pick.choice is None:
+            note = f"no pick: {pick.answer[:80]!r}"
+            turn.records.append(
+                TierRecord("decider", False, None, _since(started), pick.usage, None, note)
+            )
+            return None
+        route, kind = _decided_route(pick.choice, verdict.offered, turn.incumbent)
+        # The decider, not the scoring tier, settled this turn.
+        turn.records = [dataclasses.replace(r, decided=False) for r in turn.records]
+        turn.records.append(TierRecord("decider", True, kind, _since(started), pick.usage))
+        if route is None:
+            return self._unmatched(turn, "unmatched")
+        return self._decision(turn, route, "decider", kind)
 
     def _scorer_failed(self, turn: _Turn) -> Decision:
         """A failed scorer: mid-conversation stay put; cold, offer every route."""
@@ -154,9 +197,10 @@ class Router:
             return self._decision(turn, None, "none", "menu")
         return self._decision(turn, None, "menu", "menu", offered=self._names)
 
-    def _explain(self, text: str, route: str) -> Evidence | None:
+    def _explain(self, turn: _Turn, route: str) -> Evidence | None:
+        scorer = turn.outcome.tier.scorer if turn.outcome else self.scorer
         try:
-            terms = tuple(self.scorer.explain(text, route, EXPLAIN_TERMS))
+            terms = tuple(scorer.explain(turn.text, route, EXPLAIN_TERMS))
         except Exception:  # noqa: BLE001 - explanation is a nicety, never a failure
             return None
         return Evidence(source="scorer", route=route, terms=terms)
@@ -171,7 +215,8 @@ class Router:
         decisive: bool = False,
         evidence: Evidence | None = None,
     ) -> Decision:
-        info, verdict, policy = self.scorer.info, turn.verdict, turn.policy
+        info = turn.outcome.tier.scorer.info if turn.outcome else self.scorer.info
+        verdict, policy = turn.verdict, turn.policy
         return Decision(
             route=route,
             by=by,
@@ -186,7 +231,7 @@ class Router:
             action=self._actions.get(route) if route else None,
             triage=turn.triage,
             tools=self._tools(turn.triage),
-            usage=Usage(),
+            usage=_total(turn.records),
             policy=policy,
             floor=policy.floor if policy.floor is not None else info.floor,
             scorer=ScorerReport(info.name, info.categorical, info.floor, turn.error),
@@ -194,11 +239,12 @@ class Router:
             dropped_incumbent=turn.dropped,
             descriptions=self._descriptions,
             pack=self._identity,
+            tiers=tuple(turn.records),
         )
 
-    def _uniform(self) -> tuple[Ranked, ...]:
-        share = softmax([math.nan] * len(self._names))
-        return tuple(Ranked(n, math.nan, s) for n, s in zip(self._names, share, strict=True))
+    def _uniform(self) -> Ranking:
+        names = list(self._names)
+        return Ranking(names, [math.nan] * len(names), softmax([math.nan] * len(names)))
 
     def _tools(self, triage: TriageVerdict | None) -> ToolRecord:
         tools = self.pack.tools
@@ -229,8 +275,32 @@ class _Turn:
     policy: Policy
     started: int
     triage: TriageVerdict | None = None
+    outcome: Outcome | None = None
     verdict: Verdict | None = None
     error: str | None = None
+    records: list[TierRecord] = field(default_factory=list)
+
+
+def _decided_route(
+    choice: str, offered: Sequence[str], incumbent: str | None
+) -> tuple[str | None, VerdictKind]:
+    """What a decider's valid answer means: an offered route, the incumbent (`stay`), or none."""
+    if choice in offered:
+        return choice, "stay" if choice == incumbent else "move"
+    if choice == STAY and incumbent is not None:
+        return incumbent, "stay"
+    return None, "unmatched"  # `none`: nothing on the menu fits
+
+
+def _total(records: list[TierRecord]) -> Usage:
+    total = NO_USAGE
+    for record in records:
+        total += record.usage
+    return total
+
+
+def _since(started: int) -> int:
+    return (time.perf_counter_ns() - started) // 1000
 
 
 def _as_text(message: Any) -> str:

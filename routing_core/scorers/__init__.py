@@ -1,11 +1,43 @@
-"""Scorers: tier 2's one-score-per-route judges, behind one protocol (DESIGN §4)."""
+"""Scorers: tier 2's one-score-per-route judges, behind one protocol (DESIGN §4).
+
+`build_tiers` turns the pack's scorer settings into the cascade's tiers (one tier unless the
+pack names a cascade); optional scorers are imported only when a pack names them, so
+`import routing_core` needs neither sentence-transformers nor anything for the LLM.
+"""
 
 from __future__ import annotations
 
-from routing_core.pack import Pack
+from typing import TYPE_CHECKING
+
+from routing_core.errors import PackError
+from routing_core.pack import (
+    CascadeScorerSettings,
+    EmbeddingScorerSettings,
+    HybridScorerSettings,
+    LexicalScorerSettings,
+    LlmScorerSettings,
+    Pack,
+)
 from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term
 
-__all__ = ["RouteText", "Scorer", "ScorerInfo", "Term", "build_scorer", "route_texts"]
+if TYPE_CHECKING:
+    from routing_core.cascade import Tier
+    from routing_core.scorers.llm import LlmDecider
+
+__all__ = [
+    "RouteText",
+    "Scorer",
+    "ScorerInfo",
+    "Term",
+    "build_decider",
+    "build_scorer",
+    "build_tiers",
+    "route_texts",
+]
+
+TierSettings = (
+    LexicalScorerSettings | EmbeddingScorerSettings | HybridScorerSettings | LlmScorerSettings
+)
 
 
 def route_texts(pack: Pack) -> list[RouteText]:
@@ -15,8 +47,79 @@ def route_texts(pack: Pack) -> list[RouteText]:
     ]
 
 
-def build_scorer(pack: Pack) -> Scorer:
-    """The scorer the pack's settings name, built from its routes."""
+def build_scorer(pack: Pack, settings: TierSettings | None = None) -> Scorer:
+    """The scorer the settings name (the pack's own when None; a cascade's first tier).
+
+    Raises:
+        PackError: the scorer needs an optional extra that is not installed.
+    """
+    chosen = settings or pack.scorer
+    if isinstance(chosen, CascadeScorerSettings):
+        chosen = chosen.tiers[0]
+    return _build(route_texts(pack), chosen, "scorer")
+
+
+def build_tiers(pack: Pack) -> tuple[Tier, ...]:
+    """The cascade's tiers, cheapest first (one tier unless the pack names a cascade).
+
+    Raises:
+        PackError: a tier needs an optional extra that is not installed.
+    """
+    from routing_core.cascade import Tier
+
+    settings = pack.scorer
+    if not isinstance(settings, CascadeScorerSettings):
+        located: list[tuple[str, TierSettings]] = [("scorer", settings)]
+    else:
+        located = [(f"scorer.tiers[{i}]", t) for i, t in enumerate(settings.tiers)]
+    texts = route_texts(pack)
+    return tuple(
+        Tier(
+            _build(texts, s, where), getattr(s, "floor", None), getattr(s, "near_tie_margin", None)
+        )
+        for where, s in located
+    )
+
+
+def build_decider(pack: Pack) -> LlmDecider | None:
+    """The tier-3 menu decider the pack's cascade names, or None."""
+    settings = pack.scorer
+    if not isinstance(settings, CascadeScorerSettings) or settings.decider is None:
+        return None
+    from routing_core.scorers.llm import LlmDecider
+
+    return LlmDecider.build(route_texts(pack), settings.decider)
+
+
+def _build(texts: list[RouteText], settings: TierSettings, where: str) -> Scorer:
+    if isinstance(settings, LlmScorerSettings):
+        from routing_core.scorers.llm import LlmScorer
+
+        return LlmScorer.build(texts, settings)
+    if isinstance(settings, EmbeddingScorerSettings | HybridScorerSettings):
+        return _build_embedding(texts, settings, where)
     from routing_core.scorers.lexical import LexicalScorer
 
-    return LexicalScorer.build(route_texts(pack))
+    return LexicalScorer.build(texts, settings.model)
+
+
+def _build_embedding(
+    texts: list[RouteText], settings: EmbeddingScorerSettings | HybridScorerSettings, where: str
+) -> Scorer:
+    from routing_core.scorers.embedding import (
+        EmbeddingScorer,
+        HybridScorer,
+        MissingExtra,
+        load_encoder,
+    )
+
+    try:
+        encoder = load_encoder(settings.model)
+    except MissingExtra as exc:
+        raise PackError([(where, str(exc))]) from None
+    embedding = EmbeddingScorer.build(texts, encoder, settings.aggregate)
+    if isinstance(settings, EmbeddingScorerSettings):
+        return embedding
+    from routing_core.scorers.lexical import LexicalScorer
+
+    return HybridScorer(LexicalScorer.build(texts), embedding, settings.embedding_weight)

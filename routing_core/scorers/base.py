@@ -38,6 +38,56 @@ class ScorerInfo:
     details: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """LLM token usage (all zero for offline scorers)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+        )
+
+    def to_event(self) -> dict[str, int]:
+        """JSON-safe form."""
+        return {
+            "input": self.input_tokens,
+            "output": self.output_tokens,
+            "cached": self.cached_tokens,
+            "total": self.total_tokens,
+        }
+
+
+NO_USAGE = Usage()
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One scoring call's result with what it cost (`note` says why a categorical scorer abstained)."""
+
+    scores: tuple[float, ...]
+    usage: Usage = NO_USAGE
+    note: str | None = None
+
+
+class ScorerFailure(RuntimeError):
+    """A scorer could not score; carries the tokens it spent before failing."""
+
+    def __init__(self, message: str, usage: Usage = NO_USAGE) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
 @runtime_checkable
 class Scorer(Protocol):
     """Scores a message against candidate routes.
@@ -54,3 +104,13 @@ class Scorer(Protocol):
     def explain(self, message: str, route: str, limit: int = 5) -> Sequence[Term]:
         """The terms that contributed most to `route`'s score (empty when not explainable)."""
         ...
+
+
+def measure(scorer: Scorer, message: str, candidates: Sequence[str]) -> Scored:
+    """Score with a scorer and report its cost: `score_metered` when it has one, else `score`."""
+    metered = getattr(scorer, "score_metered", None)
+    if callable(metered):
+        result = metered(message, candidates)
+        if isinstance(result, Scored):
+            return result
+    return Scored(tuple(float(s) for s in scorer.score(message, candidates)))

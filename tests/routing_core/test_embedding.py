@@ -1,0 +1,148 @@
+"""The embedding and hybrid scorers with a small real encoder (no model: runs everywhere)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from routing_core import PackError, Router, load_pack
+from routing_core.scorers import embedding as embedding_module
+from routing_core.scorers import route_texts
+from routing_core.scorers.base import RouteText
+from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer
+from routing_core.scorers.lexical import LexicalScorer
+
+DIM = 64
+
+
+class HashingEncoder:
+    """A real, deterministic encoder: hashed bag of words, L2-normalised. Counts its texts."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.encoded += texts
+        rows = np.zeros((len(texts), DIM), np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                rows[i, zlib.crc32(word.encode()) % DIM] += 1.0
+            norm = np.linalg.norm(rows[i])
+            rows[i] = rows[i] / norm if norm else rows[i]
+        return rows
+
+
+ROUTES = [
+    RouteText("weather", "forecast", ("will it rain tomorrow", "is it sunny")),
+    RouteText("billing", "charges", ("why was i charged twice", "download my invoice")),
+]
+
+
+def scorer(aggregate="max"):
+    encoder = HashingEncoder()
+    return EmbeddingScorer.build(ROUTES, encoder, aggregate), encoder
+
+
+def test_route_texts_are_encoded_once_at_build_and_a_turn_encodes_only_the_message():
+    s, encoder = scorer()
+    assert len(encoder.encoded) == 6  # two descriptions, four examples
+    s.score("will it rain", ["weather", "billing"])
+    s.score("my invoice", ["billing", "weather"])
+    assert encoder.encoded[6:] == ["will it rain", "my invoice"]
+
+
+def test_max_scores_a_route_by_its_best_text_and_centroid_by_its_mean():
+    s, _ = scorer("max")
+    c, _ = scorer("centroid")
+    m, _ = scorer("mean")
+    best, centre, mean = (x.score("will it rain tomorrow", ["weather"])[0] for x in (s, c, m))
+    assert best == pytest.approx(1.0, abs=1e-6)  # the very example
+    assert centre < best
+    assert mean == pytest.approx((best + centre) / 2, abs=1e-6)
+
+
+def test_scores_come_in_candidate_order_and_a_foreign_route_is_an_error():
+    s, _ = scorer()
+    forward = s.score("download my invoice", ["weather", "billing"])
+    backward = s.score("download my invoice", ["billing", "weather"])
+    assert forward == backward[::-1] and forward[1] > forward[0]
+    with pytest.raises(KeyError):
+        s.score("x", ["ghost"])
+
+
+def test_a_blank_message_scores_nan_so_nothing_is_alive():
+    s, _ = scorer()
+    assert all(math.isnan(v) for v in s.score("   ", ["weather", "billing"]))
+
+
+def test_explain_names_the_routes_nearest_texts_with_their_cosines():
+    s, _ = scorer()
+    terms = s.explain("will it rain", "weather")
+    assert terms[0].term == "will it rain tomorrow"
+    assert terms[0].weight >= terms[-1].weight
+
+
+def test_a_route_without_text_is_represented_by_its_name():
+    s = EmbeddingScorer.build([RouteText("refunds"), *ROUTES], HashingEncoder())
+    assert s.score("refunds", ["refunds"])[0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_a_cosine_softmax_at_one():
+    lexical = LexicalScorer.build(ROUTES)
+    emb, _ = scorer()
+    names = ["weather", "billing"]
+    message = "is it going to rain"
+    assert HybridScorer(lexical, emb, 0.0).score(message, names) == pytest.approx(
+        lexical.score(message, names)
+    )
+    semantic = HybridScorer(lexical, emb, 1.0).score(message, names)
+    assert sum(semantic) == pytest.approx(1.0) and semantic[0] > semantic[1]
+
+
+def test_the_router_judges_embedding_scores_with_the_tiers_own_thresholds():
+    doc = {
+        "profile": {"slug": "t", "name": "T"},
+        "routes": [
+            {"name": r.name, "description": r.description, "examples": list(r.examples)}
+            for r in ROUTES
+        ],
+    }
+    pack = load_pack(doc)
+    s = EmbeddingScorer.build(route_texts(pack), HashingEncoder())
+    d = Router(pack, scorer=s).route("download my invoice please")
+    assert (d.route, d.scorer.name) == ("billing", "embedding")
+    assert d.evidence is not None and d.evidence.terms[0].term == "download my invoice"
+
+
+def test_a_pack_naming_the_embedding_scorer_without_the_extra_fails_with_a_pack_error(
+    monkeypatch,
+):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import now fails
+    monkeypatch.setattr(embedding_module, "_encoders", {})
+    doc = {
+        "profile": {"slug": "t", "name": "T"},
+        "routes": [{"name": "a", "examples": ["one"]}, {"name": "b", "examples": ["two"]}],
+        "scorer": {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "embedding"}]},
+    }
+    with pytest.raises(PackError) as caught:
+        Router(doc)
+    [(path, message)] = caught.value.errors
+    assert path == "scorer.tiers[1]"
+    assert "pip install 'routing-core[embeddings]'" in message
+
+
+def test_importing_routing_core_loads_no_optional_dependency():
+    code = (
+        "import sys, routing_core, routing_core.router, routing_core.scorers.embedding, "
+        "routing_core.scorers.llm\n"
+        "heavy = {'torch', 'sentence_transformers', 'transformers', 'django'} & set(sys.modules)\n"
+        "print(sorted(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
