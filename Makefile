@@ -12,7 +12,8 @@ CHROMIUM ?= /usr/bin/chromium
 
 help:
 	@echo "make run   - start the studio on http://127.0.0.1:8000 (SQLite, demo profile, demo login)"
-	@echo "make test  - the whole suite: lint, types, migrations, tests on SQLite + PostgreSQL, browser"
+	@echo "make test  - the whole suite: lint, types, migrations, tests on SQLite + PostgreSQL,"
+	@echo "             browser tests, and the embedding tier's tests in a Python 3.11 venv"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
@@ -28,7 +29,7 @@ run: $(STAMP)
 	@echo
 	$(PY) manage.py runserver 127.0.0.1:8000
 
-test: check pytest pytest-postgres
+test: check pytest pytest-postgres test-embeddings
 
 check: lint types migrations-check
 
@@ -42,9 +43,10 @@ types: $(STAMP)
 migrations-check: $(STAMP)
 	$(PY) manage.py makemigrations --check --dry-run
 
-# Everything on SQLite: the engine, the studio, and the browser tests.
+# Everything on SQLite: the engine, the studio, and the browser tests. The embedding model's
+# tests run in their own venv (test-embeddings), so they are deselected here, not skipped.
 pytest: $(STAMP) browser
-	$(VENV)/bin/pytest -p no:cacheprovider
+	$(VENV)/bin/pytest -p no:cacheprovider -m "not embeddings"
 
 # The database tests again on PostgreSQL; an unreachable server is a failure, not a skip.
 pytest-postgres: $(STAMP)
