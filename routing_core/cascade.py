@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from routing_core.decision import TierRecord
-from routing_core.policy import Policy, Verdict, decide, gap
+from routing_core.policy import Policy, Verdict, decide_scores, gap
 from routing_core.scorers.base import NO_USAGE, Scored, Scorer, Usage, measure
 
 
@@ -150,12 +150,15 @@ class Cascade:
     ) -> Verdict:
         if len(scored.scores) != len(candidates):
             raise ValueError(f"{len(scored.scores)} scores for {len(candidates)} routes")
-        by_name = dict(zip(candidates, scored.scores, strict=True))
-        pairs = [(n, float(by_name.get(n, 0.0))) for n in self._names]
+        scores: Sequence[float] = scored.scores
+        if candidates is not self._names:  # a near-tie's contenders: the others score 0
+            by_name = dict(zip(candidates, scored.scores, strict=True))
+            scores = [float(by_name.get(n, 0.0)) for n in self._names]
         info = tier.scorer.info
-        return decide(
-            pairs, incumbent, tier.policy(policy), info.floor, info.categorical, info.temperature
-        )
+        return decide_scores(
+            self._names, scores, incumbent, tier.policy(policy), info.floor, info.categorical,
+            info.temperature,
+        )  # fmt: skip
 
     def _outcome(
         self,

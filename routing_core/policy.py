@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Literal, NamedTuple, overload
 
 import numpy as np
@@ -132,16 +133,37 @@ def decide(
     Returns:
         The verdict with the full ranking, so an observer never has to guess.
     """
-    policy = policy or Policy()
     pairs = list(scores.items()) if isinstance(scores, Mapping) else list(scores)
-    names = [name for name, _ in pairs]
-    raw = np.array([score for _, score in pairs], dtype=np.float64)
+    return decide_scores(
+        [name for name, _ in pairs],
+        [score for _, score in pairs],
+        incumbent,
+        policy,
+        scorer_floor,
+        categorical,
+        temperature,
+    )
+
+
+def decide_scores(
+    names: Sequence[str],
+    scores: Sequence[float],
+    incumbent: str | None = None,
+    policy: Policy | None = None,
+    scorer_floor: float | None = None,
+    categorical: bool = False,
+    temperature: float = 1.0,
+) -> Verdict:
+    """`decide` on parallel sequences of names and scores: the router's hot path, no pairs."""
+    policy = policy or Policy()
+    names = list(names)
+    raw = np.asarray(scores, dtype=np.float64)
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
         return Verdict("unmatched", None, (), False, ranked, None, floor, ())
     top = alive[0]
-    alive_names = tuple(names[i] for i in alive)
+    alive_names = _pick(names, alive)
     runner_up = RunnerUp(names[alive[1]], gap(raw[top], raw[alive[1]])) if len(alive) > 1 else None
     decisive = categorical or runner_up is None or runner_up.gap >= policy.near_tie_margin
     if decisive:
@@ -190,6 +212,13 @@ def _rank(
         [names[i] for i in order.tolist()], raw[order].tolist(), relevance[order].tolist()
     )
     return ranking, order[living[order]].tolist()
+
+
+def _pick(names: list[str], indexes: list[int]) -> tuple[str, ...]:
+    """`names` at `indexes`, at C speed (itemgetter returns a bare item for one index)."""
+    if len(indexes) == 1:
+        return (names[indexes[0]],)
+    return tuple(itemgetter(*indexes)(names)) if indexes else ()
 
 
 def _menu(alive: tuple[str, ...], scores: FloatArray, policy: Policy) -> tuple[str, ...]:

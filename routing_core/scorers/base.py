@@ -113,4 +113,4 @@ def measure(scorer: Scorer, message: str, candidates: Sequence[str]) -> Scored:
         result = metered(message, candidates)
         if isinstance(result, Scored):
             return result
-    return Scored(tuple(float(s) for s in scorer.score(message, candidates)))
+    return Scored(tuple(map(float, scorer.score(message, candidates))))
