@@ -34,15 +34,9 @@ from studio.models import Profile, Route
 from studio.roles import grant
 
 ROOT = Path(__file__).resolve().parents[2]
-IS_POSTGRES = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 
-pytestmark = [
-    pytest.mark.postgres_only,
-    pytest.mark.skipif(
-        not IS_POSTGRES, reason="runs in the PostgreSQL pass (make pytest-postgres)"
-    ),
-    pytest.mark.django_db(transaction=True),
-]
+# Deselected on SQLite by tests/studio/conftest.py: they run in the PostgreSQL pass.
+pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
 
 @dataclass
