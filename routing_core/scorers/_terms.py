@@ -67,6 +67,11 @@ def word_terms(word: str) -> tuple[str, tuple[str, ...]]:
     return stem(word), grams
 
 
+def char_size(term: str) -> int:
+    """n for a character n-gram key ("#<ref" is a 4-gram), 0 for a word or bigram key."""
+    return len(term) - len(CHAR_PREFIX) if term.startswith(CHAR_PREFIX) else 0
+
+
 def message_words(text: str) -> list[str]:
     """The lowercased words of a message, capped at MAX_CHARS characters."""
     return words(text[:MAX_CHARS])

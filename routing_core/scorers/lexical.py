@@ -8,8 +8,8 @@ inflections still share most of their features). Stop words count as terms too (
 stop words only is not scored at all.
 
 The model over those terms (`_model.py`) is one weight per term and route: a smoothed
-naive-Bayes log-likelihood, plus a correction on the word terms trained discriminatively
-(softmax regression started from held-out naive-Bayes logits), centred across routes so
+naive-Bayes log-likelihood, plus a correction on the word terms and character 3-grams trained
+discriminatively (softmax regression started from held-out naive-Bayes logits), centred so
 that a weight says how much a term favours this route over the average one.
 
 A message is scored as the calibrated probability of each route: a softmax over all routes
@@ -166,11 +166,12 @@ def _build_corpus(routes: Sequence[RouteText]) -> tuple[_Vocabulary, _model.Corp
     n_docs = len(doc_routes)
     df = np.bincount(id_array, minlength=len(term_ids))
     idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
-    is_char = np.fromiter((k.startswith(_terms.CHAR_PREFIX) for k in term_ids), bool)
+    char_sizes = np.fromiter((_terms.char_size(k) for k in term_ids), np.int64, len(term_ids))
+    is_char = char_sizes > 0
     tf = 1.0 + np.log(np.asarray(counts, np.float32))
     values = _normalise(tf * idf[id_array], row_array, is_char[id_array], n_docs)
     corpus = _model.Corpus(
-        row_array, id_array, values, np.asarray(doc_routes, np.int64), len(term_ids), is_char
+        row_array, id_array, values, np.asarray(doc_routes, np.int64), len(term_ids), char_sizes
     )
     return _Vocabulary(term_ids, idf, is_char), corpus
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from routing_core.pack import LexicalModel, Pack
 
 # Changing what a term is, or how weights are learned, must invalidate stored models.
-FEATURES_VERSION = "lexical-features/2"
+FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
 
 FloatArray = npt.NDArray[np.float32]

@@ -218,3 +218,35 @@ def test_a_process_learns_a_routes_model_once_whatever_else_changes():
 def test_routing_core_build_stores_the_learned_model() -> None:
     router = Router(build_pack(_routes(), slug="topics"))
     assert router.scorer.info.details["model"] == "stored in the pack"
+
+
+def test_char_size_tells_character_n_grams_from_words() -> None:
+    from routing_core.scorers import _terms
+
+    assert _terms.char_size("#<re") == 3
+    assert _terms.char_size("#efund") == 5
+    assert _terms.char_size("refund") == 0
+    assert _terms.char_size("^ refund") == 0
+
+
+def test_the_correction_learns_character_3_grams_only_from_a_pack_it_can_calibrate() -> None:
+    from routing_core.scorers import _terms
+    from routing_core.scorers.lexical import _build_corpus
+
+    big = [RouteText(r["name"], "", tuple(r["examples"])) for r in _routes()]
+    vocabulary, corpus = _build_corpus(big)
+    held = (np.arange(corpus.n_docs) % _model.HOLD_OUT) == _model.HOLD_OUT - 1
+    assert held.sum() >= _model.MIN_CALIBRATION
+    learner = _model._Correction(corpus, len(big), chars=True)
+    rates = learner.rates[:, 0]
+    sizes = np.array([_terms.char_size(t) for t in vocabulary.ids])
+    assert np.all(rates[sizes == 0] == _model.LEARNING_RATE)
+    assert np.all(rates[sizes == 3] == _model.LEARNING_RATE * _model.CHAR_RATE)
+    assert np.all(rates[sizes > 3] == 0.0)
+    assert np.all(_model._Correction(corpus, len(big), chars=False).rates[sizes > 0] == 0.0)
+    # Two routes of five examples: too few to calibrate, so no 3-gram learns a spelling
+    # accident and a message of unknown words stays a tie.
+    five = ["one example", "two example", "three example", "four example", "five example"]
+    tiny = [RouteText(n, "", tuple(f"{n} {x}" for x in five)) for n in ("billing", "shipping")]
+    scores = LexicalScorer.build(tiny).score("completely unrelated words", ["billing", "shipping"])
+    assert scores == pytest.approx([0.5, 0.5], abs=0.01)
