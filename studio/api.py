@@ -6,12 +6,14 @@ refused edit (422), a conflict (409) or a missing object (404) the same way.
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from routing_core import PackError
+from studio.ratelimits import RateLimited
 from studio.routers import ROUTERS
 from studio.services import Conflict, Refused
 
@@ -71,6 +73,19 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return _reply(request, exc.status_code, str(exc))  # e.g. ninja's "CSRF check Failed" (403)
+
+
+@api.exception_handler(RateLimited)
+def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = _reply(request, 429, str(exc))
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024
+    return _reply(request, 413, f"the request body is larger than the {limit} KB limit")
 
 
 @api.exception_handler(Http404)

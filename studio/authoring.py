@@ -54,6 +54,12 @@ def _href(slug: str, finding: Finding, routes: dict[str, int], rules: list[int])
     return reverse("profile-detail", args=[slug])
 
 
+def route_links(profile: Profile) -> dict[str, str]:
+    """Each route's name → the page where it is edited (overlap findings link to their routes)."""
+    routes = profile.routes.values_list("name", "pk")
+    return {name: reverse("routes-edit", args=[profile.slug, pk]) for name, pk in routes}
+
+
 @dataclass(frozen=True)
 class Tuning:
     points: list[SweepPoint]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
 from studio.models import Profile, TestCase
 
@@ -92,6 +93,12 @@ class ImportForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         upload = data.get("upload")
+        limit = settings.STUDIO_MAX_IMPORT_BYTES
+        if upload is not None and upload.size > limit:
+            # Only the size is used: the uploaded file's name never becomes a path.
+            raise forms.ValidationError(f"The file is larger than the {limit // 1024} KB limit.")
+        if len(data.get("text") or "") > limit:
+            raise forms.ValidationError(f"The text is longer than the {limit // 1024} KB limit.")
         if upload is not None:
             try:
                 data["text"] = upload.read().decode("utf-8-sig")

@@ -36,6 +36,18 @@ COLUMNS = {
     "turn",
 }
 MAX_CASES = 20_000
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CSV_COLUMNS = [
+    "text",
+    "expected",
+    "incumbent",
+    "expected_verdict",
+    "expected_triage",
+    "expected_tools",
+    "conversation",
+    "turn",
+]
 
 
 @dataclass
@@ -90,7 +102,9 @@ def _parse_csv(text: str) -> Parsed:
             continue
         if not any((v or "").strip() for v in raw.values() if isinstance(v, str)):
             continue
-        row: dict[str, Any] = {k: (v or "").strip() for k, v in raw.items() if k is not None}
+        row: dict[str, Any] = {
+            k: _unneutralised((v or "").strip()) for k, v in raw.items() if k is not None
+        }
         tools = row.get("expected_tools", "")
         row["expected_tools"] = _csv_tools(tools) if tools else None
         _add(parsed, row, lead + reader.line_num)
@@ -186,3 +200,30 @@ def _row(case: TestCase) -> dict[str, Any]:
     if case.conversation:
         row["turn"] = case.turn
     return row
+
+
+def export_csv(profile: Profile) -> str:
+    """The profile's cases as CSV (the columns `parse_cases` reads), safe to open in a spreadsheet.
+
+    A cell a spreadsheet would run as a formula gets a leading `'`; importing the file removes it
+    again, so export then import gives back the same cases.
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for case in suite_order(profile.test_cases.all()):
+        row = _row(case)
+        tools = row.get("expected_tools")
+        row["expected_tools"] = "" if tools is None else (";".join(tools) if tools else "[]")
+        writer.writerow([neutralised(str(row.get(c) or "")) for c in CSV_COLUMNS])
+    return out.getvalue()
+
+
+def neutralised(cell: str) -> str:
+    """The cell with a leading `'` when a spreadsheet would read it as a formula."""
+    quoted = cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS)
+    return "'" + cell if cell.startswith(FORMULA_STARTS) or quoted else cell
+
+
+def _unneutralised(cell: str) -> str:
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell

@@ -17,7 +17,7 @@ from routing_core.triage import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS
 from studio.models import TestCase
 
 ChangeKind = Literal["added", "removed", "changed"]
-SECTIONS = ("profile", "routes", "rules", "tools", "policy", "triage", "lexicons")
+SECTIONS = ("profile", "routes", "rules", "tools", "policy", "scorer", "triage", "lexicons")
 _DEFAULT_LEXICONS = {
     "action_verbs": DEFAULT_ACTION_VERBS,
     "knowledge_verbs": DEFAULT_KNOWLEDGE_VERBS,
@@ -100,6 +100,8 @@ def diff_packs(old: Pack | None, new: Pack, cases: Iterable[TestCase] = ()) -> P
         *_named("rules", before["rules"], after["rules"], _rule_key),
         *_named("tools", before["tools"], after["tools"], lambda t: t["name"]),
         *_settings("policy", _policy(before), _policy(after)),
+        # The kind is a policy row; a lexical model is relearned from the routes on every edit.
+        *_settings("scorer", before["scorer"], after["scorer"], skip={"kind", "model"}),
         *_settings("triage", before["triage"], after["triage"], skip=set(_DEFAULT_LEXICONS)),
         *_lexicons(before["triage"], after["triage"]),
     ]

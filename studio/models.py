@@ -42,6 +42,8 @@ class ScorerKind(models.TextChoices):
     LEXICAL = "lexical", "lexical (default, no model)"
     EMBEDDING = "embedding", "embedding"
     LLM = "llm", "LLM classifier"
+    HYBRID = "hybrid", "hybrid (lexical + embedding)"
+    CASCADE = "cascade", "cascade of tiers"
 
 
 class Profile(Editable):
@@ -64,6 +66,10 @@ class Profile(Editable):
     scorer_kind = models.CharField(
         max_length=16, choices=ScorerKind.choices, default=ScorerKind.LEXICAL
     )
+    # The pack's whole `scorer` object when it says more than its kind (an imported cascade, say),
+    # used while `scorer_kind` still names its kind. Never the lexical `model`: weights are
+    # relearned from the routes by services.release_pack, so they cannot go stale here.
+    scorer_settings = models.JSONField(null=True, blank=True)
 
     # triage; a None lexicon or a blank pattern means "routing_core's built-in default"
     triage_mode = models.CharField(
@@ -87,6 +93,14 @@ class Profile(Editable):
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def active_scorer_settings(self) -> dict[str, Any] | None:
+        """The stored scorer settings while `scorer_kind` is still their kind, else None."""
+        stored = self.scorer_settings
+        if isinstance(stored, dict) and stored.get("kind") == self.scorer_kind:
+            return stored
+        return None
 
 
 class ProfileItem(Editable):
@@ -365,6 +379,7 @@ class JobStatus(models.TextChoices):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
+    INTERRUPTED = "interrupted"  # its process died mid-way (see suites.interrupt_stale)
 
 
 class Job(models.Model):

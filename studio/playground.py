@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from routing_core import Decision, Router
+from routing_core import Decision, Pack, PackError, Router
 from routing_core.policy import Ranked
 from studio.models import Profile
 from studio.services import release_pack
@@ -34,11 +34,16 @@ _building: dict[int, threading.Lock] = {}
 _lock = threading.Lock()
 
 
+class ScorerUnavailable(PackError):
+    """The draft is a valid pack, but this process cannot build its scorer (a missing extra)."""
+
+
 def compiled_router(profile: Profile) -> Router:
     """The Router for the profile's current draft, compiled once per revision per process.
 
     Raises:
         PackError: the draft is not a valid pack.
+        ScorerUnavailable: it is, but its scorer needs an optional extra this studio lacks.
     """
     key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)
     router = _cached(key)
@@ -51,13 +56,20 @@ def compiled_router(profile: Profile) -> Router:
     with building:
         router = _cached(key)
         if router is None:
-            router = Router(release_pack(profile))
+            router = _router(release_pack(profile))
             with _lock:
                 _cache[profile.pk] = (key, router)
                 _cache.move_to_end(profile.pk)
                 while len(_cache) > MAX_CACHED_PROFILES:
                     _cache.popitem(last=False)
     return router
+
+
+def _router(pack: Pack) -> Router:
+    try:
+        return Router(pack)
+    except PackError as exc:  # load_pack accepted the pack: only its scorer can fail here
+        raise ScorerUnavailable(exc.errors) from exc
 
 
 def _cached(key: _Key) -> Router | None:

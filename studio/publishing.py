@@ -17,7 +17,6 @@ from django.http import Http404
 from django.utils import timezone
 
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
-from routing_core.cases import Case
 from routing_core.evaluate import CaseResult, evaluate
 from routing_core.scorers.stored import with_model
 from studio.diff import PackDiff, diff_packs
@@ -41,7 +40,9 @@ from studio.services import (
     build_pack_dict,
     pack_report,
     release_pack,
+    scorer_settings,
 )
+from studio.suites import suite_cases
 
 MAX_IMPORT_BYTES: int = getattr(settings, "STUDIO_MAX_IMPORT_BYTES", 5 * 1024 * 1024)
 
@@ -85,7 +86,7 @@ def publish(
             published_by=user.get_username() if user is not None else "",
             published_at=published_at,
             note=note,
-            test_results=run_test_cases(pack, list(locked.test_cases.all())),
+            test_results=run_test_cases(pack, locked),
         )
         _audit(user, locked, "version.publish", version, None, _version_facts(version))
         if environment:
@@ -100,27 +101,23 @@ def versioned(pack: Pack, number: int, created_at: datetime) -> Pack:
     return load_pack(document)
 
 
-def run_test_cases(pack: Pack, cases: list[TestCase]) -> list[dict[str, Any]]:
-    """Pass/fail of each test case on the pack (the full suite runs are issue 6's)."""
-    report = evaluate(Router(pack), [_case(c) for c in cases])
-    return [_case_result(case, result) for case, result in zip(cases, report.results, strict=True)]
+def run_test_cases(pack: Pack, profile: Profile) -> list[dict[str, Any]]:
+    """Pass/fail of each of the profile's test cases on the pack, exactly as a suite run judges it.
 
-
-def _case(case: TestCase) -> Case:
-    return Case(
-        case.message,
-        case.expected_route or None,
-        case.incumbent or None,
-        expected_verdict=case.expected_verdict or None,
-        expected_triage=case.expected_triage or None,
-        expected_tools=None if case.expected_tools is None else tuple(case.expected_tools),
-    )
+    The cases come from the suites' builder (run order, conversations, every expectation), so
+    the results stored with a version agree with a suite run of the same draft.
+    """
+    pairs = suite_cases(profile)
+    report = evaluate(Router(pack), [case for _, case in pairs])
+    return [
+        _case_result(row, result) for (row, _), result in zip(pairs, report.results, strict=True)
+    ]
 
 
 def _case_result(case: TestCase, result: CaseResult) -> dict[str, Any]:
     return {
         "message": case.message,
-        "incumbent": case.incumbent,
+        "incumbent": result.decision.from_route or "",  # a later turn's: the turn before's route
         "expected": result.expected_label,
         "actual": result.predicted,
         "verdict": result.decision.verdict,
@@ -257,6 +254,7 @@ def _apply(profile: Profile, pack: Pack, user: Any) -> None:
     profile.floor, profile.near_tie_margin = policy.floor, policy.near_tie_margin
     profile.menu_size, profile.strictness = policy.menu_size, policy.strictness
     profile.scorer_kind = pack.scorer.kind
+    profile.scorer_settings = scorer_settings(pack.scorer)
     profile.triage_mode = triage.mode
     profile.ambiguity_confidence_floor = triage.ambiguity_confidence_floor
     profile.min_action_signals = triage.min_action_signals

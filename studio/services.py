@@ -16,6 +16,7 @@ from typing import Any, Literal
 from django.db import IntegrityError, models, transaction
 from django.db.models import F, Max
 from django.utils.timezone import localtime
+from pydantic import BaseModel
 
 from routing_core import Decision, Pack, PackError, load_pack
 from routing_core.scorers.stored import with_model
@@ -88,7 +89,7 @@ def build_pack_dict(
             "floor": profile.floor,
             "strictness": profile.strictness,
         },
-        "scorer": {"kind": profile.scorer_kind},
+        "scorer": scorer_dict(profile),
         "triage": _triage_dict(profile),
         "tools": [_tool_dict(t) for t in tools],
     }
@@ -129,6 +130,24 @@ def _tool_dict(tool: Tool) -> dict[str, Any]:
         "trigger_keywords": list(tool.trigger_keywords),
         "always_include": tool.always_include,
     }
+
+
+def scorer_dict(profile: Profile) -> dict[str, Any]:
+    """The pack's `scorer`: the stored settings while the kind is theirs, else the kind's defaults."""
+    return copy.deepcopy(profile.active_scorer_settings or {"kind": profile.scorer_kind})
+
+
+def scorer_settings(scorer: BaseModel) -> dict[str, Any] | None:
+    """What a profile stores of a pack's scorer settings (None: nothing beyond the kind).
+
+    Lexical `model`s are dropped, at the top and in a cascade's tiers: they are learned from the
+    routes, which the studio edits, so release_pack relearns them instead of keeping stale ones.
+    """
+    document: dict[str, Any] = scorer.model_dump(mode="json")
+    for settings in [document, *document.get("tiers", [])]:
+        if settings["kind"] == "lexical":
+            del settings["model"]
+    return None if document == {"kind": "lexical"} else document
 
 
 def _triage_dict(profile: Profile) -> dict[str, Any]:

@@ -7,6 +7,7 @@ set `DEBUG=False`, `SECRET_KEY`, `ALLOWED_HOSTS` and `DATABASE_URL`.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -50,6 +51,8 @@ INSTALLED_APPS = [
     "django.forms",
     "django_htmx",
     "ninja",  # serves the API docs' Swagger UI from its own static files, not a CDN
+    "axes",  # login throttling (docs/reliability.md)
+    "django_ratelimit",
     "studio",
 ]
 
@@ -65,6 +68,14 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
+]
+
+# django-axes first: it refuses a locked-out username+IP before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "studio.urls"
@@ -100,6 +111,39 @@ if os.getenv("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# -- limits and abuse (docs/reliability.md) ---------------------------------------------------------
+
+# One upload or request body: a pack file, a test-case file, an API import. Forms read at most
+# this much and say so; a bigger body is refused before anything parses it.
+STUDIO_MAX_IMPORT_BYTES = envint("STUDIO_MAX_IMPORT_BYTES", str(5 * 1024 * 1024))
+DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_IMPORT_BYTES + 64 * 1024  # room for the other fields
+
+# Sign-in throttling (django-axes): 5 failures for one username from one IP lock that pair out for
+# 15 minutes. Attempts live in the database, so the lockout holds across every studio process.
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", "5")
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", "15"))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins need no row each; lockouts use attempts
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+
+# Per-token rate limits of the two endpoints agents and scripts call in a loop ("count/period",
+# django-ratelimit's notation). Counters live in the cache: REDIS_URL shares them across processes;
+# without it each process counts alone (LocMemCache), so N workers allow up to N times the rate.
+STUDIO_RATE_ROUTE = os.getenv("STUDIO_RATE_ROUTE", "600/m")
+STUDIO_RATE_PACK_PULL = os.getenv("STUDIO_RATE_PACK_PULL", "1200/m")
+if os.getenv("REDIS_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # django-ratelimit flags LocMemCache as not shared (E003, W001): true, and accepted above.
+    SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -176,5 +220,7 @@ LOGGING = {
     "loggers": {
         # runserver's own access line would duplicate studio.requests.
         "django.server": {"level": "WARNING"},
+        # django-axes logs every sign-in at INFO; its lockouts are WARNING.
+        "axes": {"level": "WARNING"},
     },
 }

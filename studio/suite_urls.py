@@ -13,6 +13,7 @@ urlpatterns: list[URLPattern] = [
     path(f"{_P}tests/add/", suites.case_add, name="tests-add"),
     path(f"{_P}tests/import/", suites.case_import, name="tests-import"),
     path(f"{_P}tests/export.jsonl", suites.case_export, name="tests-export"),
+    path(f"{_P}tests/export.csv", suites.case_export_csv, name="tests-export-csv"),
     path(f"{_P}tests/<int:pk>/", suites.case_row, name="tests-row"),
     path(f"{_P}tests/<int:pk>/edit/", suites.case_edit, name="tests-edit"),
     path(f"{_P}tests/<int:pk>/delete/", suites.case_delete, name="tests-delete"),

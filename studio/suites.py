@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from django.db import connection, connections, transaction
@@ -37,6 +38,9 @@ from studio.playground import compiled_router
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY_S = 0.2
+# A live job writes its progress several times a second; one silent this long has lost its process
+# (a restart, a crash) and will never finish.
+STALE_AFTER = timedelta(minutes=10)
 J = TypeVar("J", bound=Job)
 
 
@@ -104,7 +108,8 @@ def progress_writer(model: type[Model], pk: int) -> Progress:
         now = time.monotonic()
         if done == total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            model._default_manager.filter(pk=pk).update(done=done, total=total)
+            rows = model._default_manager.filter(pk=pk)
+            rows.update(done=done, total=total, updated_at=timezone.now())  # a sign of life
 
     return write
 
@@ -117,6 +122,24 @@ def finish(job: J, **fields: Any) -> J:
         setattr(job, name, value)
     job.save()
     return job
+
+
+def interrupt_stale(profile: Profile) -> int:
+    """Mark the profile's jobs silent for STALE_AFTER as interrupted, so they can be run again.
+
+    Called when a page shows them: there is no supervisor to notice a dead thread.
+    """
+    now = timezone.now()
+    error = (
+        f"Interrupted: no progress for {STALE_AFTER.seconds // 60} minutes "
+        "(the studio was probably restarted). Run it again."
+    )
+    return sum(
+        model.objects.filter(
+            profile=profile, status=JobStatus.RUNNING, updated_at__lt=now - STALE_AFTER
+        ).update(status=JobStatus.INTERRUPTED, finished_at=now, error=error)
+        for model in (TestRun, OverlapCheck)
+    )
 
 
 # -- runs -------------------------------------------------------------------------------------------

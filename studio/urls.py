@@ -40,6 +40,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/<slug:slug>/lexicons/", tuning.lexicons, name="lexicons"),
     path("profiles/<slug:slug>/badge/", profiles.pack_badge, name="pack-badge"),
     path("profiles/<slug:slug>/audit/", profiles.audit_log, name="audit"),
+    path(
+        "profiles/<slug:slug>/audit/<int:pk>/restore/",
+        profiles.audit_restore,
+        name="audit-restore",
+    ),
     path("profiles/<slug:slug>/versions/", publishing.versions, name="versions"),
     path(
         "profiles/<slug:slug>/versions/<int:number>/download/",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
 from ninja import Router
 from ninja.params import functions as params
@@ -15,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.playground import route_turn
+from studio.ratelimits import limit
 from studio.routers.access import USER_AUTH, profile_for
 from studio.routers.schemas import SLUG_PATTERN, ErrorOut
 
 router = Router(tags=["playground"], auth=USER_AUTH)
-ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut, 429: ErrorOut}
 SLUG: Any = params.Path(..., max_length=64, pattern=SLUG_PATTERN)
 
 
@@ -54,6 +56,7 @@ class RouteOut(BaseModel):
 @router.post("/{slug}/route", response={200: RouteOut, **ERRORS})
 def route_message(request: HttpRequest, payload: RouteIn, slug: str = SLUG) -> RouteOut:
     """Route one message on the profile's draft (what the editors saved, published or not)."""
+    limit(request, "route", settings.STUDIO_RATE_ROUTE)
     profile = profile_for(request, slug)
     sent = payload.policy.model_dump(exclude_unset=True) if payload.policy else {}
     # Only the floor means something as null (the scorer's own); other nulls keep the profile's.

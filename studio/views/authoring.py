@@ -15,12 +15,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from routing_core import PackError
-from studio.authoring import apply_thresholds, lint_rows, tuning
+from studio.authoring import apply_thresholds, lint_rows, route_links, tuning
 from studio.case_forms import ApplyThresholdsForm
 from studio.models import OverlapCheck
 from studio.reports import sweep_chart, sweep_grid
 from studio.services import Conflict, Refused
-from studio.suites import start_overlap
+from studio.suites import interrupt_stale, start_overlap
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.views.suites import reader_page
 
@@ -45,10 +45,11 @@ def lint(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @reader_page
 def overlap(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
+    interrupt_stale(profile)
     checks = profile.overlap_checks.all()
     wanted = request.GET.get("check")
     check = get_object_or_404(checks, pk=wanted) if wanted else checks.first()
-    context = profile_context(request, profile, check=check)
+    context = profile_context(request, profile, check=check, route_links=route_links(profile))
     if request.htmx and request.htmx.target == "overlap":
         return render(request, f"{OVERLAP_PAGE}#overlap", context)
     return render(request, OVERLAP_PAGE, context)

@@ -31,7 +31,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.models import Profile
-from studio.playground import Outcome, compiled_router, route_turn
+from studio.playground import Outcome, ScorerUnavailable, compiled_router, route_turn
 from studio.roles import can_edit, can_view
 from studio.services import Conflict, Refused, add_test_case, pack_report, save_profile
 from studio.views._common import HtmxHttpRequest, View, get_profile
@@ -80,6 +80,7 @@ class State:
     action: str = "check"
     show_all: bool = False
     turns: list[TranscriptTurn] = field(default_factory=list)
+    input_error: str = ""  # a message that cannot be routed (too long): shown, kept, not routed
 
 
 def viewer_page(view: View) -> View:
@@ -200,8 +201,10 @@ def _read(request: HtmxHttpRequest) -> State:
     form = PlaygroundForm(data)
     form.is_valid()  # an invalid field falls back to its default below
     clean = form.cleaned_data
+    error = " ".join(str(e) for e in form.errors.get("message", []))
     return State(
-        message=clean.get("message") or "",
+        message=data.get("message", "") if error else clean.get("message") or "",
+        input_error=error,
         incumbent=clean.get("incumbent") or "",
         floor=clean.get("floor"),
         near_tie_margin=clean.get("near_tie_margin"),
@@ -231,6 +234,7 @@ def _run(profile: Profile, state: State) -> dict[str, Any]:
         router = compiled_router(profile)
     except PackError as exc:
         context["pack_errors"] = exc.errors
+        context["is_scorer_unavailable"] = isinstance(exc, ScorerUnavailable)
         return context
     scorer_floor = router.scorer.info.floor
     effective_floor = profile.floor if profile.floor is not None else scorer_floor
@@ -242,7 +246,7 @@ def _run(profile: Profile, state: State) -> dict[str, Any]:
         profile_floor=effective_floor,
         overridden=sorted(overrides),
     )
-    if state.message.strip():
+    if state.message.strip() and not state.input_error:
         outcome = route_turn(profile, state.message, state.incumbent, overrides)
         context.update(outcome=outcome, rows=outcome.shown_rows(state.show_all))
     return context

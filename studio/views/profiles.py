@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.forms import ProfileCreateForm, ProfileForm
 from studio.models import AuditEntry, Profile
+from studio.restore import is_restorable, restore
 from studio.roles import can_edit
 from studio.services import Conflict, Refused, create_profile, save_profile
 from studio.views._common import (
@@ -90,4 +91,20 @@ def profile_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def audit_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     entries = AuditEntry.objects.filter(profile=profile).select_related("user")[:200]
-    return render(request, "studio/audit.html", profile_context(request, profile, entries=entries))
+    rows = [(e, is_restorable(e)) for e in entries]
+    return render(request, "studio/audit.html", profile_context(request, profile, rows=rows))
+
+
+@require_POST
+@studio_page
+def audit_restore(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Bring back what a delete removed (editor role); refused when the pack would be invalid."""
+    entry = get_object_or_404(AuditEntry, profile=get_profile(slug), pk=pk)
+    try:
+        item = restore(entry, user=request.user)
+    except Refused as exc:
+        reasons = "; ".join(message for _, message in exc.errors)
+        messages.error(request, f"Not restored: {reasons}")
+    else:
+        messages.success(request, f"Restored {item}.")
+    return redirect("audit", slug=slug)

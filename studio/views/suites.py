@@ -21,13 +21,13 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.case_forms import ImportForm, TestCaseForm
-from studio.case_import import export_jsonl, import_cases, parse_cases
+from studio.case_import import export_csv, export_jsonl, import_cases, parse_cases
 from studio.cases import delete_case, save_case
 from studio.models import Profile, TestCase, TestRun
 from studio.reports import confusion_matrix, filter_results, pass_rate_chart, slowest
 from studio.roles import can_view
 from studio.services import Conflict
-from studio.suites import last_runs, start_run
+from studio.suites import interrupt_stale, last_runs, start_run
 from studio.views._common import (
     HtmxHttpRequest,
     fragment,
@@ -58,6 +58,7 @@ def reader_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
 
 
 def _cases_context(request: HtmxHttpRequest, profile: Profile, **extra: Any) -> dict[str, Any]:
+    interrupt_stale(profile)
     runs = last_runs(profile)
     last = runs[-1] if runs else None
     outcome = _last_outcomes(profile)
@@ -192,6 +193,15 @@ def case_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+@require_GET
+@studio_page
+def case_export_csv(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    response = HttpResponse(export_csv(profile), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{profile.slug}-cases.csv"'
+    return response
+
+
 # -- runs -------------------------------------------------------------------------------------------
 
 
@@ -206,6 +216,7 @@ def run_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @reader_page
 def run_detail(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     profile = get_profile(slug)
+    interrupt_stale(profile)
     run = get_object_or_404(TestRun, profile=profile, pk=pk)
     context = profile_context(request, profile, run=run, **_results(request, run))
     if request.htmx and request.htmx.target in ("run", "case-list"):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.db import models
 from django.http import HttpResponse
@@ -22,10 +25,14 @@ from studio.views._common import (
 
 
 def _edit(
-    request: HtmxHttpRequest, slug: str, form_class: type[PackForm], template: str, page: str
+    request: HtmxHttpRequest,
+    slug: str,
+    form_class: type[PackForm],
+    template: str,
+    page: str,
+    extra: Callable[[Profile], dict[str, object]] | None = None,
 ) -> HttpResponse:
-    profile = get_profile(slug)
-    form = form_class(request.POST or None, instance=profile)
+    form = form_class(request.POST or None, instance=get_profile(slug))
     status = 200
     if request.method == "POST":
         status = _save(request, form)
@@ -35,11 +42,13 @@ def _edit(
         if status == 200:
             form = form_class(instance=get_profile(slug))
     rows = [
-        (form[name], getattr(Profile._meta.get_field(name), "default", None))
+        (form[name], _default(name))  # a field without a default shows "none"
         for name in form.fields
         if name != "revision"
     ]
-    context = profile_context(request, get_profile(slug), form=form, rows=rows, **_defaults())
+    profile = get_profile(slug)  # as saved: what the page shows besides the form
+    more = extra(profile) if extra else {}
+    context = profile_context(request, profile, form=form, rows=rows, **_defaults(), **more)
     if request.htmx and request.method == "POST":
         return fragment(request, f"{template}#settings-form", context, status=status)
     return render(request, template, context, status=status)
@@ -76,7 +85,13 @@ def _defaults() -> dict[str, object]:
 @require_http_methods(["GET", "POST"])
 @studio_page
 def policy(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    return _edit(request, slug, PolicyForm, "studio/policy.html", "policy")
+    return _edit(request, slug, PolicyForm, "studio/policy.html", "policy", extra=_scorer)
+
+
+def _scorer(profile: Profile) -> dict[str, object]:
+    """The imported scorer settings, which the policy page shows read-only ("" when none)."""
+    settings = profile.active_scorer_settings
+    return {"scorer_settings": json.dumps(settings, indent=2) if settings else ""}
 
 
 @require_http_methods(["GET", "POST"])

@@ -44,9 +44,8 @@ def build_returns_desk(page: Page, base_url: str) -> None:
     console_errors: list[str] = []
 
     def on_console(message: ConsoleMessage) -> None:
-        # The browser asks for /favicon.ico on its own; the studio has none.
-        if message.type == "error" and not message.location["url"].endswith("/favicon.ico"):
-            console_errors.append(message.text)
+        if message.type == "error":
+            console_errors.append(f"{message.text} ({message.location['url']})")
 
     page.on("console", on_console)
     sign_in(page, base_url)

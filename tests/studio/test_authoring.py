@@ -81,6 +81,23 @@ def test_the_overlap_checkup_lists_examples_that_land_elsewhere(messy, viewer, c
     assert html.count('data-testid="overlap-finding"') == len(check.findings)
 
 
+def test_overlap_findings_link_to_both_routes_and_a_deleted_one_is_plain_text(
+    messy, viewer, client_for
+):
+    client = client_for(viewer)
+    page = client.post(reverse("overlap-start", args=[messy.slug]))["Location"]
+    finding = OverlapCheck.objects.get().findings[0]
+    routes = dict(messy.routes.values_list("name", "pk"))
+
+    html = client.get(page).content.decode()
+
+    for name in (finding["route"], finding["other_route"]):
+        assert f'href="{reverse("routes-edit", args=[messy.slug, routes[name]])}"' in html
+    messy.routes.filter(name=finding["other_route"]).delete()
+    html = client.get(page).content.decode()
+    assert f'<span class="mono">{finding["other_route"]}</span>' in html
+
+
 # -- tuning -------------------------------------------------------------------------------------------
 
 # On the `profile` fixture, the in-scope cases score 1.0 for their route, and the out-of-scope

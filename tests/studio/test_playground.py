@@ -10,7 +10,9 @@ import pytest
 from django.urls import reverse
 
 from routing_core import Decision, Router
+from routing_core.scorers._terms import STOP_WORDS
 from studio import playground
+from studio.demo import load_demo_profile
 from studio.models import AuditEntry, Profile, Route, TestCase
 from studio.services import build_pack, save_item
 from tests.studio.conftest import htmx
@@ -161,6 +163,26 @@ def test_a_scorer_win_lists_the_terms_behind_it(profile, viewer, client_for):
 
     terms = re.findall(r'<span class="term">([^<]+)</span>', text(response))
     assert "charged" in terms
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I need a refund for the shoes",
+        "where is the parcel for my order",
+        "how do I reset the password for my account",
+        "the app is not working for me",
+        "a refund for the order to the shop of the year",
+    ],
+)
+def test_the_terms_shown_never_include_a_lone_stop_word(message, db, viewer, client_for):
+    demo = load_demo_profile()
+
+    response = client_for(viewer).post(url(demo), {"message": message}, **htmx())
+
+    terms = re.findall(r'<span class="term">([^<]+)</span>', text(response))
+    assert terms, "a scorer win lists its terms"
+    assert not [t for t in terms if t in STOP_WORDS]  # "the", "for" only inside a bigram
 
 
 def test_an_action_keeps_the_tools_it_names_and_a_question_drops_them(profile, viewer, client_for):

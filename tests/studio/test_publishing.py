@@ -21,6 +21,7 @@ from studio.publishing import (
     read_upload,
 )
 from studio.services import Conflict, Refused, build_pack, build_pack_dict, release_pack, save_item
+from studio.suites import start_run
 
 
 def test_publishing_stores_the_canonical_pack_with_its_number_checksum_and_author(profile, owner):
@@ -45,6 +46,39 @@ def test_publishing_runs_the_test_cases_and_stores_pass_or_fail(profile, owner):
     assert [r["passed"] for r in version.test_results] == [True, False]
     assert version.test_results[1]["actual"] == "billing"
     assert version.tests_passed == 1
+
+
+def test_publishing_judges_conversations_and_verdicts_as_a_suite_run_does(profile, owner):
+    # Turn 2 passes only if it starts where turn 1 landed (billing) and the verdict is checked:
+    # judged alone, "how long does delivery take" is a move to shipping, not a stay.
+    for turn, message, expected, verdict in [
+        (2, "how long does delivery take", "shipping", "move"),
+        (1, "download my invoice", "billing", "move"),
+        (3, "where is my parcel", "shipping", "move"),
+    ]:
+        TestCase.objects.create(
+            profile=profile,
+            message=message,
+            expected_route=expected,
+            expected_verdict=verdict,
+            conversation="c1",
+            turn=turn,
+            order=3 - turn,
+        )
+
+    version = publish(profile, user=owner)
+    run = start_run(profile, user=None)
+
+    published = [
+        (r["message"], r["incumbent"], r["verdict"], r["passed"]) for r in version.test_results
+    ]
+    suite = [(r["text"], r["incumbent"] or "", r["verdict"], r["passed"]) for r in run.results]
+    assert published == suite
+    assert published[:2] == [
+        ("download my invoice", "", "move", True),
+        ("how long does delivery take", "billing", "move", True),
+    ]
+    assert published[2][1:3] == ("shipping", "stay") and not published[2][3]  # expected a move
 
 
 def test_publishing_refuses_an_invalid_pack_with_the_reasons_and_stores_nothing(profile, owner):
@@ -244,3 +278,83 @@ def test_an_upload_over_the_size_limit_is_refused_before_parsing(monkeypatch):
     with pytest.raises(Refused) as refused:
         read_upload(b"{" + b" " * 20 + b"}")
     assert "limit" in refused.value.errors[0][1]
+
+
+# -- scorer settings beyond the kind ----------------------------------------------------------------
+
+CASCADE = {
+    "kind": "cascade",
+    "tiers": [
+        {"kind": "lexical"},
+        {
+            "kind": "llm",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "router-small",
+            "api_key_env": "ROUTER_KEY",
+            "timeout_s": 2.5,
+            "max_examples": 3,
+        },
+    ],
+    "decider": {"kind": "llm", "base_url": "http://127.0.0.1:9/v1", "model": "router-big"},
+}
+
+
+def _pack_with(scorer: dict, slug: str = "tiered") -> dict:
+    document = build_pack_dict(load_demo_profile())
+    return {**document, "profile": {**document["profile"], "slug": slug}, "scorer": scorer}
+
+
+def test_a_cascade_pack_survives_import_then_export_unchanged(db, owner):
+    original = _pack_with(CASCADE)
+
+    profile = import_pack(json.dumps(original), user=owner)
+
+    assert profile.scorer_kind == "cascade"
+    assert _comparable(build_pack_dict(profile)) == _comparable(original)
+    assert _comparable(dump_pack(release_pack(profile))) == _comparable(original)
+
+
+def test_a_lexical_scorers_learned_model_is_not_kept_but_relearned(db, owner):
+    published = publish(load_demo_profile(), user=owner)
+    assert json.loads(published.pack_json)["scorer"]["model"] is not None
+
+    profile = import_pack(published.pack_json, user=owner, slug="relearned")
+
+    assert profile.scorer_settings is None
+    assert build_pack_dict(profile)["scorer"] == {"kind": "lexical"}
+    assert release_pack(profile).scorer.model == load_pack(published.pack_json).scorer.model
+
+
+def test_a_cascades_lexical_tier_keeps_no_model_either(db, owner):
+    model = json.loads(publish(load_demo_profile(), user=owner).pack_json)["scorer"]["model"]
+    tiers = [{"kind": "lexical", "model": model}, CASCADE["tiers"][1]]
+
+    profile = import_pack(_pack_with({**CASCADE, "tiers": tiers}), user=owner)
+
+    assert profile.scorer_settings["tiers"][0] == {"kind": "lexical"}
+
+
+def test_choosing_another_scorer_kind_sets_the_imported_settings_aside(db, owner):
+    profile = import_pack(_pack_with(CASCADE), user=owner)
+    Profile.objects.filter(pk=profile.pk).update(scorer_kind="lexical")
+    profile.refresh_from_db()
+    assert build_pack_dict(profile)["scorer"] == {"kind": "lexical"}
+
+
+def test_the_diff_shows_a_changed_scorer_setting_but_not_a_relearned_model(db, owner):
+    profile = import_pack(_pack_with(CASCADE), user=owner)
+    old = build_pack(profile)
+    decider = {**CASCADE["decider"], "model": "router-huge"}
+    import_pack(_pack_with({**CASCADE, "decider": decider}), user=owner, into=profile)
+    profile.refresh_from_db()
+    demo = load_demo_profile()
+    before_edit = release_pack(demo)
+    demo.routes.filter(name="billing").update(examples=["a brand new example"])
+
+    diff = diff_packs(old, build_pack(profile))
+    relearned = diff_packs(before_edit, release_pack(demo))
+
+    assert [(c.section, c.name) for c in diff.changes] == [("scorer", "decider")]
+    assert "router-huge" in diff.changes[0].new
+    assert before_edit.scorer != release_pack(demo).scorer  # the weights did change
+    assert [c.section for c in relearned.changes] == ["routes"]

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from html import unescape
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from studio.demo import load_demo_profile
 from studio.models import Environment, Profile, ReadToken, Version
-from studio.publishing import promote, publish
+from studio.publishing import import_pack, promote, publish
 from studio.services import build_pack_dict
 
 
@@ -154,3 +157,39 @@ def test_importing_as_a_new_draft_replaces_the_routes(profile, editor, client_fo
     response = client_for(editor).post("/profiles/shop/import/", {"file": _upload(document)})
     assert response.status_code == 302
     assert profile.routes.get(name="human").description == "a person"
+
+
+def _imported_with_scorer(scorer: dict, owner) -> Profile:
+    document = build_pack_dict(load_demo_profile())
+    document = {**document, "profile": {**document["profile"], "slug": "tiered"}, "scorer": scorer}
+    return import_pack(document, user=owner)
+
+
+def test_the_policy_page_shows_imported_scorer_settings_read_only(db, owner, viewer, client_for):
+    tiers = [{"kind": "lexical"}, {"kind": "llm", "base_url": "http://x.test/v1", "model": "m"}]
+    _imported_with_scorer({"kind": "cascade", "tiers": tiers}, owner)
+
+    html = client_for(viewer).get("/profiles/tiered/policy/").content.decode()
+
+    assert "Scorer settings: cascade" in html and "read-only" in html
+    shown = re.search(r'data-testid="scorer-settings"[^>]*>(.*?)</pre>', html, re.S)
+    assert shown and json.loads(unescape(shown.group(1)))["tiers"][1]["model"] == "m"
+
+
+def test_the_policy_page_of_a_plain_lexical_profile_shows_no_scorer_settings(
+    profile, viewer, client_for
+):
+    html = client_for(viewer).get("/profiles/shop/policy/").content.decode()
+    assert 'data-testid="scorer-settings"' not in html
+    assert "NOT_PROVIDED" not in html  # the floor has no built-in default: "none"
+
+
+def test_the_playground_explains_a_scorer_this_studio_cannot_run(db, owner, client_for):
+    _imported_with_scorer({"kind": "embedding"}, owner)
+
+    page = client_for(owner).get("/profiles/tiered/playground/", {"message": "refund please"})
+
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'data-testid="scorer-unavailable"' in html and "cannot run its embedding scorer" in html
+    assert "routing-core[embeddings]" in html and "not a valid pack" not in html

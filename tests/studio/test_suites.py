@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from studio.models import AuditEntry, Profile, TestCase, TestRun
-from studio.suites import start_run, suite_order
+from studio.models import AuditEntry, OverlapCheck, Profile, TestCase, TestRun
+from studio.suites import progress_writer, start_run, suite_order
 from tests.studio.conftest import htmx
 
 # Seven cases whose outcome on the `profile` fixture was worked out by hand:
@@ -342,3 +344,58 @@ def test_the_runs_of_another_profile_are_not_found_here(profile, viewer, client_
     response = client_for(viewer).get(reverse("test-run", args=[profile.slug, run.pk]))
 
     assert response.status_code == 404
+
+
+# -- runs whose process died ------------------------------------------------------------------------
+
+
+def _silent_for(job, minutes: float):
+    type(job).objects.filter(pk=job.pk).update(
+        updated_at=timezone.now() - timedelta(minutes=minutes)
+    )
+
+
+def test_a_run_silent_for_ten_minutes_shows_as_interrupted_and_can_run_again(
+    profile, viewer, client_for
+):
+    TestCase.objects.create(
+        profile=profile, message="download my invoice", expected_route="billing"
+    )
+    dead = TestRun.objects.create(profile=profile, total=1)
+    _silent_for(dead, 11)
+    client = client_for(viewer)
+
+    html = client.get(reverse("test-run", args=[profile.slug, dead.pk])).content.decode()
+
+    dead.refresh_from_db()
+    assert dead.status == "interrupted" and dead.finished_at is not None
+    assert 'data-status="interrupted"' in html and "Interrupted: no progress" in html
+    assert 'hx-trigger="every 500ms"' not in html  # the page stops polling
+    again = client.post(reverse("test-run-start", args=[profile.slug]))
+    assert TestRun.objects.get(pk=again["Location"].rstrip("/").split("/")[-1]).passed == 1
+
+
+def test_a_run_that_made_progress_recently_keeps_running(profile, viewer, client_for):
+    alive = TestRun.objects.create(profile=profile, total=10)
+    _silent_for(alive, 9)
+    progress_writer(TestRun, alive.pk)(3, 10)
+
+    client_for(viewer).get(reverse("tests", args=[profile.slug]))
+
+    alive.refresh_from_db()
+    assert (alive.status, alive.done) == ("running", 3)
+    assert timezone.now() - alive.updated_at < timedelta(minutes=1)  # progress is a sign of life
+
+
+def test_the_cases_and_overlap_pages_interrupt_their_dead_jobs_too(profile, viewer, client_for):
+    run = TestRun.objects.create(profile=profile, total=1)
+    check = OverlapCheck.objects.create(profile=profile)
+    for job in (run, check):
+        _silent_for(job, 30)
+    client = client_for(viewer)
+
+    assert "run interrupted" in client.get(reverse("tests", args=[profile.slug])).content.decode()
+    html = client.get(reverse("overlap", args=[profile.slug])).content.decode()
+
+    check.refresh_from_db()
+    assert check.status == "interrupted" and "Interrupted: no progress" in html

@@ -54,6 +54,13 @@ def test_the_profile_list_shows_profiles_and_their_route_counts(profile, viewer,
     assert b"New profile" not in response.content  # a viewer cannot create
 
 
+def test_the_profile_list_links_an_editor_to_the_pack_import(profile, editor, viewer, client_for):
+    link = f'href="{reverse("import")}"'.encode()
+
+    assert link in client_for(editor).get(reverse("profile-list")).content
+    assert link not in client_for(viewer).get(reverse("profile-list")).content  # cannot import
+
+
 def test_the_login_page_renders(client):
     response = client.get(reverse("login"))
 
