@@ -57,20 +57,21 @@ START = "^"
 def _term_list(text: str) -> tuple[list[str], list[str], bool]:
     """A text's terms with repeats (stems, bigrams, character n-grams), in order.
 
-    Returns the terms, the surface word (or bigram) each came from, and whether the text
-    has any content word at all.
+    Returns the terms, the surface word (or pair of words, as the person typed them: a
+    playground shows "charged twice", not the stems "charg twice") each came from, and
+    whether the text has any content word at all.
     """
     terms: list[str] = []
     sources: list[str] = []
-    previous = START
+    previous, previous_word = START, ""
     has_content = False
     for word in _terms.message_words(text):
         stemmed, grams = _terms.word_terms(word)
         has_content = has_content or _terms.is_content(word)
-        bigram = f"{previous} {stemmed}"
-        terms += (stemmed, bigram, *grams)
-        sources += (word, word if previous == START else bigram, *([word] * len(grams)))
-        previous = stemmed
+        terms += (stemmed, f"{previous} {stemmed}", *grams)
+        pair = word if previous == START else f"{previous_word} {word}"
+        sources += (word, pair, *([word] * len(grams)))
+        previous, previous_word = stemmed, word
     return terms, sources, has_content
 
 

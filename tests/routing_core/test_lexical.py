@@ -244,3 +244,15 @@ def test_score_never_raises_and_returns_one_probability_per_candidate(
     assert len(scores) == len(candidates)
     assert all(isinstance(s, float) and math.isfinite(s) and 0.0 <= s <= 1.0 for s in scores)
     assert sum(scores) == pytest.approx(1.0, abs=1e-4) or sum(scores) == 0.0
+
+
+def test_explained_pairs_read_as_the_person_typed_them():
+    scorer = LexicalScorer.build(
+        [
+            RouteText("billing", examples=("I was charged twice", "charged twice for one order")),
+            RouteText("shipping", examples=("where is my parcel", "parcel not delivered")),
+        ]
+    )
+    terms = [t.term for t in scorer.explain("why was I charged twice", "billing", limit=10)]
+    assert "charged twice" in terms
+    assert not any("charg " in t for t in terms)
