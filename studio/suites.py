@@ -24,7 +24,7 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from django.db import connection, connections, transaction
+from django.db import OperationalError, connection, connections
 from django.db.models import Model
 from django.utils import timezone
 
@@ -42,6 +42,7 @@ PROGRESS_EVERY_S = 0.2
 # (a restart, a crash) and will never finish.
 STALE_AFTER = timedelta(minutes=10)
 J = TypeVar("J", bound=Job)
+T = TypeVar("T")
 
 
 # -- cases ------------------------------------------------------------------------------------------
@@ -109,9 +110,29 @@ def progress_writer(model: type[Model], pk: int) -> Progress:
         if done == total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
             rows = model._default_manager.filter(pk=pk)
-            rows.update(done=done, total=total, updated_at=timezone.now())  # a sign of life
+            try:  # a sign of life; informational, so a write that keeps meeting a lock is skipped
+                retry_locked(lambda: rows.update(done=done, total=total, updated_at=timezone.now()))
+            except OperationalError:
+                log.warning("progress of %s %s not written: the database stayed locked", model, pk)
 
     return write
+
+
+def retry_locked(write: Callable[[], T], *, attempts: int = 60, pause_s: float = 0.05) -> T:
+    """Run a write, waiting out a busy SQLite database (about 3 s at most).
+
+    SQLite lets one writer in at a time, and a job's thread writes while the request threads
+    read: a write that meets a lock tries again instead of losing the run's outcome.
+    PostgreSQL never reports this error, so there the write simply runs once.
+    """
+    for attempt in range(attempts):
+        try:
+            return write()
+        except OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(pause_s)
+    raise AssertionError("unreachable")
 
 
 def finish(job: J, **fields: Any) -> J:
@@ -120,7 +141,7 @@ def finish(job: J, **fields: Any) -> J:
     job.finished_at = timezone.now()
     for name, value in fields.items():
         setattr(job, name, value)
-    job.save()
+    retry_locked(job.save)
     return job
 
 
@@ -177,17 +198,17 @@ def execute_run(pk: int) -> None:
 
 
 def store_report(run: TestRun, report: EvalReport, rows: list[TestCase], revision: int) -> None:
-    with transaction.atomic():
-        finish(
-            run,
-            done=report.n,
-            total=report.n,
-            draft_revision=revision,
-            passed=sum(1 for r in report.results if r.passed),
-            pass_rate=report.pass_rate,
-            figures=report.to_dict(),
-            results=[result_row(row, r) for row, r in zip(rows, report.results, strict=True)],
-        )
+    # One UPDATE of the run's row: atomic by itself.
+    finish(
+        run,
+        done=report.n,
+        total=report.n,
+        draft_revision=revision,
+        passed=sum(1 for r in report.results if r.passed),
+        pass_rate=report.pass_rate,
+        figures=report.to_dict(),
+        results=[result_row(row, r) for row, r in zip(rows, report.results, strict=True)],
+    )
 
 
 def result_row(row: TestCase, result: CaseResult) -> dict[str, Any]:
@@ -247,7 +268,7 @@ def execute_overlap(pk: int) -> None:
         log.exception("overlap check %s failed", pk)
         finish(check, error=f"The checkup failed: {exc}")
         return
-    check.refresh_from_db(fields=["done", "total"])
+    retry_locked(lambda: check.refresh_from_db(fields=["done", "total"]))
     rows = [{k: _finite(v) for k, v in asdict(f).items()} for f in findings]
     finish(check, draft_revision=profile.draft_revision, findings=rows)
 

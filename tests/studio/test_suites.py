@@ -399,3 +399,36 @@ def test_the_cases_and_overlap_pages_interrupt_their_dead_jobs_too(profile, view
 
     check.refresh_from_db()
     assert check.status == "interrupted" and "Interrupted: no progress" in html
+
+
+def test_a_job_write_that_meets_a_locked_database_waits_and_succeeds():
+    from django.db import OperationalError
+
+    from studio.suites import retry_locked
+
+    calls = []
+
+    def flaky_write() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise OperationalError("database table is locked: studio_testrun")
+        return "written"
+
+    assert retry_locked(flaky_write, pause_s=0) == "written"
+    assert len(calls) == 3
+
+
+def test_other_database_errors_are_not_retried():
+    from django.db import OperationalError
+
+    from studio.suites import retry_locked
+
+    calls = []
+
+    def broken_write() -> None:
+        calls.append(1)
+        raise OperationalError("no such table: studio_testrun")
+
+    with pytest.raises(OperationalError, match="no such table"):
+        retry_locked(broken_write, pause_s=0)
+    assert len(calls) == 1
