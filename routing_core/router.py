@@ -67,6 +67,7 @@ class Router:
         self._rules = RuleSet(self.pack.rules)
         self._triage = _classifier(self.pack)
         self._always = tuple(t.name for t in self.pack.tools if t.always_include)
+        self._tool_names = tuple(t.name for t in self.pack.tools)
         self._descriptions = MappingProxyType({r.name: r.description for r in self.pack.routes})
         self._identity = (self.pack.profile.slug, self.pack.version, self.pack.checksum)
 
@@ -247,14 +248,13 @@ class Router:
         return Ranking(names, [math.nan] * len(names), softmax([math.nan] * len(names)))
 
     def _tools(self, triage: TriageVerdict | None) -> ToolRecord:
-        tools = self.pack.tools
-        names = tuple(t.name for t in tools)
-        mode = self.pack.triage.mode
+        tools, names, mode = self.pack.tools, self._tool_names, self.pack.triage.mode
         if triage is None:
             return ToolRecord(mode, names, names, (), 0)
         kept = narrow_tools(triage, tools, self._always)
         kept_names = tuple(t.name for t in kept)
-        dropped = [t for t in tools if t.name not in set(kept_names)]
+        keep = set(kept_names)  # once per turn, not once per tool
+        dropped = [t for t in tools if t.name not in keep]
         bound = names if mode == "shadow" else kept_names
         return ToolRecord(
             mode,
