@@ -75,7 +75,7 @@ MIDDLEWARE = [
 # django-axes first: it refuses a locked-out username+IP before the password is even checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "studio.roles.RoleBackend",  # ModelBackend, with permissions in one query
 ]
 
 ROOT_URLCONF = "studio.urls"

@@ -40,11 +40,13 @@ def pull_pack(
     if not isinstance(auth, ReadToken):
         require(request, VIEW)
     # One small query: which version the environment serves (the pack itself is cached below).
-    found = (
+    # (profile, name) is unique: no ORDER BY, which `.first()` would compile on every pull.
+    rows = (
         Environment.objects.filter(profile__slug=slug, name=environment)
-        .values_list("profile_id", "version_id", "version__checksum")
-        .first()
+        .order_by()
+        .values_list("profile_id", "version_id", "version__checksum")[:1]
     )
+    found = next(iter(rows), None)
     if isinstance(auth, ReadToken) and (found is None or found[0] != auth.profile_id):
         raise Http404  # another profile's token: the same answer as a missing profile
     if found is None or found[1] is None:

@@ -91,3 +91,48 @@ def test_a_viewer_sees_no_edit_controls(profile, viewer, client_for):
 
 def test_an_unknown_profile_is_not_found(viewer, client_for):
     assert client_for(viewer).get(reverse("profile-detail", args=["nope"])).status_code == 404
+
+
+# -- RoleBackend: Django's permission answers, read in one query ---------------------------------
+
+
+def _fresh(user):
+    """The user as a request loads it: no permission cache yet."""
+    return type(user).objects.get(pk=user.pk)
+
+
+def test_role_backend_answers_like_the_roles(editor, viewer, outsider):
+    from studio.roles import EDIT, PUBLISH, VIEW
+
+    assert _fresh(editor).has_perm(EDIT) and _fresh(editor).has_perm(VIEW)
+    assert not _fresh(editor).has_perm(PUBLISH)
+    assert _fresh(viewer).has_perm(VIEW) and not _fresh(viewer).has_perm(EDIT)
+    assert not _fresh(outsider).has_perm(VIEW)
+
+
+def test_role_backend_counts_direct_permissions_and_superusers(outsider, django_user_model):
+    from django.contrib.auth.models import Permission
+
+    from studio.roles import ADMINISTER, PUBLISH
+
+    outsider.user_permissions.add(Permission.objects.get(codename="publish_profile"))
+    assert _fresh(outsider).has_perm(PUBLISH)
+    assert not _fresh(outsider).has_perm(ADMINISTER)
+    boss = django_user_model.objects.create_superuser("boss", password="x")
+    assert _fresh(boss).has_perm(ADMINISTER)
+
+
+def test_role_backend_gives_an_inactive_user_nothing(editor):
+    from studio.roles import VIEW
+
+    type(editor).objects.filter(pk=editor.pk).update(is_active=False)
+    assert not _fresh(editor).has_perm(VIEW)
+
+
+def test_role_backend_reads_permissions_in_one_query(editor, django_assert_num_queries):
+    """The default backend takes two (user and group permissions) on every API call."""
+    from studio.roles import EDIT, PUBLISH, VIEW
+
+    user = _fresh(editor)
+    with django_assert_num_queries(1):
+        assert user.has_perm(VIEW) and user.has_perm(EDIT) and not user.has_perm(PUBLISH)
