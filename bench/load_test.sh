@@ -2,7 +2,7 @@
 # Load test of the studio under gunicorn + PostgreSQL, on loopback only (docs/reliability.md).
 #
 # Sets up a scratch database, loads the demo, publishes it to production, creates an API token
-# (the demo user, every role) and a read token, starts gunicorn (2 x cores + 1 workers), then runs
+# (the demo user, every role) and a read token, starts gunicorn (one sync worker per core by default: WORKERS), then runs
 # wrk against the playground endpoint and the pack-pull endpoint (200s, and 304s with
 # If-None-Match) at increasing concurrency. Each run is bounded in time (DURATION) and in requests
 # (MAX_REQUESTS per wrk thread). Everything is torn down on exit, even on failure.
@@ -18,7 +18,7 @@ PORT=${PORT:-8765}
 DURATION=${DURATION:-10s}
 MAX_REQUESTS=${MAX_REQUESTS:-50000}
 CONCURRENCY=${CONCURRENCY:-"1 4 16 64"}
-WORKERS=${WORKERS:-$((2 * $(nproc) + 1))}
+WORKERS=${WORKERS:-$(nproc)}  # wrk and PostgreSQL share these cores: see docs/reliability.md
 OUT=${OUT:-bench/out/load_results.tsv}  # bench/out/ is ignored by git
 WORK=$(mktemp -d)
 PY=.venv/bin/python
