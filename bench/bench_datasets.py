@@ -2,8 +2,10 @@
 
 Usage: .venv/bin/python bench/bench_datasets.py [--data ../shared/datasets] [--only clinc150]
 
-Thresholds (floor, near-tie margin) are chosen on `val` only (CLINC150); `test` is for
-reporting. Prints figures; asserts nothing (benchmarks are not tests).
+Data sets: CLINC150 and Banking77 from `--data`, then the sets in `bench/data/` (HWU64, full
+and 10-shot: public data the defaults were never tuned on; see each SOURCE.md). Thresholds
+(floor, near-tie margin) are chosen on `val` only (CLINC150); `test` is for reporting.
+Prints figures; asserts nothing (benchmarks are not tests).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from routing_core.evaluate import evaluate  # noqa: E402
 from routing_core.scorers import lexical  # noqa: E402
 from routing_core.scorers.stored import with_model  # noqa: E402
 
-FLOORS = [None, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7]
+FLOORS = [None, *(round(0.05 * i, 2) for i in range(1, 19))]  # 0.05 ... 0.90
 MARGINS = [0.0, 0.02, 0.05, 0.1, 0.15]
 
 
@@ -49,12 +51,14 @@ class Scored:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
-    parser.add_argument("--only")
+    parser.add_argument("--only", help="one data set by folder name, e.g. hwu64")
     args = parser.parse_args()
-    for name in ("clinc150", "banking77"):
-        if args.only and name != args.only:
+    folders = [Path(args.data) / name for name in ("clinc150", "banking77")]
+    folders += sorted(path.parent for path in (ROOT / "bench" / "data").glob("*/routes.json"))
+    for folder in folders:
+        if args.only and folder.name != args.only:
             continue
-        bench(Path(args.data) / name)
+        bench(folder)
 
 
 def bench(folder: Path) -> None:
@@ -206,6 +210,17 @@ def choose_thresholds(router: Router, val: list[Case], test: list[Case]) -> None
         print(
             f"chosen on val (max oos recall with in-scope ≥ 90%): floor {_f(floor)}, margin "
             f"{margin:.2f} → test in-scope {t[0]:.2%}, oos recall {t[1]:.2%}, menu {t[2]:.2%}"
+        )
+    # The issue's two bars at once (in-scope ≥ 90%, oos recall ≥ 60%): the setting that clears
+    # both on val with the most room, i.e. the largest smaller slack. The rule above picks
+    # the edge of the in-scope bar by construction, so half the time test lands just under it.
+    clearing = [r for r in rows if r[2][0] >= 0.90 and r[2][1] >= 0.60]
+    if clearing:
+        floor, margin, v, t = max(clearing, key=lambda r: min(r[2][0] - 0.90, r[2][1] - 0.60))
+        print(
+            f"chosen on val (both bars with the most room): floor {_f(floor)}, margin "
+            f"{margin:.2f} (val {v[0]:.2%} / {v[1]:.2%}) → test in-scope {t[0]:.2%}, oos recall "
+            f"{t[1]:.2%}, menu {t[2]:.2%}"
         )
 
 
