@@ -19,8 +19,8 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
 
 Everything is numpy, deterministic (fixed seeds, fixed order) and sized for a playground
 that rebuilds on every edit: a CLINC150-size profile (15,000 texts, 150 routes) takes about
-4-4.5 s of CPU on a shared 2-core machine (docs/benchmarks.md), small profiles a fraction of
-a second. Built packs store the result (`stored.py`), so loading one does not train.
+2.5 s of CPU alone on a 2-core machine, 4-4.5 s beside other work (docs/benchmarks.md); a
+small profile trains for at least MIN_HELD_STEPS steps and takes a fraction of a second. Built packs store the result (`stored.py`), so loading one does not train.
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ NB_SCALE = 0.5
 HELD_EPOCHS = 4
 FINAL_EPOCHS = 1
 BATCH = 256
+# ... and at least this many steps before the last epoch, in a pack big enough to calibrate:
+# ten examples per route make a handful of batches, so four passes would be a few dozen
+# steps and leave the correction barely trained (10-shot sets gained 1-3 points; see
+# docs/benchmarks.md).
+MIN_HELD_STEPS = 200
 LEARNING_RATE = 20.0
 # Character n-grams of these sizes are learned by the correction too, at CHAR_RATE times the
 # words' learning rate (chosen on CLINC150 val and banking77 folds).
@@ -101,7 +106,10 @@ def train(corpus: Corpus, n_routes: int) -> Model:
     learner = _Correction(corpus, n_routes, chars=calibrate)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
-    learner.fit(base, ~held if calibrate else everything, HELD_EPOCHS, SEED)
+    # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
+    # temper the overconfidence that longer training on a handful of texts brings.
+    epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
+    learner.fit(base, ~held if calibrate else everything, epochs, SEED)
     temperature = 1.0
     if calibrate:
         logits = base[held] + _logits(learner.weights, _select(corpus, held))
@@ -111,6 +119,12 @@ def train(corpus: Corpus, n_routes: int) -> Model:
     correction += NB_SCALE * bayes
     correction -= correction.mean(axis=1, keepdims=True)
     return Model(correction, temperature)
+
+
+def held_epochs(n_docs: int) -> int:
+    """Passes before the last epoch: HELD_EPOCHS, or enough for MIN_HELD_STEPS batches."""
+    batches = max(1, math.ceil(n_docs / BATCH))
+    return max(HELD_EPOCHS, math.ceil(MIN_HELD_STEPS / batches))
 
 
 def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArray, FloatArray]:

@@ -250,3 +250,39 @@ def test_the_correction_learns_character_3_grams_only_from_a_pack_it_can_calibra
     tiny = [RouteText(n, "", tuple(f"{n} {x}" for x in five)) for n in ("billing", "shipping")]
     scores = LexicalScorer.build(tiny).score("completely unrelated words", ["billing", "shipping"])
     assert scores == pytest.approx([0.5, 0.5], abs=0.01)
+
+
+def test_a_small_pack_trains_for_a_minimum_number_of_steps() -> None:
+    """A few examples per route make a handful of batches: four passes would barely train."""
+    per_pass = math.ceil(1500 / _model.BATCH)  # 150 routes x 10 examples
+    assert _model.held_epochs(1500) == math.ceil(_model.MIN_HELD_STEPS / per_pass)
+    assert _model.held_epochs(1) == _model.MIN_HELD_STEPS
+    big = _model.BATCH * _model.MIN_HELD_STEPS  # already enough steps in HELD_EPOCHS passes
+    assert _model.held_epochs(big) == _model.HELD_EPOCHS
+
+
+def test_training_a_small_pack_takes_at_least_the_minimum_steps(monkeypatch) -> None:
+    from routing_core.scorers.lexical import _build_corpus
+
+    steps = []
+    real_step = _model._step
+    monkeypatch.setattr(_model, "_step", lambda *args: steps.append(1) or real_step(*args))
+    routes = [RouteText(r["name"], "", tuple(r["examples"])) for r in _routes()]
+    _, corpus = _build_corpus(routes)
+    _model.train(corpus, len(routes))
+    assert corpus.n_docs < _model.BATCH  # one batch a pass
+    assert len(steps) >= _model.MIN_HELD_STEPS + _model.FINAL_EPOCHS
+
+
+def test_a_pack_too_small_to_calibrate_keeps_the_short_schedule(monkeypatch) -> None:
+    """Without a fitted temperature, long training on five texts would only add overconfidence."""
+    from routing_core.scorers.lexical import _build_corpus
+
+    steps = []
+    real_step = _model._step
+    monkeypatch.setattr(_model, "_step", lambda *args: steps.append(1) or real_step(*args))
+    five = ["one example", "two example", "three example", "four example", "five example"]
+    tiny = [RouteText(n, "", tuple(f"{n} {x}" for x in five)) for n in ("billing", "shipping")]
+    _, corpus = _build_corpus(tiny)
+    _model.train(corpus, len(tiny))
+    assert len(steps) == _model.HELD_EPOCHS + _model.FINAL_EPOCHS
