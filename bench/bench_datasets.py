@@ -213,7 +213,7 @@ def choose_thresholds(router: Router, val: list[Case], test: list[Case]) -> None
         )
     # The two bars at once (in-scope ≥ 90%, oos recall ≥ 60%): the setting that clears
     # both on val with the most room, i.e. the largest smaller slack. The rule above picks
-    # the edge of the in-scope bar by construction, so half the time test lands just under it.
+    # the edge of the in-scope bar by construction, so test can land just under it.
     clearing = [r for r in rows if r[2][0] >= 0.90 and r[2][1] >= 0.60]
     if clearing:
         floor, margin, v, t = max(clearing, key=lambda r: min(r[2][0] - 0.90, r[2][1] - 0.60))

@@ -20,7 +20,8 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
 Everything is numpy, deterministic (fixed seeds, fixed order) and sized for a playground
 that rebuilds on every edit: a CLINC150-size profile (15,000 texts, 150 routes) takes about
 2.5 s of CPU alone on a 2-core machine, 4-4.5 s beside other work (docs/benchmarks.md); a
-small profile trains for at least MIN_HELD_STEPS steps and takes a fraction of a second. Built packs store the result (`stored.py`), so loading one does not train.
+small profile trains for at least MIN_HELD_STEPS steps and takes a fraction of a second.
+Built packs store the result (`stored.py`), so loading one does not train.
 """
 
 from __future__ import annotations
