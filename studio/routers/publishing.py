@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Status
 from ninja.params import functions as params
 
+from studio.downloads import attachment
 from studio.models import Environment, Profile, Version
 from studio.publishing import environments, import_pack, pack_diff, promote, publish
 from studio.roles import EDIT, PUBLISH
@@ -90,9 +91,7 @@ def read_version(request: HttpRequest, slug: str = SLUG, number: int = NUMBER) -
 )
 def download_version(request: HttpRequest, slug: str = SLUG, number: int = NUMBER) -> HttpResponse:
     version = get_object_or_404(Version, profile=profile_for(request, slug), number=number)
-    response = HttpResponse(version.pack_json, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="{version.filename}"'
-    return response
+    return attachment(version.pack_json, "application/json", version.filename)
 
 
 @router.get("/{slug}/environments", response={200: list[EnvironmentOut], **ERRORS})

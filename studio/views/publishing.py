@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from routing_core import PackError
 from studio.diff import PackDiff, diff_packs
+from studio.downloads import attachment
 from studio.models import ApiToken, Profile, ReadToken, Version
 from studio.publishing import (
     MAX_IMPORT_BYTES,
@@ -132,9 +133,7 @@ def promote_view(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @studio_page
 def download(request: HtmxHttpRequest, slug: str, number: int) -> HttpResponse:
     version = get_object_or_404(Version, profile=get_profile(slug), number=number)
-    response = HttpResponse(version.pack_json, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="{version.filename}"'
-    return response
+    return attachment(version.pack_json, "application/json", version.filename)
 
 
 @require_GET

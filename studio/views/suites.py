@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from studio.case_forms import ImportForm, TestCaseForm
 from studio.case_import import export_csv, export_jsonl, import_cases, parse_cases
 from studio.cases import delete_case, save_case
+from studio.downloads import attachment
 from studio.models import Profile, TestCase, TestRun
 from studio.reports import confusion_matrix, filter_results, pass_rate_chart, slowest
 from studio.roles import can_view
@@ -188,18 +189,14 @@ def case_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @studio_page
 def case_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
-    response = HttpResponse(export_jsonl(profile), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="{profile.slug}-cases.jsonl"'
-    return response
+    return attachment(export_jsonl(profile), "application/x-ndjson", f"{profile.slug}-cases.jsonl")
 
 
 @require_GET
 @studio_page
 def case_export_csv(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
-    response = HttpResponse(export_csv(profile), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{profile.slug}-cases.csv"'
-    return response
+    return attachment(export_csv(profile), "text/csv; charset=utf-8", f"{profile.slug}-cases.csv")
 
 
 # -- runs -------------------------------------------------------------------------------------------
