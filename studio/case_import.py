@@ -25,19 +25,10 @@ from studio.suites import suite_order
 
 Format = Literal["auto", "csv", "jsonl"]
 ALIASES = {"message": "text", "expected_route": "expected"}
-COLUMNS = {
-    "text",
-    "expected",
-    "incumbent",
-    "expected_verdict",
-    "expected_triage",
-    "expected_tools",
-    "conversation",
-    "turn",
-}
 MAX_CASES = 20_000
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# The columns an import reads, in the order an export writes them.
 CSV_COLUMNS = [
     "text",
     "expected",
@@ -48,6 +39,7 @@ CSV_COLUMNS = [
     "conversation",
     "turn",
 ]
+COLUMNS = frozenset(CSV_COLUMNS)
 
 
 @dataclass
