@@ -170,13 +170,18 @@ def start_run(profile: Profile, *, user: Any) -> TestRun:
     """Create a run of the profile's suite and start it (viewers may: it changes no draft)."""
     run = TestRun.objects.create(
         profile=profile,
-        started_by=user if user is not None and user.is_authenticated else None,
+        started_by=_signed_in(user),
         total=profile.test_cases.count(),
         draft_revision=profile.draft_revision,
     )
     launch(execute_run, run.pk)
     run.refresh_from_db()
     return run
+
+
+def _signed_in(user: Any) -> Any:
+    """The user to record as a job's starter: None for an anonymous or missing one."""
+    return user if user is not None and user.is_authenticated else None
 
 
 def execute_run(pk: int) -> None:
@@ -246,7 +251,7 @@ def start_overlap(profile: Profile, *, user: Any) -> OverlapCheck:
     """Create an overlap checkup of the profile's draft and start it."""
     check = OverlapCheck.objects.create(
         profile=profile,
-        started_by=user if user is not None and user.is_authenticated else None,
+        started_by=_signed_in(user),
         draft_revision=profile.draft_revision,
     )
     launch(execute_overlap, check.pk)
