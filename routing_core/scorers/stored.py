@@ -23,7 +23,9 @@ from routing_core.scorers.base import RouteText
 if TYPE_CHECKING:
     from routing_core.pack import LexicalModel, Pack
 
-# Changing what a term is, or how weights are learned, must invalidate stored models.
+# Changing what a term is must invalidate stored models: their weights index the terms. A
+# change in how weights are learned does not: a stored model is still a valid model of its
+# routes, and a published pack keeps scoring exactly as it did when it was published.
 FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
 

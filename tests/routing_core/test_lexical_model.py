@@ -286,3 +286,47 @@ def test_a_pack_too_small_to_calibrate_keeps_the_short_schedule(monkeypatch) -> 
     _, corpus = _build_corpus(tiny)
     _model.train(corpus, len(tiny))
     assert len(steps) == _model.HELD_EPOCHS + _model.FINAL_EPOCHS
+
+
+def test_a_step_keeps_pushing_a_text_its_route_leads_by_less_than_the_margin() -> None:
+    """The loss is softmax with an additive margin: a lead of 0.5 still counts as half a miss.
+
+    One text, one term, two routes; the text's own route already leads by 0.5. Plain softmax
+    would move the term's weight by rate x (1 - sigmoid(0.5)); the margin loss moves it by
+    rate x (1 - sigmoid(0.5 - MARGIN)), which is more while the lead is under the margin.
+    """
+    corpus = _model.Corpus(
+        rows=np.array([0]),
+        ids=np.array([0]),
+        values=np.array([1.0], np.float32),
+        routes=np.array([0]),
+        n_terms=1,
+        char_sizes=np.array([0]),
+    )
+    (batch,) = _model._batches(corpus)
+    base = np.array([[0.5, 0.0]], np.float32)
+    weights = np.zeros((1, 2), np.float32)
+    rates = np.full((1, 1), 3.0, np.float32)
+    velocity = np.zeros_like(weights)
+    _model._step(batch, corpus.routes, base, weights, velocity, rates, _model.MARGIN)
+    own_share = 1.0 / (1.0 + math.exp(-(0.5 - _model.MARGIN)))
+    assert _model.MARGIN > 0.5
+    assert weights[0, 0] == pytest.approx(3.0 * (1.0 - own_share), rel=1e-5)
+    assert weights[0, 1] == pytest.approx(-3.0 * (1.0 - own_share), rel=1e-5)
+
+
+def test_only_a_pack_that_calibrates_learns_with_the_margin(monkeypatch) -> None:
+    """Without a fitted temperature nothing would temper the confidence a margin adds."""
+    from routing_core.scorers.lexical import _build_corpus
+
+    margins: list[float] = []
+    real_step = _model._step
+    monkeypatch.setattr(_model, "_step", lambda *args: margins.append(args[-1]) or real_step(*args))
+    big = [RouteText(r["name"], "", tuple(r["examples"])) for r in _routes()]
+    _model.train(_build_corpus(big)[1], len(big))
+    assert set(margins) == {_model.MARGIN}
+    margins.clear()
+    five = ["one example", "two example", "three example", "four example", "five example"]
+    tiny = [RouteText(n, "", tuple(f"{n} {x}" for x in five)) for n in ("billing", "shipping")]
+    _model.train(_build_corpus(tiny)[1], len(tiny))
+    assert set(margins) == {0.0}
