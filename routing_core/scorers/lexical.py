@@ -26,7 +26,8 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,31 +55,11 @@ TEMPERATURE = 0.1
 START = "^"
 
 
-def _term_list(text: str) -> tuple[list[str], list[str], bool]:
-    """A text's terms with repeats (stems, bigrams, character n-grams), in order.
-
-    Returns the terms, the surface word (or pair of words, as the person typed them: a
-    playground shows "charged twice", not the stems "charg twice") each came from, and
-    whether the text has any content word at all.
-    """
-    terms: list[str] = []
-    sources: list[str] = []
-    previous, previous_word = START, ""
-    has_content = False
-    for word in _terms.message_words(text):
-        stemmed, grams = _terms.word_terms(word)
-        has_content = has_content or _terms.is_content(word)
-        terms += (stemmed, f"{previous} {stemmed}", *grams)
-        pair = word if previous == START else f"{previous_word} {word}"
-        sources += (word, pair, *([word] * len(grams)))
-        previous, previous_word = stemmed, word
-    return terms, sources, has_content
-
-
 def _count_terms(text: str) -> tuple[Counter[str], bool]:
-    """A text's terms counted, and whether it has any content word.
+    """A text's terms counted (stems, bigrams, character n-grams); has it a content word?
 
-    The hot path of `score` and `build`: the same terms as `_term_list`, without sources.
+    Building counts every route text this way; scoring a message resolves the same terms
+    through `_Vocabulary.occurrences`, word by word, without making their strings.
     """
     terms: list[str] = []
     previous = START
@@ -98,23 +79,72 @@ def _route_texts(route: RouteText) -> Iterable[str]:
             yield text
 
 
+# A word of a message, resolved against the vocabulary once: its stem, the stem's term id (-1
+# when unknown), the ids of its known character n-grams in order (with repeats), and whether
+# it is a content word.
+_Word = tuple[str, int, tuple[int, ...], bool]
+# Distinct words a scorer keeps resolved (a few MB at most); past this the cache starts
+# afresh, so a stream of made-up words cannot grow it without bound.
+WORD_CACHE = 16384
+
+
 @dataclass(frozen=True, slots=True)
 class _Vocabulary:
-    """Term ids and their inverse document frequencies, fixed at build."""
+    """Term ids and their inverse document frequencies, fixed at build.
+
+    Scoring a message is mostly finding its terms' ids. A message's 100-200 terms come from
+    a dozen words, and words repeat across messages, so each word's share (stem and
+    character n-grams) is looked up once and kept in `words`; only the bigrams are looked up
+    per message. Same terms, same order, same values as counting the term strings.
+    """
 
     ids: dict[str, int]
     idf: FloatArray
     is_char: npt.NDArray[np.bool_]
+    words: dict[str, _Word] = field(default_factory=dict, compare=False)
 
-    def vector(self, counts: Counter[str]) -> tuple[list[str], IntArray, FloatArray]:
-        """A text's normalised TF-IDF vector as (known terms, term ids, values)."""
+    def word(self, word: str) -> _Word:
+        """The word's stem, stem id, known n-gram ids and content flag (cached)."""
+        entry = self.words.get(word)
+        if entry is None:
+            stemmed, grams = _terms.word_terms(word)
+            get = self.ids.get
+            known = tuple(i for gram in grams if (i := get(gram)) is not None)
+            entry = (stemmed, get(stemmed, -1), known, _terms.is_content(word))
+            if len(self.words) >= WORD_CACHE:
+                self.words.clear()
+            self.words[word] = entry
+        return entry
+
+    def occurrences(self, text: str) -> tuple[list[int], bool]:
+        """The text's known term ids in order, with repeats, and whether it has a content word.
+
+        Per word: its stem, its bigram with the word before, its character n-grams.
+        """
+        found: list[int] = []
         get = self.ids.get
-        found = [(k, i, c) for k, c in counts.items() if (i := get(k)) is not None]
-        if not found:
-            return [], np.zeros(0, np.int64), np.zeros(0, np.float32)
-        keys, id_list, count_list = zip(*found, strict=True)
-        ids = np.array(id_list, np.int64)
-        values = (1.0 + np.log(np.array(count_list, np.float32))) * self.idf[ids]
+        previous = START
+        has_content = False
+        for word in _terms.message_words(text):
+            stemmed, stem_id, grams, is_content = self.word(word)
+            has_content = has_content or is_content
+            pair_id = get(f"{previous} {stemmed}", -1)
+            if stem_id >= 0:
+                found.append(stem_id)
+            if pair_id >= 0:
+                found.append(pair_id)
+            found.extend(grams)
+            previous = stemmed
+        return found, has_content
+
+    def vector(self, occurrences: list[int]) -> tuple[IntArray, FloatArray]:
+        """A text's normalised TF-IDF vector as (term ids, values), ids in first-seen order."""
+        counts = Counter(occurrences)
+        if not counts:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        ids = np.fromiter(counts.keys(), np.int64, len(counts))
+        tf = np.fromiter(counts.values(), np.float32, len(counts))
+        values = (1.0 + np.log(tf)) * self.idf[ids]
         is_char = self.is_char[ids]
         # One row: the same weighting as `_normalise`, without its per-row bookkeeping.
         word_norm = float(np.linalg.norm(values[~is_char]))
@@ -123,7 +153,7 @@ class _Vocabulary:
         word_scale = WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total
         char_scale = 1.0 / (char_norm or 1.0) / total
         scaled: FloatArray = (values * np.where(is_char, char_scale, word_scale)).astype(np.float32)
-        return list(keys), ids, scaled
+        return ids, scaled
 
 
 def _normalise(
@@ -182,7 +212,6 @@ class _Features:
     """One message's terms as the scorer saw them (kept for `explain` on the same thread)."""
 
     message: str
-    keys: list[str]
     ids: IntArray
     values: FloatArray
 
@@ -323,13 +352,8 @@ class LexicalScorer:
         features = self._features(message)
         if features is None or limit <= 0:
             return []
-        contributions = (features.values * self._weights[features.ids, column]).tolist()
-        weight_of = dict(zip(features.keys, contributions, strict=True))
-        by_source: dict[str, float] = {}
-        for term, source in _term_sources(message):
-            weight = weight_of.pop(term, None)
-            if weight is not None:
-                by_source[source] = by_source.get(source, 0.0) + weight
+        contributions = features.values * self._weights[features.ids, column]
+        by_source = _credit(self._vocabulary, message, features.ids, contributions)
         # A lone stop word ("was", "my") does count in the score, but names nothing a person
         # could act on; its bigrams ("was charged") are kept.
         kept = [(t, w) for t, w in by_source.items() if w > 0.0 and _terms.is_content(t)]
@@ -351,13 +375,11 @@ class LexicalScorer:
         last: _Features | None = getattr(self._last, "features", None)
         if last is not None and last.message == message:
             return last
-        counts, has_content = _count_terms(message)
-        if not has_content:
+        occurrences, has_content = self._vocabulary.occurrences(message)
+        if not has_content or not occurrences:
             return None
-        keys, ids, values = self._vocabulary.vector(counts)
-        if len(ids) == 0:
-            return None
-        features = _Features(message, keys, ids, values)
+        ids, values = self._vocabulary.vector(occurrences)
+        features = _Features(message, ids, values)
         self._last.features = features
         return features
 
@@ -372,7 +394,25 @@ class LexicalScorer:
         return result
 
 
-def _term_sources(message: str) -> Iterable[tuple[str, str]]:
-    """Each term of the message with the surface word (or bigram) it came from, in order."""
-    terms, sources, _ = _term_list(message)
-    return zip(terms, sources, strict=True)
+def _credit(
+    vocabulary: _Vocabulary, message: str, ids: IntArray, contributions: FloatArray
+) -> dict[str, float]:
+    """Each term's contribution, credited to the surface word or pair it first came from.
+
+    Sources read as the person typed them ("charged twice", not the stems "charg twice").
+    A term seen twice counts once in the vector, so it is credited once: to its first word.
+    """
+    weight_of = dict(zip(ids.tolist(), contributions.tolist(), strict=True))
+    pop = weight_of.pop
+    get = vocabulary.ids.get
+    by_source: dict[str, float] = {}
+    previous, previous_word = START, ""
+    for word in _terms.message_words(message):
+        stemmed, stem_id, grams, _ = vocabulary.word(word)
+        own = pop(stem_id, 0.0) + sum(map(pop, grams, repeat(0.0)))
+        by_source[word] = by_source.get(word, 0.0) + own
+        pair = word if previous == START else f"{previous_word} {word}"
+        pair_weight = pop(get(f"{previous} {stemmed}", -1), 0.0)
+        by_source[pair] = by_source.get(pair, 0.0) + pair_weight
+        previous, previous_word = stemmed, word
+    return by_source

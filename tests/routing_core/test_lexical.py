@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -256,3 +257,102 @@ def test_explained_pairs_read_as_the_person_typed_them():
     terms = [t.term for t in scorer.explain("why was I charged twice", "billing", limit=10)]
     assert "charged twice" in terms
     assert not any("charg " in t for t in terms)
+
+
+# -- the fast path against the plain definition ---------------------------------------------------
+# Scoring resolves a message's terms word by word through a cache of term ids; these tests
+# spell out what that must equal: count the term strings, keep the known ones in first-seen
+# order, weight them; credit each known term once, to the first word (or pair) it came from.
+
+WORDS = ["invoice", "invoices", "charged", "twice", "my", "the", "parcel", "banana", "zzq", "rain"]
+
+
+def _plain_terms(message: str) -> tuple[list[str], list[str]]:
+    """Every term of the message with the surface word or pair it came from, in order."""
+    terms: list[str] = []
+    sources: list[str] = []
+    previous, previous_word = "^", ""
+    for word in _terms.message_words(message):
+        stemmed, grams = _terms.word_terms(word)
+        pair = word if previous == "^" else f"{previous_word} {word}"
+        terms += [stemmed, f"{previous} {stemmed}", *grams]
+        sources += [word, pair, *([word] * len(grams))]
+        previous, previous_word = stemmed, word
+    return terms, sources
+
+
+def _plain_explanation(scorer: LexicalScorer, message: str, route: str) -> dict[str, float]:
+    vocabulary = scorer._vocabulary
+    features = scorer._features(message)
+    assert features is not None
+    column = NAMES.index(route)
+    weight = dict(
+        zip(
+            features.ids.tolist(),
+            features.values * scorer._weights[:, column][features.ids],
+            strict=True,
+        )
+    )
+    credited: dict[str, float] = {}
+    for term, source in zip(*_plain_terms(message), strict=True):
+        term_id = vocabulary.ids.get(term)
+        if term_id is not None and term_id in weight:
+            credited[source] = credited.get(source, 0.0) + float(weight.pop(term_id))
+    return credited
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), max_size=12))
+def test_a_messages_vector_is_its_counted_known_terms_in_first_seen_order(
+    scorer: LexicalScorer, words: list[str]
+) -> None:
+    message = " ".join(words)
+    vocabulary = scorer._vocabulary
+    terms, _ = _plain_terms(message)
+    known = [vocabulary.ids[t] for t in terms if t in vocabulary.ids]
+    first_seen = list(dict.fromkeys(known))
+    features = scorer._features(message)
+    if features is None:
+        assert not known or not any(_terms.is_content(w) for w in words)
+        return
+    assert features.ids.tolist() == first_seen
+    counts = np.array([known.count(i) for i in first_seen], np.float32)
+    raw = (1.0 + np.log(counts)) * vocabulary.idf[first_seen]
+    chars = vocabulary.is_char[first_seen]
+    # Each block (words weigh 2, character n-grams 1) normalised, then the whole row.
+    blocks = raw.copy()
+    for block, weight in ((~chars, 2.0), (chars, 1.0)):
+        if block.any():
+            blocks[block] *= weight / np.linalg.norm(raw[block])
+    assert features.values == pytest.approx(blocks / np.linalg.norm(blocks), abs=1e-5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), route=st.sampled_from(NAMES)
+)
+def test_each_term_is_credited_once_to_the_first_word_it_came_from(
+    scorer: LexicalScorer, words: list[str], route: str
+) -> None:
+    message = " ".join(words)
+    if scorer._features(message) is None:
+        assert scorer.explain(message, route) == []
+        return
+    plain = _plain_explanation(scorer, message, route)
+    expected = sorted(
+        ((t, w) for t, w in plain.items() if w > 0.0 and _terms.is_content(t)),
+        key=lambda item: (-item[1], item[0]),
+    )
+    found = scorer.explain(message, route, limit=len(plain) + 1)
+    assert [t.term for t in found] == [t for t, _ in expected]
+    assert [t.weight for t in found] == pytest.approx([w for _, w in expected], abs=1e-5)
+
+
+def test_the_word_cache_stays_bounded(scorer: LexicalScorer, monkeypatch) -> None:
+    from routing_core.scorers import lexical
+
+    monkeypatch.setattr(lexical, "WORD_CACHE", 50)
+    for n in range(500):
+        scorer.score(f"invoice word{n}", NAMES)
+    assert len(scorer._vocabulary.words) <= 50
+    assert top(scorer, "download my invoice") == "billing"
