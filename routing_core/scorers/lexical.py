@@ -9,8 +9,9 @@ stop words only is not scored at all.
 
 The model over those terms (`_model.py`) is one weight per term and route: a smoothed
 naive-Bayes log-likelihood, plus a correction on the word terms and character 3-grams trained
-discriminatively (softmax regression started from held-out naive-Bayes logits), centred so
-that a weight says how much a term favours this route over the average one.
+discriminatively (softmax regression with an additive margin, started from held-out
+naive-Bayes logits), centred so that a weight says how much a term favours this route over
+the average one.
 
 A message is scored as the calibrated probability of each route: a softmax over all routes
 of its logits divided by a temperature fitted on examples held out of training, so that a
