@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from studio.models import Profile, Route, Rule, Tool
+from studio.models import Profile, Route, Rule, TestCase, Tool
 from studio.roles import grant
 
 
@@ -108,3 +108,20 @@ def route(profile: Profile) -> Route:
 def htmx(**extra: Any) -> dict[str, Any]:
     """Headers of a request made by htmx."""
     return {"HTTP_HX_REQUEST": "true", **extra}
+
+
+def add_conversation(profile: Profile, turns: list[tuple[int, str, str, str]]) -> None:
+    """Test cases of one conversation ("c1") from (turn, message, route, verdict), turns 1..n.
+
+    Stored in the reverse of turn order, so a suite that ran them by `order` gets them wrong.
+    """
+    for turn, message, expected, verdict in turns:
+        TestCase.objects.create(
+            profile=profile,
+            message=message,
+            expected_route=expected,
+            expected_verdict=verdict,
+            conversation="c1",
+            turn=turn,
+            order=len(turns) - turn,
+        )

@@ -22,6 +22,7 @@ from studio.publishing import (
 )
 from studio.services import Conflict, Refused, build_pack, build_pack_dict, release_pack, save_item
 from studio.suites import start_run
+from tests.studio.conftest import add_conversation
 
 
 def test_publishing_stores_the_canonical_pack_with_its_number_checksum_and_author(profile, owner):
@@ -51,20 +52,14 @@ def test_publishing_runs_the_test_cases_and_stores_pass_or_fail(profile, owner):
 def test_publishing_judges_conversations_and_verdicts_as_a_suite_run_does(profile, owner):
     # Turn 2 passes only if it starts where turn 1 landed (billing) and the verdict is checked:
     # judged alone, "how long does delivery take" is a move to shipping, not a stay.
-    for turn, message, expected, verdict in [
-        (2, "how long does delivery take", "shipping", "move"),
-        (1, "download my invoice", "billing", "move"),
-        (3, "where is my parcel", "shipping", "move"),
-    ]:
-        TestCase.objects.create(
-            profile=profile,
-            message=message,
-            expected_route=expected,
-            expected_verdict=verdict,
-            conversation="c1",
-            turn=turn,
-            order=3 - turn,
-        )
+    add_conversation(
+        profile,
+        [
+            (2, "how long does delivery take", "shipping", "move"),
+            (1, "download my invoice", "billing", "move"),
+            (3, "where is my parcel", "shipping", "move"),
+        ],
+    )
 
     version = publish(profile, user=owner)
     run = start_run(profile, user=None)

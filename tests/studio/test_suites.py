@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from studio.models import AuditEntry, OverlapCheck, Profile, TestCase, TestRun
 from studio.suites import progress_writer, start_run, suite_order
-from tests.studio.conftest import htmx
+from tests.studio.conftest import add_conversation, htmx
 
 # Seven cases whose outcome on the `profile` fixture was worked out by hand:
 SUITE = [
@@ -132,20 +132,14 @@ def test_each_turn_of_a_conversation_starts_where_the_previous_one_landed(
     profile, viewer, client_for
 ):
     # Added out of order: the suite runs them by turn.
-    for turn, message, expected, verdict in [
-        (2, "where is my parcel", "shipping", "move"),
-        (1, "download my invoice", "billing", "move"),
-        (3, "how long does delivery take", "shipping", "stay"),
-    ]:
-        TestCase.objects.create(
-            profile=profile,
-            message=message,
-            expected_route=expected,
-            expected_verdict=verdict,
-            conversation="c1",
-            turn=turn,
-            order=3 - turn,
-        )
+    add_conversation(
+        profile,
+        [
+            (2, "where is my parcel", "shipping", "move"),
+            (1, "download my invoice", "billing", "move"),
+            (3, "how long does delivery take", "shipping", "stay"),
+        ],
+    )
 
     run = _run(client_for(viewer), profile)
 
