@@ -60,7 +60,7 @@ def _count_terms(text: str) -> tuple[Counter[str], bool]:
     """A text's terms counted (stems, bigrams, character n-grams); has it a content word?
 
     Building counts every route text this way; scoring a message resolves the same terms
-    through `_Vocabulary.occurrences`, word by word, without making their strings.
+    through `_Vocabulary.resolve`, word by word, without making their strings.
     """
     terms: list[str] = []
     previous = START
@@ -87,6 +87,10 @@ _Word = tuple[str, int, tuple[int, ...], bool]
 # Distinct words a scorer keeps resolved (a few MB at most); past this the cache starts
 # afresh, so a stream of made-up words cannot grow it without bound.
 WORD_CACHE = 16384
+# One word of a message as scoring resolved it: the word as typed, its stem id, its known
+# character n-gram ids and the id of its bigram with the word before (-1: not a known term).
+# Kept with the message's features, so that `explain` does not split and look it up again.
+_Resolved = tuple[str, int, tuple[int, ...], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,29 +121,31 @@ class _Vocabulary:
             self.words[word] = entry
         return entry
 
-    def occurrences(self, text: str) -> tuple[list[int], bool]:
-        """The text's known term ids in order, with repeats, and whether it has a content word.
-
-        Per word: its stem, its bigram with the word before, its character n-grams.
-        """
-        found: list[int] = []
+    def resolve(self, text: str) -> tuple[list[_Resolved], bool]:
+        """The text's words with their known term ids, and whether it has a content word."""
+        resolved: list[_Resolved] = []
         get = self.ids.get
         previous = START
         has_content = False
         for word in _terms.message_words(text):
             stemmed, stem_id, grams, is_content = self.word(word)
             has_content = has_content or is_content
-            pair_id = get(f"{previous} {stemmed}", -1)
-            if stem_id >= 0:
-                found.append(stem_id)
-            if pair_id >= 0:
-                found.append(pair_id)
-            found.extend(grams)
+            resolved.append((word, stem_id, grams, get(f"{previous} {stemmed}", -1)))
             previous = stemmed
-        return found, has_content
+        return resolved, has_content
 
-    def vector(self, occurrences: list[int]) -> tuple[IntArray, FloatArray]:
-        """A text's normalised TF-IDF vector as (term ids, values), ids in first-seen order."""
+    def vector(self, words: list[_Resolved]) -> tuple[IntArray, FloatArray]:
+        """The words' normalised TF-IDF vector as (term ids, values), ids in first-seen order.
+
+        Terms in text order: per word its stem, its bigram with the word before, its n-grams.
+        """
+        occurrences: list[int] = []
+        for _, stem_id, grams, pair_id in words:
+            if stem_id >= 0:
+                occurrences.append(stem_id)
+            if pair_id >= 0:
+                occurrences.append(pair_id)
+            occurrences.extend(grams)
         counts = Counter(occurrences)
         if not counts:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -213,6 +219,7 @@ class _Features:
     """One message's terms as the scorer saw them (kept for `explain` on the same thread)."""
 
     message: str
+    words: list[_Resolved]
     ids: IntArray
     values: FloatArray
 
@@ -354,7 +361,7 @@ class LexicalScorer:
         if features is None or limit <= 0:
             return []
         contributions = features.values * self._weights[features.ids, column]
-        by_source = _credit(self._vocabulary, message, features.ids, contributions)
+        by_source = _credit(features.words, features.ids, contributions)
         # A lone stop word ("was", "my") does count in the score, but names nothing a person
         # could act on; its bigrams ("was charged") are kept.
         kept = [(t, w) for t, w in by_source.items() if w > 0.0 and _terms.is_content(t)]
@@ -376,11 +383,13 @@ class LexicalScorer:
         last: _Features | None = getattr(self._last, "features", None)
         if last is not None and last.message == message:
             return last
-        occurrences, has_content = self._vocabulary.occurrences(message)
-        if not has_content or not occurrences:
+        words, has_content = self._vocabulary.resolve(message)
+        if not has_content:
             return None
-        ids, values = self._vocabulary.vector(occurrences)
-        features = _Features(message, ids, values)
+        ids, values = self._vocabulary.vector(words)
+        if len(ids) == 0:
+            return None
+        features = _Features(message, words, ids, values)
         self._last.features = features
         return features
 
@@ -395,9 +404,7 @@ class LexicalScorer:
         return result
 
 
-def _credit(
-    vocabulary: _Vocabulary, message: str, ids: IntArray, contributions: FloatArray
-) -> dict[str, float]:
+def _credit(words: list[_Resolved], ids: IntArray, contributions: FloatArray) -> dict[str, float]:
     """Each term's contribution, credited to the surface word or pair it first came from.
 
     Sources read as the person typed them ("charged twice", not the stems "charg twice").
@@ -405,15 +412,12 @@ def _credit(
     """
     weight_of = dict(zip(ids.tolist(), contributions.tolist(), strict=True))
     pop = weight_of.pop
-    get = vocabulary.ids.get
     by_source: dict[str, float] = {}
-    previous, previous_word = START, ""
-    for word in _terms.message_words(message):
-        stemmed, stem_id, grams, _ = vocabulary.word(word)
+    previous_word = None
+    for word, stem_id, grams, pair_id in words:
         own = pop(stem_id, 0.0) + sum(map(pop, grams, repeat(0.0)))
         by_source[word] = by_source.get(word, 0.0) + own
-        pair = word if previous == START else f"{previous_word} {word}"
-        pair_weight = pop(get(f"{previous} {stemmed}", -1), 0.0)
-        by_source[pair] = by_source.get(pair, 0.0) + pair_weight
-        previous, previous_word = stemmed, word
+        pair = word if previous_word is None else f"{previous_word} {word}"
+        by_source[pair] = by_source.get(pair, 0.0) + pop(pair_id, 0.0)
+        previous_word = word
     return by_source
