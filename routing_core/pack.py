@@ -215,13 +215,17 @@ class LexicalModel(_Model):
     cell is stored (weights are stored relative to each term's median route, which changes
     no score). `fingerprint` is the `sha256` of the route texts the model was trained on
     (and of the scorer's feature version): a pack whose routes were edited since no longer
-    matches it, and the scorer then retrains from the routes at load instead.
+    matches it, and the scorer then retrains from the routes at load instead. `calibrated`
+    says the temperature was fitted on held-out texts; only then does the scorer score a
+    message made of stop words only (absent in packs built before it existed: such a pack
+    keeps leaving those messages unscored, as it did when it was published).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
     fingerprint: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
     routes: int = Field(ge=1, le=MAX_ROUTES)
     temperature: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
+    calibrated: bool = False
     terms: tuple[ModelTerm, ...] = Field(max_length=MAX_MODEL_TERMS)
     idf: str
     cells: str

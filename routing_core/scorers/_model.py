@@ -96,10 +96,14 @@ class Corpus:
 
 @dataclass(frozen=True, slots=True)
 class Model:
-    """The learned weights (terms x routes, centred per term) and the score temperature."""
+    """The learned weights (terms x routes, centred per term) and the score temperature.
+
+    `calibrated`: the temperature was fitted on held-out texts (the pack was big enough).
+    """
 
     weights: FloatArray
     temperature: float
+    calibrated: bool = False
 
 
 def train(corpus: Corpus, n_routes: int) -> Model:
@@ -129,7 +133,7 @@ def train(corpus: Corpus, n_routes: int) -> Model:
     correction = learner.weights
     correction += NB_SCALE * bayes
     correction -= correction.mean(axis=1, keepdims=True)
-    return Model(correction, temperature)
+    return Model(correction, temperature, calibrate)
 
 
 def held_epochs(n_docs: int) -> int:

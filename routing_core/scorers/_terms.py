@@ -22,9 +22,10 @@ CHAR_NGRAM_SIZES = (3, 4, 5)
 # digits), so word keys, bigram keys ("a b") and n-gram keys ("#<ref") never collide.
 CHAR_PREFIX = "#"
 
-# English function words. A message made only of them is not scored (it says nothing about
-# a route on its own); inside a message they are terms like any other, and IDF keeps the
-# common ones light ("no", "what", "how much" do carry intent).
+# English function words. Inside a message they are terms like any other, and IDF keeps the
+# common ones light ("no", "what", "how much" do carry intent). A message made only of them
+# is scored only by a pack big enough to calibrate (lexical.py says why), and explanations
+# leave a lone one out beside a content word.
 _STOP_WORD_TEXT = """
     a about above after again all also am an and any are as at be because been before being
     both but by could did do does doing down during each few for from further had has have
@@ -78,5 +79,5 @@ def message_words(text: str) -> list[str]:
 
 
 def is_content(word: str) -> bool:
-    """True for a word that makes a message worth scoring (not a stop word)."""
+    """True for a word that is not a stop word: worth scoring in any pack, and showing."""
     return word not in STOP_WORDS

@@ -4,8 +4,11 @@ Every text a route offers (description, each example, each keyword) becomes a TF
 over three kinds of term: word stems, word bigrams (the first word paired with a start
 marker) and character 3-5-grams inside word edges (so that plurals, typos and unseen
 inflections still share most of their features). Stop words count as terms too ("no",
-"what", "how much" carry intent; IDF keeps the common ones light), but a message made of
-stop words only is not scored at all.
+"what", "how much" carry intent; IDF keeps the common ones light). A message made of stop
+words only ("hi", "where are you from") is scored only by a calibrated pack (below): its
+temperature keeps such a message as uncertain as such words are on held-out text, while a
+pack too small to calibrate would be sure of nearly anything ("what is it?" went to a weather
+route at 0.99 on four routes of a few examples), so it leaves such a message unscored.
 
 The model over those terms (`_model.py`) is one weight per term and route: a smoothed
 naive-Bayes log-likelihood, plus a correction on the word terms and character 3-grams trained
@@ -15,10 +18,11 @@ the average one.
 
 A message is scored as the calibrated probability of each route: a softmax over all routes
 of its logits divided by a temperature fitted on examples held out of training, so that a
-score of 0.7 is right about 70% of the time on text like the examples, in every pack. A
-message with no content words scores zero everywhere. Learning from 15,000 examples takes a
-few seconds, so a built pack carries the learned weights (`stored.py`, `scorer.model`) and
-loads in a fraction of a second; a pack without them (or with stale ones) learns at load.
+score of 0.7 is right about 70% of the time on text like the examples, in every pack big
+enough to hold some out (a smaller pack keeps temperature 1). Learning from 15,000 examples
+takes a few seconds, so a built pack carries the learned weights (`stored.py`,
+`scorer.model`) and loads in a fraction of a second; a pack without them (or with stale
+ones) learns at load.
 """
 
 from __future__ import annotations
@@ -220,6 +224,7 @@ class _Features:
 
     message: str
     words: list[_Resolved]
+    has_content: bool
     ids: IntArray
     values: FloatArray
 
@@ -245,7 +250,12 @@ def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel
             trained = _model.train(corpus, len(routes))
             terms = list(vocabulary.ids)
             model = stored_model.encode(
-                routes, terms, vocabulary.idf, trained.weights, trained.temperature
+                routes,
+                terms,
+                vocabulary.idf,
+                trained.weights,
+                trained.temperature,
+                trained.calibrated,
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:
@@ -263,12 +273,14 @@ class LexicalScorer:
         weights: FloatArray,
         temperature: float = 1.0,
         origin: str = "trained at load",
+        calibrated: bool = False,
     ):
         self._names = tuple(names)
         self._index = {name: i for i, name in enumerate(self._names)}
         self._vocabulary = vocabulary
         self._weights = weights
         self._inverse_temperature = 1.0 / temperature
+        self._calibrated = calibrated
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
@@ -281,6 +293,7 @@ class LexicalScorer:
                 "routes": len(self._names),
                 "terms": int(weights.shape[0]),
                 "calibration_temperature": temperature,
+                "calibrated": calibrated,
                 "model": origin,
             },
         )
@@ -315,18 +328,21 @@ class LexicalScorer:
         idf, weights = stored_model.decode(model)
         terms = {term: i for i, term in enumerate(model.terms)}
         is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool)
-        return cls(names, _Vocabulary(terms, idf, is_char), weights, model.temperature, origin)
+        vocabulary = _Vocabulary(terms, idf, is_char)
+        return cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
         """These weights as the pack field `scorer.model` (`routes`: what they were learned from)."""
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
-        return stored_model.encode(routes, terms, self._vocabulary.idf, self._weights, temperature)
+        idf, weights = self._vocabulary.idf, self._weights
+        return stored_model.encode(routes, terms, idf, weights, temperature, self._calibrated)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """Each candidate's calibrated probability for the message, in candidate order.
 
-        All zeros when the message has no content word (empty, stop words, punctuation).
+        All zeros when the message has no known term, or (in a pack too small to calibrate)
+        no content word: empty, punctuation, stop words only.
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
@@ -351,7 +367,8 @@ class LexicalScorer:
 
         A word's weight includes its character n-grams' share, so "refunds" is credited
         even when only its n-grams were seen in the route's text. Lone stop words are left
-        out (they count in the score but explain nothing to a person).
+        out when the message has a content word (they count in the score but explain
+        nothing to a person); a message of stop words only is explained by them.
 
         Raises:
             KeyError: `route` is not one of the routes this scorer was built from.
@@ -363,8 +380,12 @@ class LexicalScorer:
         contributions = features.values * self._weights[features.ids, column]
         by_source = _credit(features.words, features.ids, contributions)
         # A lone stop word ("was", "my") does count in the score, but names nothing a person
-        # could act on; its bigrams ("was charged") are kept.
-        kept = [(t, w) for t, w in by_source.items() if w > 0.0 and _terms.is_content(t)]
+        # could act on beside a content word; its bigrams ("was charged") are kept.
+        kept = [
+            (t, w)
+            for t, w in by_source.items()
+            if w > 0.0 and (_terms.is_content(t) or not features.has_content)
+        ]
         ranked = sorted(kept, key=lambda item: (-item[1], item[0]))
         return [Term(term, weight) for term, weight in ranked[:limit]]
 
@@ -379,17 +400,20 @@ class LexicalScorer:
             raise KeyError(f"unknown route for the lexical scorer: {exc.args[0]!r}") from None
 
     def _features(self, message: str) -> _Features | None:
-        """The message's known terms and TF-IDF values; None without a content word."""
+        """The message's known terms and TF-IDF values; None when it has nothing to score.
+
+        Nothing to score: no known term, or only stop words in a pack too small to calibrate.
+        """
         last: _Features | None = getattr(self._last, "features", None)
         if last is not None and last.message == message:
             return last
         words, has_content = self._vocabulary.resolve(message)
-        if not has_content:
+        if not has_content and not self._calibrated:
             return None
         ids, values = self._vocabulary.vector(words)
         if len(ids) == 0:
             return None
-        features = _Features(message, words, ids, values)
+        features = _Features(message, words, has_content, ids, values)
         self._last.features = features
         return features
 

@@ -45,6 +45,7 @@ def encode(
     idf: FloatArray,
     weights: FloatArray,
     temperature: float,
+    calibrated: bool,
 ) -> LexicalModel:
     """The pack field for a trained scorer (weights: terms x routes)."""
     from routing_core.pack import LexicalModel
@@ -55,6 +56,7 @@ def encode(
         fingerprint=fingerprint(routes),
         routes=len(routes),
         temperature=temperature,
+        calibrated=calibrated,
         terms=tuple(terms),
         idf=_pack(idf.astype("<f2")),
         cells=_pack(cells),

@@ -94,7 +94,7 @@ def test_a_clear_message_is_decisive_under_the_default_margin(scorer: LexicalSco
 @pytest.mark.parametrize(
     "message", ["", "   \n\t", "the and of", "What is it?", "!!! ??? ...", "I want to know"]
 )
-def test_a_message_without_content_words_scores_all_zero(
+def test_a_small_pack_scores_a_message_without_content_words_all_zero(
     scorer: LexicalScorer, message: str
 ) -> None:
     assert scorer.score(message, NAMES) == [0.0] * len(NAMES)

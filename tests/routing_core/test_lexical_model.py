@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import threading
@@ -145,6 +146,51 @@ def test_the_temperature_is_fitted_when_there_are_enough_held_out_examples(
     assert 0.05 <= temperature <= 20.0 and temperature != 1.0
     tiny = LexicalScorer.build([RouteText("a", "", ("hello there",)), RouteText("b", "", ("bye",))])
     assert tiny.info.details["calibration_temperature"] == 1.0
+
+
+GREETINGS = ["hi", "hello", "hey", "hi there", "hello there", "hey you", "how are you"]
+
+
+def test_a_calibrated_pack_scores_and_explains_a_message_of_stop_words_only() -> None:
+    routes = [*route_texts(build_pack(_routes(), slug="topics")), RouteText("greet", "", ())]
+    routes[-1] = RouteText("greet", "", tuple(GREETINGS * 3))
+    scorer = LexicalScorer.build(routes)
+    names = [route.name for route in routes]
+    assert scorer.info.details["calibrated"] is True
+
+    scores = scorer.score("hello", names)
+
+    assert max(range(len(names)), key=scores.__getitem__) == names.index("greet")
+    assert [t.term for t in scorer.explain("hello", "greet")] == ["hello"]
+    # Beside a content word, a lone stop word is still not shown.
+    assert "hello" not in [t.term for t in scorer.explain("hello my parcel", "orders")]
+
+
+def test_a_pack_too_small_to_calibrate_leaves_a_message_of_stop_words_unscored() -> None:
+    routes = [RouteText("greet", "", tuple(GREETINGS)), RouteText("billing", "", ("a refund",))]
+    scorer = LexicalScorer.build(routes)
+    assert scorer.info.details["calibrated"] is False
+
+    assert scorer.score("hello", ["greet", "billing"]) == [0.0, 0.0]
+    assert scorer.score("hello refund", ["greet", "billing"]) != [0.0, 0.0]
+
+
+def test_a_stored_model_keeps_whether_it_was_calibrated(pack_with_model: Pack) -> None:
+    names = list(TOPICS)
+    assert isinstance(pack_with_model.scorer, LexicalScorerSettings)
+    assert pack_with_model.scorer.model is not None
+    assert pack_with_model.scorer.model.calibrated is True
+    router = Router(load_pack(dump_pack(pack_with_model)))
+    assert sum(router.scorer.score("what about the", names)) == pytest.approx(1.0, abs=1e-5)
+    # A pack written before the field existed (signed without it) still loads, and scores
+    # as it did when it was published.
+    document = json.loads(dump_pack(pack_with_model))
+    del document["scorer"]["model"]["calibrated"], document["checksum"]
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    document["checksum"] = "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    older = Router(load_pack(json.dumps(document)))
+    assert older.scorer.info.details["model"] == "stored in the pack"
+    assert older.scorer.score("what about the", names) == [0.0] * len(names)
 
 
 def test_fit_temperature_recovers_the_temperature_that_made_the_labels() -> None:
