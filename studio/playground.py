@@ -21,6 +21,7 @@ from typing import Any
 
 from routing_core import Decision, Pack, PackError, Router
 from routing_core.policy import Ranked
+from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.services import release_pack
 
@@ -98,7 +99,17 @@ def route_turn(
     router = compiled_router(profile)
     policy = router.policy_with(**overrides) if overrides else None
     decision = router.route(message, incumbent or None, policy=policy)
-    return Outcome(decision, message, router.scorer.info.temperature)
+    return Outcome(
+        decision, message, router.scorer.info.temperature, _unscored(router, decision, message)
+    )
+
+
+def _unscored(router: Router, decision: Decision, message: str) -> str | None:
+    """Why an unmatched turn's message was not scored at all, when the scorer can say."""
+    scorer = router.scorer
+    if decision.verdict != "unmatched" or not isinstance(scorer, LexicalScorer):
+        return None
+    return scorer.unscored_reason(message)
 
 
 @dataclass(frozen=True)
@@ -147,6 +158,7 @@ class Outcome:
     decision: Decision
     message: str
     temperature: float
+    unscored: str | None = None  # why the scorer left the message unscored, if it did
 
     @cached_property
     def why(self) -> str:

@@ -71,6 +71,8 @@ SEED = 7
 # pack with fewer held-out texts than MIN_CALIBRATION keeps temperature 1.
 HOLD_OUT = 10
 MIN_CALIBRATION = 20
+# So a pack calibrates from this many texts on (with two routes or more).
+CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
 # Rows scored at once when scoring the whole corpus (bounds the temporary memory).
 CHUNK = 64  # small chunks stay in cache: 6x faster than 1024 on CLINC150
 # Inside a training step, rows (forward) and terms (gradient) are reduced in chunks of this

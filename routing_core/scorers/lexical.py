@@ -389,6 +389,25 @@ class LexicalScorer:
         ranked = sorted(kept, key=lambda item: (-item[1], item[0]))
         return [Term(term, weight) for term, weight in ranked[:limit]]
 
+    def unscored_reason(self, message: str) -> str | None:
+        """Why the message scores zero on every route, said so a person can act on it.
+
+        None when the message is scored. "No route scored above the floor" alone does not
+        tell "hi" in a small pack (never scored) from a message the routes do not know.
+        """
+        if self._features(message) is not None:
+            return None
+        words, has_content = self._vocabulary.resolve(message)
+        if not words:
+            return "the message has no words"
+        if not has_content and not self._calibrated:
+            return (
+                "every word is a stop word, and a profile scores such a message only once it"
+                f" has {_model.CALIBRATION_TEXTS} route texts (descriptions, examples,"
+                " keywords) to calibrate on; an entry rule can route it meanwhile"
+            )
+        return "none of its words, nor parts of them, appear in any route's texts"
+
     def _column(self, name: str) -> int:
         return self._columns((name,))[0]
 

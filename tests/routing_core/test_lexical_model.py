@@ -175,6 +175,36 @@ def test_a_pack_too_small_to_calibrate_leaves_a_message_of_stop_words_unscored()
     assert scorer.score("hello refund", ["greet", "billing"]) != [0.0, 0.0]
 
 
+def test_a_pack_calibrates_from_calibration_texts_on() -> None:
+    def pack_of(n_texts: int) -> LexicalScorer:
+        texts = [t.format(w) for t in TEMPLATES for words in TOPICS.values() for w in words]
+        return LexicalScorer.build(
+            [
+                RouteText("a", "", tuple(texts[: n_texts // 2])),
+                RouteText("b", "", tuple(texts[n_texts // 2 : n_texts])),
+            ]
+        )
+
+    assert pack_of(_model.CALIBRATION_TEXTS).info.details["calibrated"] is True
+    assert pack_of(_model.CALIBRATION_TEXTS - 1).info.details["calibrated"] is False
+
+
+def test_an_unscored_message_is_told_apart_by_its_reason(pack_with_model: Pack) -> None:
+    small = LexicalScorer.build(
+        [RouteText("greet", "", tuple(GREETINGS)), RouteText("billing", "", ("a refund",))]
+    )
+    calibrated = Router(pack_with_model).scorer
+    assert isinstance(calibrated, LexicalScorer)
+
+    assert small.unscored_reason("a refund") is None
+    assert small.unscored_reason(" !? ") == "the message has no words"
+    assert "stop word" in str(small.unscored_reason("hello"))
+    assert str(_model.CALIBRATION_TEXTS) in str(small.unscored_reason("hello"))
+    assert "none of its words" in str(small.unscored_reason("zzqx"))
+    assert calibrated.unscored_reason("what about the") is None
+    assert "none of its words" in str(calibrated.unscored_reason("zzqx"))
+
+
 def test_a_stored_model_keeps_whether_it_was_calibrated(pack_with_model: Pack) -> None:
     names = list(TOPICS)
     assert isinstance(pack_with_model.scorer, LexicalScorerSettings)

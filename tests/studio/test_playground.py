@@ -106,6 +106,32 @@ def test_the_why_sentence_names_scores_gap_and_margin(profile, viewer, client_fo
     ]
 
 
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ("what is it?", "every word is a stop word"),
+        ("zzqx vvbr", "none of its words, nor parts of them, appear"),
+    ],
+)
+def test_an_unscored_message_says_why_it_was_not_scored(
+    message, reason, profile, viewer, client_for
+):
+    response = client_for(viewer).post(url(profile), {"message": message}, **htmx())
+
+    assert by_testid(response, "verdict-kind") == ["unmatched"]
+    [shown] = by_testid(response, "verdict-unscored")
+    assert shown.startswith(f"Not scored: {reason}")
+
+
+def test_a_scored_message_has_no_unscored_note(profile, viewer, client_for):
+    response = client_for(viewer).post(
+        url(profile), {"message": "refund my order", "floor": "0.99"}, **htmx()
+    )
+
+    assert by_testid(response, "verdict-kind") == ["unmatched"]
+    assert by_testid(response, "verdict-unscored") == []
+
+
 def test_every_route_is_ranked_with_its_score_and_relevance(profile, viewer, client_for):
     response = client_for(viewer).post(url(profile), {"message": "refund my order"}, **htmx())
 
