@@ -46,6 +46,19 @@ def test_typing_a_message_updates_the_route_and_the_bars(page: Page, live_server
     expect(page.get_by_test_id("triage-label")).to_have_text("action")
 
 
+def test_a_message_of_stop_words_says_why_it_was_not_scored(page: Page, live_server, demo) -> None:
+    open_playground(page, live_server.url)
+    message = page.get_by_label("Message")
+
+    message.press_sequentially("what is it", delay=20)
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("unmatched")
+    expect(page.get_by_test_id("verdict-unscored")).to_contain_text("every word is a stop word")
+
+    message.press_sequentially(" about my refund", delay=20)
+    expect(page.get_by_test_id("verdict-route")).to_have_text("refunds")
+    expect(page.get_by_test_id("verdict-unscored")).to_have_count(0)
+
+
 def test_a_conversation_of_three_turns_stays_then_moves(page: Page, live_server, demo) -> None:
     open_playground(page, live_server.url)
     message = page.get_by_label("Message")
