@@ -60,21 +60,19 @@ TEMPERATURE = 0.1
 START = "^"
 
 
-def _count_terms(text: str) -> tuple[Counter[str], bool]:
-    """A text's terms counted (stems, bigrams, character n-grams); has it a content word?
+def _count_terms(text: str) -> Counter[str]:
+    """A route text's terms counted (stems, bigrams, character n-grams).
 
     Building counts every route text this way; scoring a message resolves the same terms
     through `_Vocabulary.resolve`, word by word, without making their strings.
     """
     terms: list[str] = []
     previous = START
-    has_content = False
     for word in _terms.message_words(text):
         stemmed, grams = _terms.word_terms(word)
-        has_content = has_content or _terms.is_content(word)
         terms += (stemmed, f"{previous} {stemmed}", *grams)
         previous = stemmed
-    return Counter(terms), has_content
+    return Counter(terms)
 
 
 def _route_texts(route: RouteText) -> Iterable[str]:
@@ -197,7 +195,7 @@ def _build_corpus(routes: Sequence[RouteText]) -> tuple[_Vocabulary, _model.Corp
     doc_routes: list[int] = []
     for route_index, route in enumerate(routes):
         for text in _route_texts(route):
-            terms, _ = _count_terms(text)
+            terms = _count_terms(text)
             keys.extend(terms)
             counts.extend(terms.values())
             rows.extend([len(doc_routes)] * len(terms))
@@ -332,7 +330,7 @@ class LexicalScorer:
         return cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
-        """These weights as the pack field `scorer.model` (`routes`: what they were learned from)."""
+        """These weights as the pack field `scorer.model` (`routes`: what they learned from)."""
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
         idf, weights = self._vocabulary.idf, self._weights
@@ -400,13 +398,17 @@ class LexicalScorer:
         words, has_content = self._vocabulary.resolve(message)
         if not words:
             return "the message has no words"
-        if not has_content and not self._calibrated:
+        if not self._scores(has_content):
             return (
                 "every word is a stop word, and a profile scores such a message only once it"
                 f" has {_model.CALIBRATION_TEXTS} route texts (descriptions, examples,"
                 " keywords) to calibrate on; an entry rule can route it meanwhile"
             )
         return "none of its words, nor parts of them, appear in any route's texts"
+
+    def _scores(self, has_content: bool) -> bool:
+        """Whether this pack scores a message with (or, when calibrated, without) a content word."""
+        return has_content or self._calibrated
 
     def _column(self, name: str) -> int:
         return self._columns((name,))[0]
@@ -427,7 +429,7 @@ class LexicalScorer:
         if last is not None and last.message == message:
             return last
         words, has_content = self._vocabulary.resolve(message)
-        if not has_content and not self._calibrated:
+        if not self._scores(has_content):
             return None
         ids, values = self._vocabulary.vector(words)
         if len(ids) == 0:
