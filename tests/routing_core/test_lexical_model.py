@@ -45,6 +45,19 @@ def _routes() -> list[dict[str, object]]:
     ]
 
 
+# Two routes of five examples: too few texts to calibrate on.
+FIVE = ["one example", "two example", "three example", "four example", "five example"]
+TINY = [RouteText(n, "", tuple(f"{n} {x}" for x in FIVE)) for n in ("billing", "shipping")]
+
+
+def _record_steps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
+    """The arguments of every training step `_model.train` takes from now on, in order."""
+    calls: list[tuple[object, ...]] = []
+    real_step = _model._step
+    monkeypatch.setattr(_model, "_step", lambda *args: calls.append(args) or real_step(*args))
+    return calls
+
+
 @pytest.fixture(scope="module")
 def pack_with_model() -> Pack:
     return with_model(build_pack(_routes(), slug="topics"))
@@ -149,11 +162,13 @@ def test_the_temperature_is_fitted_when_there_are_enough_held_out_examples(
 
 
 GREETINGS = ["hi", "hello", "hey", "hi there", "hello there", "hey you", "how are you"]
+# A greeting route and a billing route: too few texts to calibrate on.
+SMALL_GREETING = [RouteText("greet", "", tuple(GREETINGS)), RouteText("billing", "", ("a refund",))]
 
 
 def test_a_calibrated_pack_scores_and_explains_a_message_of_stop_words_only() -> None:
-    routes = [*route_texts(build_pack(_routes(), slug="topics")), RouteText("greet", "", ())]
-    routes[-1] = RouteText("greet", "", tuple(GREETINGS * 3))
+    topics = route_texts(build_pack(_routes(), slug="topics"))
+    routes = [*topics, RouteText("greet", "", tuple(GREETINGS * 3))]
     scorer = LexicalScorer.build(routes)
     names = [route.name for route in routes]
     assert scorer.info.details["calibrated"] is True
@@ -167,8 +182,7 @@ def test_a_calibrated_pack_scores_and_explains_a_message_of_stop_words_only() ->
 
 
 def test_a_pack_too_small_to_calibrate_leaves_a_message_of_stop_words_unscored() -> None:
-    routes = [RouteText("greet", "", tuple(GREETINGS)), RouteText("billing", "", ("a refund",))]
-    scorer = LexicalScorer.build(routes)
+    scorer = LexicalScorer.build(SMALL_GREETING)
     assert scorer.info.details["calibrated"] is False
 
     assert scorer.score("hello", ["greet", "billing"]) == [0.0, 0.0]
@@ -190,9 +204,7 @@ def test_a_pack_calibrates_from_calibration_texts_on() -> None:
 
 
 def test_an_unscored_message_is_told_apart_by_its_reason(pack_with_model: Pack) -> None:
-    small = LexicalScorer.build(
-        [RouteText("greet", "", tuple(GREETINGS)), RouteText("billing", "", ("a refund",))]
-    )
+    small = LexicalScorer.build(SMALL_GREETING)
     calibrated = Router(pack_with_model).scorer
     assert isinstance(calibrated, LexicalScorer)
 
@@ -322,9 +334,7 @@ def test_the_correction_learns_character_3_grams_only_from_a_pack_it_can_calibra
     assert np.all(_model._Correction(corpus, len(big), chars=False).rates[sizes > 0] == 0.0)
     # Two routes of five examples: too few to calibrate, so no 3-gram learns a spelling
     # accident and a message of unknown words stays a tie.
-    five = ["one example", "two example", "three example", "four example", "five example"]
-    tiny = [RouteText(n, "", tuple(f"{n} {x}" for x in five)) for n in ("billing", "shipping")]
-    scores = LexicalScorer.build(tiny).score("completely unrelated words", ["billing", "shipping"])
+    scores = LexicalScorer.build(TINY).score("completely unrelated words", ["billing", "shipping"])
     assert scores == pytest.approx([0.5, 0.5], abs=0.01)
 
 
@@ -340,9 +350,7 @@ def test_a_small_pack_trains_for_a_minimum_number_of_steps() -> None:
 def test_training_a_small_pack_takes_at_least_the_minimum_steps(monkeypatch) -> None:
     from routing_core.scorers.lexical import _build_corpus
 
-    steps = []
-    real_step = _model._step
-    monkeypatch.setattr(_model, "_step", lambda *args: steps.append(1) or real_step(*args))
+    steps = _record_steps(monkeypatch)
     routes = [RouteText(r["name"], "", tuple(r["examples"])) for r in _routes()]
     _, corpus = _build_corpus(routes)
     _model.train(corpus, len(routes))
@@ -354,13 +362,9 @@ def test_a_pack_too_small_to_calibrate_keeps_the_short_schedule(monkeypatch) -> 
     """Without a fitted temperature, long training on five texts would only add overconfidence."""
     from routing_core.scorers.lexical import _build_corpus
 
-    steps = []
-    real_step = _model._step
-    monkeypatch.setattr(_model, "_step", lambda *args: steps.append(1) or real_step(*args))
-    five = ["one example", "two example", "three example", "four example", "five example"]
-    tiny = [RouteText(n, "", tuple(f"{n} {x}" for x in five)) for n in ("billing", "shipping")]
-    _, corpus = _build_corpus(tiny)
-    _model.train(corpus, len(tiny))
+    steps = _record_steps(monkeypatch)
+    _, corpus = _build_corpus(TINY)
+    _model.train(corpus, len(TINY))
     assert len(steps) == _model.HELD_EPOCHS + _model.FINAL_EPOCHS
 
 
@@ -395,14 +399,10 @@ def test_only_a_pack_that_calibrates_learns_with_the_margin(monkeypatch) -> None
     """Without a fitted temperature nothing would temper the confidence a margin adds."""
     from routing_core.scorers.lexical import _build_corpus
 
-    margins: list[float] = []
-    real_step = _model._step
-    monkeypatch.setattr(_model, "_step", lambda *args: margins.append(args[-1]) or real_step(*args))
+    steps = _record_steps(monkeypatch)
     big = [RouteText(r["name"], "", tuple(r["examples"])) for r in _routes()]
     _model.train(_build_corpus(big)[1], len(big))
-    assert set(margins) == {_model.MARGIN}
-    margins.clear()
-    five = ["one example", "two example", "three example", "four example", "five example"]
-    tiny = [RouteText(n, "", tuple(f"{n} {x}" for x in five)) for n in ("billing", "shipping")]
-    _model.train(_build_corpus(tiny)[1], len(tiny))
-    assert set(margins) == {0.0}
+    assert {args[-1] for args in steps} == {_model.MARGIN}
+    steps.clear()
+    _model.train(_build_corpus(TINY)[1], len(TINY))
+    assert {args[-1] for args in steps} == {0.0}
