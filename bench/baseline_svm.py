@@ -24,14 +24,15 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 ROOT = Path(__file__).resolve().parents[1]
+# The shared public sets (never copied into the project: ../shared/datasets/README.md).
+DATASETS = ("clinc150", "banking77", "hwu64", "hwu64-10shot")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     args = parser.parse_args()
-    folders = [Path(args.data) / name for name in ("clinc150", "banking77")]
-    folders += sorted(path.parent for path in (ROOT / "bench" / "data").glob("*/routes.json"))
+    folders = [Path(args.data) / name for name in DATASETS]
     for folder in folders:
         if (folder / "routes.json").exists():
             measure(folder)

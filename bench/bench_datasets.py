@@ -2,8 +2,8 @@
 
 Usage: .venv/bin/python bench/bench_datasets.py [--data ../shared/datasets] [--only clinc150]
 
-Data sets: CLINC150 and Banking77 from `--data`, then the sets in `bench/data/` (HWU64, full
-and 10-shot: public data the defaults were never tuned on; see each SOURCE.md). Thresholds
+Data sets: CLINC150, Banking77 and HWU64 (full and 10-shot), all read from `--data`; HWU64 is
+public data the defaults were never tuned on (see each SOURCE.md). Thresholds
 (floor, near-tie margin) are chosen on `val` only (CLINC150); `test` is for reporting.
 Prints figures; asserts nothing (benchmarks are not tests).
 """
@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+# The shared public sets (never copied into the project: ../shared/datasets/README.md).
+DATASETS = ("clinc150", "banking77", "hwu64", "hwu64-10shot")
 sys.path.insert(0, str(ROOT))
 
 from routing_core import Router, dump_pack, load_pack  # noqa: E402
@@ -55,8 +57,7 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--only", help="one data set by folder name, e.g. hwu64")
     args = parser.parse_args()
-    folders = [Path(args.data) / name for name in ("clinc150", "banking77")]
-    folders += sorted(path.parent for path in (ROOT / "bench" / "data").glob("*/routes.json"))
+    folders = [Path(args.data) / name for name in DATASETS]
     for folder in folders:
         if args.only and folder.name != args.only:
             continue
