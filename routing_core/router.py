@@ -58,7 +58,7 @@ class Router:
     ) -> None:
         self.pack = load_pack(pack)
         self._names = self.pack.route_names
-        tiers = (Tier(scorer),) if scorer is not None else build_tiers(self.pack)
+        tiers = (Tier(scorer),) if scorer is not None else _built_tiers(self.pack)
         self.cascade = Cascade(tiers, self._names)
         self.scorer: Scorer = tiers[0].scorer  # the first (cheapest) tier
         self.decider = decider if decider is not None else build_decider(self.pack)
@@ -309,6 +309,17 @@ def _as_text(message: Any) -> str:
     if isinstance(message, bytes | bytearray):
         return bytes(message).decode("utf-8", errors="replace")
     return "" if message is None else str(message)
+
+
+def _built_tiers(pack: Pack) -> tuple[Tier, ...]:
+    """The pack's tiers; whatever building them trips on is a PackError, the one error a
+    caller handles (a loaded pack must never surface a library's own exception)."""
+    try:
+        return build_tiers(pack)
+    except PackError:
+        raise
+    except (ValueError, TypeError, ArithmeticError) as exc:  # pydantic's ValidationError too
+        raise PackError([("scorer", f"the pack's scorer cannot be built: {exc}"[:500])]) from None
 
 
 def _classifier(pack: Pack) -> IntentClassifier | None:
