@@ -108,7 +108,7 @@ class Router:
         turn = _Turn(
             text=_as_text(message)[:MAX_MESSAGE_CHARS],
             incumbent=known,
-            dropped=None if incumbent is None or known is not None else str(incumbent),
+            dropped=None if incumbent is None or known is not None else _printable(incumbent),
             policy=policy or self.pack.policy,
             started=started,
         )
@@ -308,7 +308,15 @@ def _as_text(message: Any) -> str:
         return message
     if isinstance(message, bytes | bytearray):
         return bytes(message).decode("utf-8", errors="replace")
-    return "" if message is None else str(message)
+    return "" if message is None else _printable(message)
+
+
+def _printable(value: Any) -> str:
+    """`str(value)`, or "" when that raises (`10**5000`, a broken `__str__`): never an error."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - whatever a caller hands in, routing goes on
+        return ""
 
 
 def _built_tiers(pack: Pack) -> tuple[Tier, ...]:
