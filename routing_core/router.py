@@ -16,6 +16,7 @@ from routing_core.decision import (
     By,
     Decision,
     Evidence,
+    RegexReport,
     RouteAction,
     ScorerReport,
     TierRecord,
@@ -28,6 +29,7 @@ from routing_core.rules import RuleSet
 from routing_core.scorers import build_decider, build_tiers
 from routing_core.scorers.base import NO_USAGE, Scorer, Usage
 from routing_core.scorers.llm import STAY, LlmDecider
+from routing_core.text import RegexBudget
 from routing_core.tools import estimate_dropped_tokens, narrow_tools
 from routing_core.triage import IntentClassifier, TriageVerdict
 
@@ -122,8 +124,9 @@ class Router:
             return self._decision(turn, None, "none", "unmatched")
 
     def _route(self, turn: _Turn) -> Decision:
-        turn.triage = self._triage.classify(turn.text) if self._triage else None
-        hit = self._rules.first_match(turn.text)
+        # Rules before triage: they decide, so they have the first call on the regex budget.
+        hit = self._rules.first_match(turn.text, turn.regex)
+        turn.triage = self._triage.classify(turn.text, budget=turn.regex) if self._triage else None
         self._score(turn, first_only=hit is not None)
         if hit is not None:
             kind: VerdictKind = "stay" if hit.route == turn.incumbent else "move"
@@ -241,6 +244,7 @@ class Router:
             descriptions=self._descriptions,
             pack=self._identity,
             tiers=tuple(turn.records),
+            regex=_regex_report(turn.regex),
         )
 
     def _uniform(self) -> Ranking:
@@ -279,6 +283,7 @@ class _Turn:
     verdict: Verdict | None = None
     error: str | None = None
     records: list[TierRecord] = field(default_factory=list)
+    regex: RegexBudget = field(default_factory=RegexBudget)
 
 
 def _decided_route(
@@ -290,6 +295,11 @@ def _decided_route(
     if choice == STAY and incumbent is not None:
         return incumbent, "stay"
     return None, "unmatched"  # `none`: nothing on the menu fits
+
+
+def _regex_report(budget: RegexBudget) -> RegexReport:
+    spent, total = round(budget.spent * 1e6), round(budget.seconds * 1e6)
+    return RegexReport(spent, total, tuple(budget.skipped))
 
 
 def _total(records: list[TierRecord]) -> Usage:
