@@ -110,6 +110,27 @@ class TierRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RegexReport:
+    """The turn's regex budget: time the pack's patterns took, and those cut short or skipped.
+
+    `skipped` names them as the pack does (`rules[3]`, `triage.question_pattern`); a skipped
+    pattern counted as no match, so a rule in it may have been passed over.
+    """
+
+    spent_us: int
+    budget_us: int
+    skipped: tuple[str, ...] = ()
+
+    def to_event(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "spent_us": self.spent_us,
+            "budget_us": self.budget_us,
+            "skipped": list(self.skipped),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ScorerReport:
     """Which scorer judged the turn, with what floor, and whether it failed."""
 
@@ -154,6 +175,7 @@ class Decision:
     descriptions: Mapping[str, str] = field(default_factory=lambda: _NO_DESCRIPTIONS)
     pack: tuple[str, int, str] = ("", 0, "")
     tiers: tuple[TierRecord, ...] = ()
+    regex: RegexReport | None = None
 
     @property
     def kept_tools(self) -> tuple[str, ...]:
@@ -243,6 +265,7 @@ class Decision:
             },
             "scorer": self.scorer.to_event(),
             "tiers": [t.to_event() for t in self.tiers],
+            "regex": self.regex.to_event() if self.regex else None,
             "elapsed_us": self.elapsed_us,
         }
 

@@ -1,9 +1,11 @@
 """Refuse regexes that can backtrack catastrophically, before they reach an agent.
 
-Two shapes cause nearly all exponential (or high-polynomial) backtracking in practice:
-a repeat nested inside another repeat (`(\\w+\\s?)*`, `(.*a){20}`), and an alternation
-under an unbounded repeat whose branches can match the same text (`(a|aa)+`). Both are
-refused with a reason a person can act on. Alternations whose branches start with
+Three shapes cause nearly all exponential (or high-polynomial) backtracking in practice:
+a repeat nested inside another repeat (`(\\w+\\s?)*`, `(.*a){20}`), an alternation
+under an unbounded repeat whose branches can match the same text (`(a|aa)+`), and
+unbounded repeats in a row that can match the same characters (`\\d*\\d*\\d*\\D\\d`: each
+split of a run of digits between them is tried, n^k ways for k repeats). All are refused
+with a reason a person can act on. Alternations whose branches start with
 distinct literal characters (`(?:foo|bar)+`) cannot overlap and are allowed. What this
 check cannot see is bounded at run time by a timeout (see `routing_core.text`).
 """
@@ -11,11 +13,13 @@ check cannot see is bounded at run time by a timeout (see `routing_core.text`).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from typing import Any
 
 # The stdlib's own regex parser (re._parser since Python 3.11): the check reads the same
 # tree `re` compiles, so it cannot disagree with the syntax check.
 sre_parse: Any = importlib.import_module("re._parser")
+sre_compile: Any = importlib.import_module("re._compiler")
 
 _REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
 # A repeat allowing more than this many rounds counts as unbounded.
@@ -28,7 +32,33 @@ def catastrophic_reason(pattern: str) -> str | None:
         parsed = sre_parse.parse(pattern)
     except Exception:  # noqa: BLE001 - syntax is judged elsewhere; nothing to check here
         return None
-    return _walk(list(parsed), inside_repeat=False, under_unbounded=False)
+    reason = _walk(list(parsed), inside_repeat=False, under_unbounded=False)
+    return reason or next(
+        (r for seq in _sequences(list(parsed)) if (r := _adjacent_reason(seq, parsed.state))), None
+    )
+
+
+def _sequences(items: list[Any]) -> Iterator[list[Any]]:
+    """`items` and every sequence nested in it (repeat bodies, groups, branches, lookarounds)."""
+    yield items
+    for op, arg in items:
+        name = str(op)
+        if name in _REPEATS:
+            children = [arg[2]]
+        elif name == "BRANCH":
+            children = list(arg[1])
+        elif name == "SUBPATTERN":
+            children = [arg[3]]
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            children = [arg[1]]
+        elif name == "ATOMIC_GROUP":
+            children = [arg]
+        elif name == "GROUPREF_EXISTS":
+            children = [c for c in arg[1:] if c is not None]
+        else:
+            children = []
+        for child in children:
+            yield from _sequences(list(child))
 
 
 def _walk(items: list[Any], *, inside_repeat: bool, under_unbounded: bool) -> str | None:
@@ -98,3 +128,45 @@ def _disjoint(branches: list[Any]) -> bool:
             return False
         firsts.append(items[0][1])
     return len(firsts) == len(set(firsts))
+
+
+# Characters an atom is tested on to see whether two atoms can match the same character.
+_PROBES = [chr(c) for c in range(128)] + list(
+    "\u00a0\u00e9\u00df\u0416\u4e2d\u0663\u2028\U0001f600"
+)
+
+
+def _adjacent_reason(items: list[Any], state: Any) -> str | None:
+    """Unbounded repeats of one character in a row that overlap (`\\d*\\d*`, `\\w+1\\d+`).
+
+    Between two such repeats only optional items or single characters both could match
+    may stand; anything else ends the run, so `\\d+-\\d+` and `\\w+\\s+\\w+` stay allowed.
+    """
+    open_set: frozenset[str] | None = None
+    for op, arg in items:
+        name = str(op)
+        if name in _REPEATS and arg[1] > _UNBOUNDED:
+            chars = _single_chars(list(arg[2]), state)
+            if chars is not None and open_set is not None and chars & open_set:
+                return (
+                    "repeats in a row that can match the same characters (like \\d*\\d*) make "
+                    "the search slow on long text; merge them into one"
+                )
+            open_set = chars
+        elif name in _REPEATS and arg[0] == 0:
+            continue  # an optional item can match nothing: the run goes on
+        else:
+            chars = _single_chars([(op, arg)], state)
+            if chars is None or open_set is None or not chars & open_set:
+                open_set = None
+    return None
+
+
+def _single_chars(items: list[Any], state: Any) -> frozenset[str] | None:
+    """The probe characters a one-character body matches, or None when it is not one character."""
+    while len(items) == 1 and str(items[0][0]) == "SUBPATTERN":
+        items = list(items[0][1][3])
+    if len(items) != 1 or str(items[0][0]) not in ("LITERAL", "NOT_LITERAL", "IN", "ANY"):
+        return None
+    compiled = sre_compile.compile(sre_parse.SubPattern(state, items), state.flags)
+    return frozenset(c for c in _PROBES if compiled.fullmatch(c))

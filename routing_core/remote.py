@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import logging
 import threading
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from routing_core import _http
 from routing_core.codec import load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
@@ -70,7 +69,7 @@ class PackFetcher:
     Args:
         url: e.g. `https://studio/api/profiles/support/packs/production`.
         token: the profile's read token, sent as `Authorization: Bearer …`.
-        timeout: seconds for the whole request.
+        timeout: seconds for the whole request, redirects and a slow body included.
     """
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 5.0) -> None:
@@ -80,33 +79,37 @@ class PackFetcher:
         self.etag: str | None = None
 
     def fetch(self) -> FetchResult:
-        """Pull once. Never raises: failures come back as `status="failed"` with the reason."""
+        """Pull once. Never raises: failures come back as `status="failed"` with the reason.
+
+        The token goes only to the configured origin: a redirect elsewhere is a failure, not
+        followed, and no pack is taken from another site.
+        """
         try:
-            with urllib.request.urlopen(self._request(), timeout=self.timeout) as response:
-                body = response.read(MAX_PACK_BYTES + 1)
-                etag = response.headers.get("ETag")
-        except urllib.error.HTTPError as exc:
-            if exc.code == 304:
-                return FetchResult("unchanged")
-            return self._failed(f"HTTP {exc.code} from the studio")
-        except (OSError, ValueError) as exc:  # URLError, timeouts, resets, bad URLs
-            return self._failed(f"cannot reach the studio: {exc}")
-        if len(body) > MAX_PACK_BYTES:
+            answer = _http.get(
+                self.url, self._headers(), timeout=self.timeout, limit=MAX_PACK_BYTES
+            )
+        except _http.FetchError as exc:
+            return self._failed(str(exc))
+        if answer.status == 304:
+            return FetchResult("unchanged")
+        if answer.status != 200:
+            return self._failed(f"HTTP {answer.status} from the studio")
+        if len(answer.body) > MAX_PACK_BYTES:
             return self._failed("pack larger than 64 MB refused")
         try:
-            pack = load_pack(body)
+            pack = load_pack(answer.body)
         except PackError as exc:
             return self._failed("invalid pack: " + "; ".join(exc.lines()[:5]))
-        self.etag = etag
+        self.etag = answer.headers.get("ETag")
         return FetchResult("updated", pack)
 
-    def _request(self) -> urllib.request.Request:
+    def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
         if self.etag:
             headers["If-None-Match"] = self.etag
-        return urllib.request.Request(self.url, headers=headers)
+        return headers
 
     def _failed(self, reason: str) -> FetchResult:
         log.warning("pack pull from %s failed, keeping the last good pack: %s", self.url, reason)

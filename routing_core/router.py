@@ -16,6 +16,7 @@ from routing_core.decision import (
     By,
     Decision,
     Evidence,
+    RegexReport,
     RouteAction,
     ScorerReport,
     TierRecord,
@@ -28,6 +29,7 @@ from routing_core.rules import RuleSet
 from routing_core.scorers import build_decider, build_tiers
 from routing_core.scorers.base import NO_USAGE, Scorer, Usage
 from routing_core.scorers.llm import STAY, LlmDecider
+from routing_core.text import RegexBudget
 from routing_core.tools import estimate_dropped_tokens, narrow_tools
 from routing_core.triage import IntentClassifier, TriageVerdict
 
@@ -58,7 +60,7 @@ class Router:
     ) -> None:
         self.pack = load_pack(pack)
         self._names = self.pack.route_names
-        tiers = (Tier(scorer),) if scorer is not None else build_tiers(self.pack)
+        tiers = (Tier(scorer),) if scorer is not None else _built_tiers(self.pack)
         self.cascade = Cascade(tiers, self._names)
         self.scorer: Scorer = tiers[0].scorer  # the first (cheapest) tier
         self.decider = decider if decider is not None else build_decider(self.pack)
@@ -108,7 +110,7 @@ class Router:
         turn = _Turn(
             text=_as_text(message)[:MAX_MESSAGE_CHARS],
             incumbent=known,
-            dropped=None if incumbent is None or known is not None else str(incumbent),
+            dropped=None if incumbent is None or known is not None else _printable(incumbent),
             policy=policy or self.pack.policy,
             started=started,
         )
@@ -122,8 +124,9 @@ class Router:
             return self._decision(turn, None, "none", "unmatched")
 
     def _route(self, turn: _Turn) -> Decision:
-        turn.triage = self._triage.classify(turn.text) if self._triage else None
-        hit = self._rules.first_match(turn.text)
+        # Rules before triage: they decide, so they have the first call on the regex budget.
+        hit = self._rules.first_match(turn.text, turn.regex)
+        turn.triage = self._triage.classify(turn.text, budget=turn.regex) if self._triage else None
         self._score(turn, first_only=hit is not None)
         if hit is not None:
             kind: VerdictKind = "stay" if hit.route == turn.incumbent else "move"
@@ -241,6 +244,7 @@ class Router:
             descriptions=self._descriptions,
             pack=self._identity,
             tiers=tuple(turn.records),
+            regex=_regex_report(turn.regex),
         )
 
     def _uniform(self) -> Ranking:
@@ -279,6 +283,7 @@ class _Turn:
     verdict: Verdict | None = None
     error: str | None = None
     records: list[TierRecord] = field(default_factory=list)
+    regex: RegexBudget = field(default_factory=RegexBudget)
 
 
 def _decided_route(
@@ -290,6 +295,11 @@ def _decided_route(
     if choice == STAY and incumbent is not None:
         return incumbent, "stay"
     return None, "unmatched"  # `none`: nothing on the menu fits
+
+
+def _regex_report(budget: RegexBudget) -> RegexReport:
+    spent, total = round(budget.spent * 1e6), round(budget.seconds * 1e6)
+    return RegexReport(spent, total, tuple(budget.skipped))
 
 
 def _total(records: list[TierRecord]) -> Usage:
@@ -308,7 +318,26 @@ def _as_text(message: Any) -> str:
         return message
     if isinstance(message, bytes | bytearray):
         return bytes(message).decode("utf-8", errors="replace")
-    return "" if message is None else str(message)
+    return "" if message is None else _printable(message)
+
+
+def _printable(value: Any) -> str:
+    """`str(value)`, or "" when that raises (`10**5000`, a broken `__str__`): never an error."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - whatever a caller hands in, routing goes on
+        return ""
+
+
+def _built_tiers(pack: Pack) -> tuple[Tier, ...]:
+    """The pack's tiers; whatever building them trips on is a PackError, the one error a
+    caller handles (a loaded pack must never surface a library's own exception)."""
+    try:
+        return build_tiers(pack)
+    except PackError:
+        raise
+    except (ValueError, TypeError, ArithmeticError) as exc:  # pydantic's ValidationError too
+        raise PackError([("scorer", f"the pack's scorer cannot be built: {exc}"[:500])]) from None
 
 
 def _classifier(pack: Pack) -> IntentClassifier | None:

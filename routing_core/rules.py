@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from routing_core.decision import Evidence
 from routing_core.pack import AllMatch, KeywordsMatch, Match, RegexMatch, Rule
 from routing_core.text import (
+    RegexBudget,
     clip_evidence,
     compile_each,
     compile_keywords,
@@ -27,7 +28,7 @@ class _Keywords:
         self._any = compile_keywords(match.keywords)
         self._each = compile_each(match.keywords)
 
-    def hit(self, message: str) -> _Hit | None:
+    def hit(self, message: str, budget: RegexBudget | None = None) -> _Hit | None:
         if self._any is None or not self._any.search(message):
             return None
         # Evidence names the first *declared* keyword that occurs, not the leftmost one.
@@ -39,11 +40,12 @@ class _Keywords:
 
 
 class _Regex:
-    def __init__(self, match: RegexMatch) -> None:
+    def __init__(self, match: RegexMatch, where: str) -> None:
         self._pattern = compile_user_regex(match.regex)
+        self._where = where
 
-    def hit(self, message: str) -> _Hit | None:
-        found = search_bounded(self._pattern, message)
+    def hit(self, message: str, budget: RegexBudget | None = None) -> _Hit | None:
+        found = search_bounded(self._pattern, message, budget, self._where)
         return _Hit(found.span()) if found else None
 
 
@@ -51,10 +53,10 @@ class _All:
     def __init__(self, parts: Sequence[_Keywords | _Regex]) -> None:
         self._parts = parts
 
-    def hit(self, message: str) -> _Hit | None:
+    def hit(self, message: str, budget: RegexBudget | None = None) -> _Hit | None:
         hits = []
         for part in self._parts:
-            found = part.hit(message)
+            found = part.hit(message, budget)
             if found is None:
                 return None
             hits.append(found)
@@ -73,12 +75,12 @@ def _flatten(match: Match) -> list[KeywordsMatch | RegexMatch]:
     return [match]
 
 
-def _compile(match: Match) -> _Keywords | _Regex | _All:
+def _compile(match: Match, where: str) -> _Keywords | _Regex | _All:
     if isinstance(match, KeywordsMatch):
         return _Keywords(match)
     if isinstance(match, RegexMatch):
-        return _Regex(match)
-    return _All([_compile(leaf) for leaf in _flatten(match)])  # type: ignore[misc]
+        return _Regex(match, where)
+    return _All([_compile(leaf, where) for leaf in _flatten(match)])  # type: ignore[misc]
 
 
 class RuleSet:
@@ -86,13 +88,18 @@ class RuleSet:
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self._rules = [
-            (i, rule.route, _kind(rule.match), _compile(rule.match)) for i, rule in enumerate(rules)
+            (i, rule.route, _kind(rule.match), _compile(rule.match, f"rules[{i}]"))
+            for i, rule in enumerate(rules)
         ]
 
-    def first_match(self, message: str) -> Evidence | None:
-        """Evidence of the first rule that matches, or None."""
+    def first_match(self, message: str, budget: RegexBudget | None = None) -> Evidence | None:
+        """Evidence of the first rule that matches, or None.
+
+        With a `budget`, regex rules share its time (see `RegexBudget`); without one, each
+        search has the engine's own timeout.
+        """
         for index, route, kind, matcher in self._rules:
-            hit = matcher.hit(message)
+            hit = matcher.hit(message, budget)
             if hit is not None:
                 return _evidence(message, index, route, kind, hit)
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterable, Sequence
 
 import regex
@@ -18,6 +19,13 @@ EVIDENCE_LIMIT = 80
 # sound pattern (a wall-clock timeout that fired under load would make routing
 # nondeterministic).
 REGEX_TIMEOUT_S = 0.25
+# One turn's regexes (every rule and the question pattern) share this much wall-clock time;
+# past it the rest are skipped and recorded in the decision (`RegexBudget`).
+REGEX_BUDGET_S = 0.050
+# A pattern is searched in the first REGEX_TEXT_CHARS characters of a message only: even a
+# linear-looking pattern (`\\d+\\D\\d`) costs time quadratic in the text it searches, and a
+# routing request states its intent well within it.
+REGEX_TEXT_CHARS = 2_000
 
 log = logging.getLogger("routing_core")
 
@@ -46,17 +54,58 @@ def compile_user_regex(pattern: str) -> UserPattern:
     return compiled
 
 
-def search_bounded(pattern: UserPattern, text: str) -> regex.Match[str] | None:
-    """`pattern.search(text)`, giving up after REGEX_TIMEOUT_S (logged, treated as no match)."""
+def search_bounded(
+    pattern: UserPattern, text: str, budget: RegexBudget | None = None, where: str = ""
+) -> regex.Match[str] | None:
+    """`pattern.search` on the first REGEX_TEXT_CHARS characters of `text`, bounded in time.
+
+    With a `budget` the search gets what is left of it (and none once it is spent: the
+    pattern is skipped and recorded under `where`); without one, REGEX_TIMEOUT_S. A search
+    that runs out of time is logged and treated as no match.
+    """
+    if budget is not None:
+        return budget.search(pattern, text, where)
+    return _search(pattern, text, REGEX_TIMEOUT_S)
+
+
+def _search(pattern: UserPattern, text: str, timeout: float) -> regex.Match[str] | None:
     try:
-        return pattern.search(text, timeout=REGEX_TIMEOUT_S)
+        return pattern.search(text[:REGEX_TEXT_CHARS], timeout=timeout)
     except TimeoutError:
         log.warning(
-            "regex %r timed out after %.0f ms; treated as no match",
-            pattern.pattern,
-            REGEX_TIMEOUT_S * 1000,
+            "regex %r timed out after %.0f ms; treated as no match", pattern.pattern, timeout * 1000
         )
         return None
+
+
+class RegexBudget:
+    """The time one turn may spend in the pack's own regexes, shared by all of them.
+
+    Measured on the wall clock, so a pack of many slow patterns costs a turn at most
+    REGEX_BUDGET_S (plus what the one search running when it ran out overshoots: the
+    engine's timeout counts CPU time, which a busy machine stretches). What could not run
+    is recorded in `skipped` and ends up in the decision.
+    """
+
+    def __init__(self, seconds: float = REGEX_BUDGET_S) -> None:
+        self.seconds = seconds
+        self.spent = 0.0
+        self.skipped: list[str] = []
+
+    def search(self, pattern: UserPattern, text: str, where: str) -> regex.Match[str] | None:
+        """Search with what is left; no time left (or none left after it) → skipped."""
+        left = min(self.seconds - self.spent, REGEX_TIMEOUT_S)
+        if left <= 0:
+            self.skipped.append(where)
+            return None
+        started = time.perf_counter()
+        try:
+            return pattern.search(text[:REGEX_TEXT_CHARS], timeout=left)
+        except TimeoutError:
+            self.skipped.append(where)
+            return None
+        finally:
+            self.spent += time.perf_counter() - started
 
 
 def words(text: str) -> list[str]:

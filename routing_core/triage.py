@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from routing_core.text import compile_keywords, compile_user_regex, search_bounded, words
+from routing_core.text import (
+    RegexBudget,
+    compile_keywords,
+    compile_user_regex,
+    search_bounded,
+    words,
+)
 
 Label = Literal["action", "knowledge", "ambiguous"]
 
@@ -118,7 +124,10 @@ class IntentClassifier:
         self._tools = ToolMatcher(tool_keywords or {})
 
     def classify(
-        self, message: str, tool_keywords: Mapping[str, Sequence[str]] | None = None
+        self,
+        message: str,
+        tool_keywords: Mapping[str, Sequence[str]] | None = None,
+        budget: RegexBudget | None = None,
     ) -> TriageVerdict:
         """Classify one message.
 
@@ -126,6 +135,7 @@ class IntentClassifier:
             message: the user's text; never raises on any string.
             tool_keywords: tool name → trigger keywords; when None, the tools given at
                 construction are used.
+            budget: the turn's regex time, shared with the rules (see `RegexBudget`).
         """
         if not message or not message.strip():
             return _ambiguous("empty query")
@@ -134,7 +144,8 @@ class IntentClassifier:
             return _ambiguous("no tokens")
         matcher = self._tools if tool_keywords is None else ToolMatcher(tool_keywords)
         tools = matcher.matches(message)
-        is_question = search_bounded(self.question, message) is not None
+        found = search_bounded(self.question, message, budget, "triage.question_pattern")
+        is_question = found is not None
         action = _lane(tokens, self.action_verbs, bonus=bool(tools), bonus_name="tool")
         knowledge = _lane(tokens, self.knowledge_verbs, bonus=is_question, bonus_name="question")
         return self._resolve(action, knowledge, tools)

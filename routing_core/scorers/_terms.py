@@ -14,6 +14,12 @@ from routing_core.text import words
 # its intent early, and a cap keeps a pasted megabyte from stalling the turn.
 MAX_CHARS = 4096
 
+# A word longer than this is cut to its first MAX_WORD_CHARS characters, so that every term
+# (a stem, a bigram of two words and a space) fits the stored model's term limit
+# (`routing_core.pack.MAX_TEXT`, 2,000): a route text of one 2,000-character word must build.
+# No word of real text comes near it, so the cut changes no term of normal text.
+MAX_WORD_CHARS = 999
+
 # Character n-grams of each word, with "<" and ">" marking its edges, so that "refund",
 # "refunds" and "refunded" share most of their features even when the stemmer misses.
 CHAR_NGRAM_SIZES = (3, 4, 5)
@@ -74,8 +80,11 @@ def char_size(term: str) -> int:
 
 
 def message_words(text: str) -> list[str]:
-    """The lowercased words of a message, capped at MAX_CHARS characters."""
-    return words(text[:MAX_CHARS])
+    """The lowercased words of a message, capped at MAX_CHARS characters (MAX_WORD_CHARS each)."""
+    found = words(text[:MAX_CHARS])
+    if len(text) <= MAX_WORD_CHARS:  # no word can be too long: the common case costs nothing
+        return found
+    return [w[:MAX_WORD_CHARS] for w in found]
 
 
 def is_content(word: str) -> bool:

@@ -143,3 +143,42 @@ def test_a_10_mb_string_is_refused_by_its_field_alone():
     assert caught.value.errors == [
         ("routes[0].description", "String should have at most 8000 characters")
     ]
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text here")
+
+
+anything = st.one_of(
+    values,
+    st.binary(max_size=50),
+    st.just(10**5000),
+    st.just(_Unprintable()),
+    st.builds(object),
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "incumbent"),
+    [
+        (10**5000, None),
+        ("hi", 10**5000),
+        (_Unprintable(), None),
+        ("where is my parcel", _Unprintable()),
+        (_Unprintable(), _Unprintable()),
+    ],
+    ids=["huge-int", "huge-int-incumbent", "bad-str", "bad-str-incumbent", "both"],
+)
+def test_route_returns_a_decision_for_values_that_cannot_be_printed(message, incumbent):
+    router = Router(load_pack(minimal_doc()))
+    decision = router.route(message, incumbent=incumbent)
+    assert decision.from_route is None
+    assert decision.to_event()["verdict"] == decision.verdict
+
+
+@settings(max_examples=150, deadline=None)
+@given(anything, anything)
+def test_route_never_raises_whatever_it_is_handed(message, incumbent):
+    decision = Router(load_pack(minimal_doc())).route(message, incumbent=incumbent)
+    assert decision.route is None or decision.route in ("billing", "shipping", "human")

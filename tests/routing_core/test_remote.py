@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urljoin
 
 import pytest
 
@@ -86,7 +87,7 @@ def test_it_pulls_a_pack_then_gets_304_until_it_changes(server):
         ("500", "HTTP 500"),
         ("garbage", "invalid pack"),
         ("invalid", "invalid pack"),
-        ("slow", "cannot reach"),
+        ("slow", "no complete answer within 0.3 s"),
     ],
 )
 def test_a_bad_pull_keeps_the_last_good_pack(server, mode, reason):
@@ -153,3 +154,134 @@ def test_routing_threads_see_one_pack_or_the_other_while_it_is_swapped():
         t.join()
     # pack a has no default route (unmatched -> no route); pack b falls back to "human"
     assert set(seen) == {("t", None), ("b", "human")}
+
+
+class Redirector:
+    """A second origin on loopback (another port): answers every GET with `status` to `location`."""
+
+    def __init__(self, status: int = 302) -> None:
+        self.status, self.location = status, ""
+        self.seen_tokens: list[str | None] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                outer.seen_tokens.append(self.headers.get("Authorization"))
+                self.send_response(outer.status)
+                self.send_header("Location", outer.location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/pack"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def redirector() -> Iterator[Redirector]:
+    r = Redirector()
+    yield r
+    r.close()
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_to_another_origin_gets_neither_the_token_nor_trust(server, status):
+    studio = Redirector(status)  # the configured origin, pointing at another one
+    studio.location = server.url  # same host, another port: another origin
+    try:
+        result = PackFetcher(studio.url, token="rsp_secret").fetch()
+    finally:
+        studio.close()
+    assert studio.seen_tokens == ["Bearer rsp_secret"]
+    assert server.seen_tokens == []  # never contacted: neither the token nor a pack
+    assert result.status == "failed" and result.pack is None
+    assert "redirected to another site" in (result.error or "")
+
+
+def test_a_same_origin_redirect_is_followed_with_the_token(server):
+    # /old on the pack server's own origin (same scheme, host and port) redirects to /pack.
+    original = server.httpd.RequestHandlerClass.do_GET
+
+    def do_get(handler: BaseHTTPRequestHandler) -> None:
+        if handler.path != "/old":
+            return original(handler)
+        handler.send_response(302)
+        handler.send_header("Location", "/pack")
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    server.httpd.RequestHandlerClass.do_GET = do_get  # type: ignore[method-assign]
+    result = PackFetcher(server.url.replace("/pack", "/old"), token="rsp_secret").fetch()
+    assert result.status == "updated" and result.pack is not None
+    assert server.seen_tokens == ["Bearer rsp_secret"]
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["http://studio/pack", "https://studio:444/pack", "https://other/pack", "//other/pack"],
+)
+def test_a_different_scheme_or_port_is_another_origin(target):
+    from routing_core import _http
+
+    configured = _http.origin("https://studio/pack")
+    assert _http.origin("https://STUDIO:443/x") == configured
+    assert _http.origin(urljoin("https://studio/old", target)) != configured
+
+
+def test_a_redirect_loop_ends_in_a_failure(redirector):
+    redirector.location = redirector.url
+    result = PackFetcher(redirector.url).fetch()
+    assert result.status == "failed" and "redirects" in (result.error or "")
+    assert len(redirector.seen_tokens) == 6
+
+
+class Dripper:
+    """Answers with headers, then one byte of body every 0.5 s (or drips the headers too)."""
+
+    def __init__(self, headers_too: bool) -> None:
+        self.stop = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                head = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+                chunks = [bytes([b]) for b in head] if headers_too else [head]
+                try:
+                    for chunk in chunks + [b"{"] * 100:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        if outer.stop.wait(0.5 if chunk != head else 0):
+                            return
+                except OSError:
+                    return
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/pack"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.mark.parametrize("headers_too", [False, True], ids=["body", "headers"])
+def test_timeout_bounds_the_whole_request_against_a_server_that_drips(headers_too):
+    dripper = Dripper(headers_too)
+    started = time.monotonic()
+    try:
+        result = PackFetcher(dripper.url, timeout=1.0).fetch()
+    finally:
+        elapsed = time.monotonic() - started
+        dripper.stop.set()
+        dripper.httpd.shutdown()
+        dripper.httpd.server_close()
+    assert result.status == "failed"
+    assert "no complete answer within 1 s" in (result.error or "")
+    assert elapsed < 1.5
