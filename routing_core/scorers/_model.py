@@ -28,6 +28,7 @@ Built packs store the result (`stored.py`), so loading one does not train.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,9 +109,51 @@ class Model:
     calibrated: bool = False
 
 
-def train(corpus: Corpus, n_routes: int) -> Model:
-    """Learn the weights and the temperature from the corpus (see the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Reports how far a build is, as a fraction of its whole, to an optional callback.
+
+    A stage gets its share of [0, 1] with `part`, so each stage counts from 0 to 1 on its
+    own and the callback still sees one monotone fraction. An exception the callback raises
+    is not caught: it aborts the build (that is how a job is cancelled).
+    """
+
+    callback: Callable[[float], None] | None = None
+    start: float = 0.0
+    end: float = 1.0
+
+    def __call__(self, fraction: float) -> None:
+        if self.callback is not None:
+            done = min(1.0, max(0.0, fraction))
+            self.callback(self.start + (self.end - self.start) * done)
+
+    def part(self, start: float, end: float) -> Progress:
+        """The sub-range [start, end] of this one, as its own 0-to-1 progress."""
+        width = self.end - self.start
+        return Progress(self.callback, self.start + width * start, self.start + width * end)
+
+
+NO_PROGRESS = Progress()
+
+
+def train(
+    corpus: Corpus,
+    n_routes: int,
+    *,
+    initial: FloatArray | None = None,
+    progress: Progress = NO_PROGRESS,
+) -> Model:
+    """Learn the weights and the temperature from the corpus (see the module docstring).
+
+    Args:
+        corpus: the route texts.
+        n_routes: how many routes (columns).
+        initial: a warm start for the correction (terms x routes), e.g. an earlier model's
+            weights mapped onto these terms and routes.
+        progress: told the fraction done after every step.
+    """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
+        progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
     base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
@@ -121,17 +164,20 @@ def train(corpus: Corpus, n_routes: int) -> Model:
     # held-out texts: from a handful of examples they learn accidents of spelling (on two
     # routes of five examples, "completely unrelated words" leaned 2:1 to one of them).
     learner = _Correction(corpus, n_routes, chars=calibrate, margin=MARGIN if calibrate else 0.0)
+    if initial is not None:
+        learner.weights[:] = initial
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
     # temper the overconfidence that longer training on a handful of texts brings.
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
-    learner.fit(base, ~held if calibrate else everything, epochs, SEED)
+    share = epochs / (epochs + FINAL_EPOCHS)
+    learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
     temperature = 1.0
     if calibrate:
         logits = base[held] + _logits(learner.weights, _select(corpus, held))
         temperature = fit_temperature(logits, corpus.routes[held])
-    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1)
+    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1, progress.part(share, 1.0))
     correction = learner.weights
     correction += NB_SCALE * bayes
     correction -= correction.mean(axis=1, keepdims=True)
@@ -248,20 +294,32 @@ class _Correction:
         self.weights = np.zeros((corpus.n_terms, n_routes), np.float32)
         self.velocity = np.zeros_like(self.weights)
 
-    def fit(self, base: FloatArray, docs: npt.NDArray[np.bool_], epochs: int, seed: int) -> None:
+    def fit(
+        self,
+        base: FloatArray,
+        docs: npt.NDArray[np.bool_],
+        epochs: int,
+        seed: int,
+        progress: Progress = NO_PROGRESS,
+    ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`)."""
         train = _select(self.corpus, docs)
         if train.n_docs == 0 or self.n_routes < 2 or epochs <= 0:
+            progress(1.0)
             return
         base = base[docs]
         batches = _batches(train)
         order = np.random.default_rng(seed)
+        total, done = epochs * len(batches), 0
         for _ in range(epochs):
             for index in order.permutation(len(batches)):
                 batch = batches[index]
                 _step(
                     batch, train.routes, base, self.weights, self.velocity, self.rates, self.margin
                 )
+                done += 1
+                progress(done / total)
+        progress(1.0)
 
 
 @dataclass(frozen=True, slots=True)
