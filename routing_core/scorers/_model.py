@@ -28,10 +28,12 @@ Built packs store the result (`stored.py`), so loading one does not train.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -73,11 +75,6 @@ HOLD_OUT = 10
 MIN_CALIBRATION = 20
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
-# Rows scored at once when scoring the whole corpus (bounds the temporary memory).
-CHUNK = 64  # small chunks stay in cache: 6x faster than 1024 on CLINC150
-# Inside a training step, rows (forward) and terms (gradient) are reduced in chunks of this
-# many, for the same reason: about 2x faster per step than whole batches.
-STEP_CHUNK = 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +105,51 @@ class Model:
     calibrated: bool = False
 
 
-def train(corpus: Corpus, n_routes: int) -> Model:
-    """Learn the weights and the temperature from the corpus (see the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Reports how far a build is, as a fraction of its whole, to an optional callback.
+
+    A stage gets its share of [0, 1] with `part`, so each stage counts from 0 to 1 on its
+    own and the callback still sees one monotone fraction. An exception the callback raises
+    is not caught: it aborts the build (that is how a job is cancelled).
+    """
+
+    callback: Callable[[float], None] | None = None
+    start: float = 0.0
+    end: float = 1.0
+
+    def __call__(self, fraction: float) -> None:
+        if self.callback is not None:
+            done = min(1.0, max(0.0, fraction))
+            self.callback(self.start + (self.end - self.start) * done)
+
+    def part(self, start: float, end: float) -> Progress:
+        """The sub-range [start, end] of this one, as its own 0-to-1 progress."""
+        width = self.end - self.start
+        return Progress(self.callback, self.start + width * start, self.start + width * end)
+
+
+NO_PROGRESS = Progress()
+
+
+def train(
+    corpus: Corpus,
+    n_routes: int,
+    *,
+    initial: FloatArray | None = None,
+    progress: Progress = NO_PROGRESS,
+) -> Model:
+    """Learn the weights and the temperature from the corpus (see the module docstring).
+
+    Args:
+        corpus: the route texts.
+        n_routes: how many routes (columns).
+        initial: a warm start for the correction (terms x routes), e.g. an earlier model's
+            weights mapped onto these terms and routes.
+        progress: told the fraction done after every step.
+    """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
+        progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
     base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
@@ -121,17 +160,20 @@ def train(corpus: Corpus, n_routes: int) -> Model:
     # held-out texts: from a handful of examples they learn accidents of spelling (on two
     # routes of five examples, "completely unrelated words" leaned 2:1 to one of them).
     learner = _Correction(corpus, n_routes, chars=calibrate, margin=MARGIN if calibrate else 0.0)
+    if initial is not None:
+        learner.weights[:] = initial
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
     # temper the overconfidence that longer training on a handful of texts brings.
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
-    learner.fit(base, ~held if calibrate else everything, epochs, SEED)
+    share = epochs / (epochs + FINAL_EPOCHS)
+    learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
     temperature = 1.0
     if calibrate:
         logits = base[held] + _logits(learner.weights, _select(corpus, held))
         temperature = fit_temperature(logits, corpus.routes[held])
-    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1)
+    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1, progress.part(share, 1.0))
     correction = learner.weights
     correction += NB_SCALE * bayes
     correction -= correction.mean(axis=1, keepdims=True)
@@ -187,24 +229,15 @@ def _leave_one_out_logits(
 
 
 def _logits(weights: FloatArray, corpus: Corpus) -> FloatArray:
-    """Every row's logits, X @ W, gathered in chunks of rows."""
-    out = np.zeros((corpus.n_docs, weights.shape[1]), np.float32)
-    starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
-    for first in range(0, corpus.n_docs, CHUNK):
-        last = min(corpus.n_docs, first + CHUNK)
-        lo, hi = starts[first], starts[last]
-        contributions = np.take(weights, corpus.ids[lo:hi], axis=0)
-        contributions *= corpus.values[lo:hi, None]
-        out[first:last] = _sum_rows(contributions, corpus.rows[lo:hi] - first, last - first)
+    """Every row's logits, X @ W (a sparse product)."""
+    out: FloatArray = (_matrix(corpus) @ weights).astype(np.float32, copy=False)
     return out
 
 
-def _sum_rows(contributions: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
-    out = np.zeros((n_rows, contributions.shape[1]), np.float32)
-    if len(rows):
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        out[rows[starts]] = np.add.reduceat(contributions, starts, axis=0)
-    return out
+def _matrix(corpus: Corpus) -> sparse.csr_array:
+    """The corpus as a texts x terms sparse matrix."""
+    shape = (corpus.n_docs, corpus.n_terms)
+    return sparse.csr_array((corpus.values, (corpus.rows, corpus.ids)), shape=shape)
 
 
 def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
@@ -248,47 +281,46 @@ class _Correction:
         self.weights = np.zeros((corpus.n_terms, n_routes), np.float32)
         self.velocity = np.zeros_like(self.weights)
 
-    def fit(self, base: FloatArray, docs: npt.NDArray[np.bool_], epochs: int, seed: int) -> None:
+    def fit(
+        self,
+        base: FloatArray,
+        docs: npt.NDArray[np.bool_],
+        epochs: int,
+        seed: int,
+        progress: Progress = NO_PROGRESS,
+    ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`)."""
         train = _select(self.corpus, docs)
         if train.n_docs == 0 or self.n_routes < 2 or epochs <= 0:
+            progress(1.0)
             return
         base = base[docs]
         batches = _batches(train)
         order = np.random.default_rng(seed)
+        total, done = epochs * len(batches), 0
         for _ in range(epochs):
             for index in order.permutation(len(batches)):
                 batch = batches[index]
                 _step(
                     batch, train.routes, base, self.weights, self.velocity, self.rates, self.margin
                 )
+                done += 1
+                progress(done / total)
+        progress(1.0)
 
 
 @dataclass(frozen=True, slots=True)
 class _Batch:
-    """One mini-batch, pre-indexed once so that every epoch only does arithmetic."""
+    """One mini-batch, pre-indexed once so that every epoch only does arithmetic.
+
+    `matrix` is the batch's texts over its own distinct `terms` (rows x terms, CSR), and
+    `transposed` the same as terms x rows: the two sparse products of a step.
+    """
 
     docs: IntArray
-    values: FloatArray
-    row_starts: IntArray  # where each non-empty row's entries start
-    filled: IntArray  # the batch-local rows that have entries
     terms: IntArray  # the distinct terms of the batch
-    slot: IntArray  # each entry's index into `terms`
-    sorted_rows: IntArray  # each entry's batch-local row, and its value, in term order
-    sorted_values: FloatArray
-    term_starts: IntArray
-    row_chunks: list[tuple[int, int, int, int, IntArray]]  # (first, last, lo, hi, starts)
-    term_chunks: list[tuple[int, int, int, int, IntArray]]
-
-
-def _chunks(starts: IntArray, total: int) -> list[tuple[int, int, int, int, IntArray]]:
-    """Groups of STEP_CHUNK segments: (first, last segment, entry range, local starts)."""
-    out = []
-    for first in range(0, len(starts), STEP_CHUNK):
-        last = min(len(starts), first + STEP_CHUNK)
-        lo, hi = int(starts[first]), int(starts[last]) if last < len(starts) else total
-        out.append((first, last, lo, hi, starts[first:last] - lo))
-    return out
+    matrix: sparse.csr_array
+    transposed: sparse.csr_array
 
 
 def _batches(corpus: Corpus) -> list[_Batch]:
@@ -302,26 +334,12 @@ def _batches(corpus: Corpus) -> list[_Batch]:
         entries += np.arange(lengths.sum())
         rows = np.repeat(np.arange(len(docs)), lengths)
         terms, slot = np.unique(corpus.ids[entries], return_inverse=True)
-        by_term = np.argsort(slot, kind="stable")
-        filled = np.flatnonzero(lengths)
-        row_starts = np.r_[0, np.cumsum(lengths[filled])[:-1]].astype(np.int64)
-        term_starts = np.searchsorted(slot[by_term], np.arange(len(terms)))
-        batches.append(
-            _Batch(
-                docs=docs,
-                values=corpus.values[entries],
-                row_starts=row_starts,
-                filled=filled,
-                terms=terms,
-                slot=slot,
-                sorted_rows=rows[by_term],
-                sorted_values=corpus.values[entries][by_term],
-                term_starts=term_starts,
-                row_chunks=_chunks(row_starts, len(entries)),
-                term_chunks=_chunks(term_starts, len(entries)),
-            )
-        )
-    return [b for b in batches if len(b.terms)]
+        if not len(terms):
+            continue
+        shape = (len(docs), len(terms))
+        matrix = sparse.csr_array((corpus.values[entries], (rows, slot)), shape=shape)
+        batches.append(_Batch(docs, terms, matrix, matrix.T.tocsr()))
+    return batches
 
 
 def _step(
@@ -337,10 +355,7 @@ def _step(
     # np.take rather than fancy indexing: several times faster for gathering rows.
     active = np.take(weights, batch.terms, axis=0)
     logits = np.take(base, batch.docs, axis=0)
-    for first, last, lo, hi, starts in batch.row_chunks:
-        contributions = np.take(active, batch.slot[lo:hi], axis=0)
-        contributions *= batch.values[lo:hi, None]
-        logits[batch.filled[first:last]] += np.add.reduceat(contributions, starts, axis=0)
+    logits += batch.matrix @ active
     own = (np.arange(len(batch.docs)), routes[batch.docs])
     logits[own] -= margin
     logits -= logits.max(axis=1, keepdims=True)
@@ -348,14 +363,9 @@ def _step(
     error /= error.sum(axis=1, keepdims=True)
     error[own] -= 1.0
     error /= len(batch.docs)
-    gradient = np.empty_like(active)
-    for first, last, lo, hi, starts in batch.term_chunks:
-        spread = np.take(error, batch.sorted_rows[lo:hi], axis=0)
-        spread *= batch.sorted_values[lo:hi, None]
-        gradient[first:last] = np.add.reduceat(spread, starts, axis=0)
     moved = np.take(velocity, batch.terms, axis=0)
     moved *= MOMENTUM
-    moved += gradient
+    moved += batch.transposed @ error
     velocity[batch.terms] = moved
     moved *= np.take(rates, batch.terms, axis=0)
     weights[batch.terms] = active - moved

@@ -187,13 +187,21 @@ def _row_norms(values: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
     return norms.astype(np.float32)
 
 
-def _build_corpus(routes: Sequence[RouteText]) -> tuple[_Vocabulary, _model.Corpus]:
+# Building the corpus reports progress every this many routes (about 0.1 s at most).
+PROGRESS_ROUTES = 50
+
+
+def _build_corpus(
+    routes: Sequence[RouteText], progress: _model.Progress = _model.NO_PROGRESS
+) -> tuple[_Vocabulary, _model.Corpus]:
     """Count every route text once, assign term ids on the fly and weight by TF-IDF."""
     keys: list[str] = []
     counts: list[int] = []
     rows: list[int] = []
     doc_routes: list[int] = []
     for route_index, route in enumerate(routes):
+        if route_index % PROGRESS_ROUTES == 0:
+            progress(route_index / len(routes))
         for text in _route_texts(route):
             terms = _count_terms(text)
             keys.extend(terms)
@@ -216,6 +224,46 @@ def _build_corpus(routes: Sequence[RouteText]) -> tuple[_Vocabulary, _model.Corp
     return _Vocabulary(term_ids, idf, is_char), corpus
 
 
+def text_vectors(
+    model: LexicalModel, routes: Sequence[RouteText]
+) -> tuple[list[str], FloatArray, IntArray, FloatArray, IntArray]:
+    """Every text of `routes` over the model's terms, plus the terms they add.
+
+    A term the model does not know gets an idf as if the model's texts had not held it
+    (their number is read back from the largest idf, that of a term in one text).
+
+    Returns:
+        The added terms and their idf (ids from `len(model.terms)` on), then every text's
+        normalised vector concatenated: (term ids, values, route index).
+    """
+    idf = stored_model.decode_idf(model)
+    n_docs = 2.0 * math.exp(float(idf.max(initial=1.0)) - 1.0) - 1.0
+    added: Counter[str] = Counter()
+    known = set(model.terms)
+    for route in routes:
+        for text in _route_texts(route):
+            added.update(term for term in _count_terms(text) if term not in known)
+    df = np.fromiter(added.values(), np.float32, len(added))
+    new_idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
+    vocabulary = _vocabulary_of([*model.terms, *added], np.concatenate([idf, new_idf]))
+    ids: list[IntArray] = [np.zeros(0, np.int64)]
+    values: list[FloatArray] = [np.zeros(0, np.float32)]
+    owners: list[IntArray] = [np.zeros(0, np.int64)]
+    for index, route in enumerate(routes):
+        for text in _route_texts(route):
+            text_ids, text_values = vocabulary.vector(vocabulary.resolve(text)[0])
+            ids.append(text_ids)
+            values.append(text_values)
+            owners.append(np.full(len(text_ids), index, np.int64))
+    return list(added), new_idf, np.concatenate(ids), np.concatenate(values), np.concatenate(owners)
+
+
+def _vocabulary_of(names: Sequence[str], idf: FloatArray) -> _Vocabulary:
+    terms = {term: i for i, term in enumerate(names)}
+    is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool, len(terms))
+    return _Vocabulary(terms, idf, is_char)
+
+
 @dataclass(slots=True)
 class _Features:
     """One message's terms as the scorer saw them (kept for `explain` on the same thread)."""
@@ -235,17 +283,27 @@ _LEARNED_SIZE = 4
 _LEARNING = threading.Lock()
 
 
-def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel:
+# Shares of a build's progress: counting the texts, then learning (encoding is quick).
+_CORPUS_SHARE = 0.2
+
+
+def learned_model(
+    routes: Sequence[RouteText],
+    fingerprint: str,
+    *,
+    progress: _model.Progress = _model.NO_PROGRESS,
+) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
 
     A freshly learned model goes through the same compact encoding a pack stores, so a pack
     that learns at load and one that carries its model score every message identically.
+    `progress` is told the fraction done as learning proceeds; what it raises aborts.
     """
     with _LEARNING:
         model = _LEARNED.pop(fingerprint, None)
         if model is None:
-            vocabulary, corpus = _build_corpus(routes)
-            trained = _model.train(corpus, len(routes))
+            vocabulary, corpus = _build_corpus(routes, progress.part(0.0, _CORPUS_SHARE))
+            trained = _model.train(corpus, len(routes), progress=progress.part(_CORPUS_SHARE, 1.0))
             terms = list(vocabulary.ids)
             model = stored_model.encode(
                 routes,
@@ -258,7 +316,12 @@ def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:
             _LEARNED.pop(next(iter(_LEARNED)))
-        return model
+    progress(1.0)
+    return model
+
+
+# What `info.details["model"]` says of a model carried over from earlier route texts.
+STALE_ORIGIN = "stale: learned before the routes' latest edits, not retrained"
 
 
 class LexicalScorer:
@@ -305,7 +368,8 @@ class LexicalScorer:
         Args:
             routes: what to learn from.
             stored: weights learned when the pack was built (`scorer.model`); used when
-                they were learned from exactly these routes, otherwise learned again.
+                they were learned from exactly these routes, otherwise learned again; a
+                model marked `stale` is used as it is (`stored.with_stale_model`).
 
         Raises:
             ValueError: no routes, or two routes with the same name.
@@ -315,8 +379,10 @@ class LexicalScorer:
             raise ValueError("the lexical scorer needs at least one route")
         if len(set(names)) != len(names):
             raise ValueError("route names must be unique")
+        if stored is not None and stored.stale and stored.routes == len(names):
+            return cls._from_model(names, stored, STALE_ORIGIN)
         fingerprint = stored_model.fingerprint(routes)
-        if stored is not None and stored.fingerprint == fingerprint:
+        if stored is not None and stored.fingerprint == fingerprint and not stored.stale:
             return cls._from_model(names, stored, "stored in the pack")
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
         return cls._from_model(names, learned_model(routes, fingerprint), origin)
@@ -324,10 +390,11 @@ class LexicalScorer:
     @classmethod
     def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
         idf, weights = stored_model.decode(model)
-        terms = {term: i for i, term in enumerate(model.terms)}
-        is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool)
-        vocabulary = _Vocabulary(terms, idf, is_char)
-        return cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
+        vocabulary = _vocabulary_of(model.terms, idf)
+        scorer = cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
+        if model.stale:
+            scorer.info.details.update(stale=True, trained_fingerprint=model.fingerprint)
+        return scorer
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
         """These weights as the pack field `scorer.model` (`routes`: what they learned from)."""
