@@ -85,6 +85,7 @@ def test_the_results_page_shows_the_figures_and_the_failures(profile, viewer, cl
     assert "route: expected billing, got shipping" in html
     assert html.count('data-testid="result-row"') == 3  # the failed cases, by default
     assert 'data-testid="confusion-matrix"' in html and "Slowest cases" in html
+    assert "first case" in html and "not counted (it warms the caches)" in html
 
 
 def test_a_confusion_cell_lists_the_cases_behind_it(profile, viewer, client_for):
