@@ -52,9 +52,7 @@ class CaseResult:
         label = d.triage.label if d.triage else None
         if case.expected_triage and label != case.expected_triage:
             misses.append(f"triage: expected {case.expected_triage}, got {label}")
-        if case.expected_tools is not None and set(d.tools.kept) != set(case.expected_tools):
-            kept = ", ".join(d.tools.kept) or "none"
-            misses.append(f"tools: expected {', '.join(case.expected_tools) or 'none'}, got {kept}")
+        misses.extend(case.tool_misses(d.tools.kept))
         return misses
 
     @property

@@ -126,7 +126,7 @@ def test_optional_expectations_fail_a_case_with_a_reason():
     assert result.failures == [
         "verdict: expected stay, got move",
         "triage: expected action, got ambiguous",
-        "tools: expected x, got none",
+        "tools: must keep x, got none",
     ]
 
 
@@ -150,6 +150,8 @@ def test_the_pass_rate_counts_every_expectation():
         ({"text": "a", "expected_triage": "maybe"}, "'expected_triage' is one of action"),
         ({"text": "a", "expected_tools": "x"}, "'expected_tools' is a list of tool names"),
         ({"text": "a", "conversation": 3}, "'conversation' is a route name or null"),
+        ({"text": "a", "dropped_tools": [1]}, "'dropped_tools' is a list of tool names"),
+        ({"text": "a", "exact_tools": "yes"}, "'exact_tools' is true or false"),
     ],
 )
 def test_malformed_expectations_are_named(row, message):
@@ -181,3 +183,43 @@ def test_the_cold_first_case_is_reported_apart_and_does_not_skew_the_p99():
     assert report.latency_us["first"] >= 50_000
     assert report.latency_us["p99"] < 50_000
     assert report.to_dict()["latency_us"]["first"] == round(report.latency_us["first"], 1)
+
+
+KEPT = ("hydrate", "refund_order", "create_return")
+
+
+@pytest.mark.parametrize(
+    ("expectations", "misses"),
+    [
+        ({"expected_tools": ("refund_order",)}, []),  # must keep: others may be kept too
+        (
+            {"expected_tools": ("refund_order", "track")},
+            ["tools: must keep track, got hydrate, refund_order, create_return"],
+        ),
+        (
+            {"expected_tools": ("refund_order",), "exact_tools": True},
+            ["tools: expected exactly refund_order, got hydrate, refund_order, create_return"],
+        ),
+        ({"expected_tools": KEPT[::-1], "exact_tools": True}, []),
+        (
+            {"expected_tools": ()},
+            ["tools: expected exactly none, got hydrate, refund_order, create_return"],
+        ),  # [] always meant "no tool kept"
+        ({"dropped_tools": ("track", "cancel")}, []),
+        (
+            {"dropped_tools": ("track", "create_return")},
+            ["tools: must drop create_return, but kept them"],
+        ),
+        ({}, []),
+    ],
+)
+def test_a_cases_tools_are_kept_at_least_dropped_or_exact_when_asked(expectations, misses):
+    assert Case("a", None, **expectations).tool_misses(KEPT) == misses
+
+
+def test_tool_expectations_are_read_from_jsonl():
+    case = parse_case(
+        '{"text": "a", "expected_tools": ["x"], "dropped_tools": ["y"], "exact_tools": true}'
+    )
+    assert (case.expected_tools, case.dropped_tools, case.exact_tools) == (("x",), ("y",), True)
+    assert parse_case('{"text": "a"}').exact_tools is False
