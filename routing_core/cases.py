@@ -17,9 +17,14 @@ class Case:
     """One labelled turn.
 
     `expected` None means the message must come out unmatched. The optional expectations
-    (verdict kind, triage label, kept tools) are checked only when given. Cases sharing a
+    (verdict kind, triage label, tools) are checked only when given. Cases sharing a
     `conversation` id are turns of one conversation, run in order: each turn's incumbent is
     the route the previous turn landed on.
+
+    Tools: `expected_tools` are tools the turn must keep (others may be kept too, so adding a
+    tool to the pack later does not fail the case) and `dropped_tools` tools it must not keep.
+    `exact_tools` asks for exactly `expected_tools`. An empty `expected_tools` ("keep nothing")
+    would check nothing, so it means "no tool kept", as it always did.
     """
 
     text: str
@@ -29,6 +34,22 @@ class Case:
     expected_triage: str | None = None
     expected_tools: tuple[str, ...] | None = None
     conversation: str | None = None
+    dropped_tools: tuple[str, ...] | None = None
+    exact_tools: bool = False
+
+    def tool_misses(self, kept: tuple[str, ...]) -> list[str]:
+        """What the kept tools miss of this case's tool expectations, as short sentences."""
+        misses = []
+        got = ", ".join(kept) or "none"
+        wanted = self.expected_tools
+        if wanted is not None and (self.exact_tools or not wanted):
+            if set(kept) != set(wanted):
+                misses.append(f"tools: expected exactly {', '.join(wanted) or 'none'}, got {got}")
+        elif wanted is not None and (missing := [t for t in wanted if t not in kept]):
+            misses.append(f"tools: must keep {', '.join(missing)}, got {got}")
+        if self.dropped_tools and (kept_anyway := [t for t in self.dropped_tools if t in kept]):
+            misses.append(f"tools: must drop {', '.join(kept_anyway)}, but kept them")
+        return misses
 
 
 def load_cases(path: str | Path) -> list[Case]:
@@ -63,20 +84,31 @@ def case_from_mapping(row: Any, number: int = 1) -> Case:
             raise ValueError(f"line {number}: '{key}' is a route name or null")
     _one_of(row, "expected_verdict", VERDICTS, number)
     _one_of(row, "expected_triage", TRIAGE_LABELS, number)
-    tools = row.get("expected_tools")
-    if tools is not None and not (
-        isinstance(tools, list) and all(isinstance(t, str) for t in tools)
-    ):
-        raise ValueError(f"line {number}: 'expected_tools' is a list of tool names or null")
+    tools = _tool_list(row, "expected_tools", number)
+    dropped = _tool_list(row, "dropped_tools", number)
+    exact = row.get("exact_tools", False)
+    if not isinstance(exact, bool):
+        raise ValueError(f"line {number}: 'exact_tools' is true or false")
     return Case(
         text=row["text"],
         expected=row.get("expected") or None,
         incumbent=row.get("incumbent") or None,
         expected_verdict=row.get("expected_verdict") or None,
         expected_triage=row.get("expected_triage") or None,
-        expected_tools=tuple(tools) if tools is not None else None,
+        expected_tools=tools,
         conversation=row.get("conversation") or None,
+        dropped_tools=dropped,
+        exact_tools=exact,
     )
+
+
+def _tool_list(row: Mapping[str, Any], key: str, number: int) -> tuple[str, ...] | None:
+    tools = row.get(key)
+    if tools is not None and not (
+        isinstance(tools, list) and all(isinstance(t, str) for t in tools)
+    ):
+        raise ValueError(f"line {number}: '{key}' is a list of tool names or null")
+    return tuple(tools) if tools is not None else None
 
 
 def _one_of(row: Mapping[str, Any], key: str, allowed: tuple[str, ...], number: int) -> None:

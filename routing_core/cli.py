@@ -209,7 +209,8 @@ def render_report(report: EvalReport, worst: int = 10) -> str:
         f"out-of-scope recall {pct(report.oos_recall)}",
         f"oos precision       {pct(report.oos_precision)}",
         f"menu rate           {pct(report.menu_rate)}",
-        f"latency p50 / p99   {report.latency_us['p50']:.0f} / {report.latency_us['p99']:.0f} µs",
+        f"latency p50 / p99   {report.latency_us['p50']:.0f} / {report.latency_us['p99']:.0f} µs"
+        f" (first case apart: {report.latency_us['first']:.0f} µs)",
         *_tier_lines(report),
         "worst routes (F1):",
     ]

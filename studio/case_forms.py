@@ -35,8 +35,14 @@ class TestCaseForm(forms.ModelForm):  # type: ignore[type-arg]
     revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
     expected_tools = ToolsField(
         required=False,
-        label="Expected tools",
-        help_text="Comma-separated tools the turn must keep. Blank: not checked; [] for none.",
+        label="Tools it must keep",
+        help_text="Comma-separated; other tools may be kept too. Blank: not checked; "
+        "[] for no tool at all.",
+    )
+    dropped_tools = ToolsField(
+        required=False,
+        label="Tools it must drop",
+        help_text="Comma-separated tools the turn must not keep. Blank: not checked.",
     )
 
     class Meta:
@@ -48,10 +54,13 @@ class TestCaseForm(forms.ModelForm):  # type: ignore[type-arg]
             "expected_verdict",
             "expected_triage",
             "expected_tools",
+            "exact_tools",
+            "dropped_tools",
             "conversation",
             "turn",
         ]
         widgets = {"message": forms.Textarea(attrs={"rows": 2})}
+        labels = {"exact_tools": "Exactly these tools, no others"}
         help_texts = {
             "incumbent": "The route the conversation is in (the first turn's, in a conversation).",
             "conversation": "Turns with the same label run in order; each starts where the "

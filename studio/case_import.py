@@ -3,8 +3,10 @@
 Each row is checked by `routing_core.cases.case_from_mapping` (the CLI's own reader), so a file
 the studio accepts is a file `routing-core eval` accepts. Column names are the JSONL keys: `text`
 (or `message`), `expected` (or `expected_route`; blank = must be unmatched), `incumbent`,
-`expected_verdict`, `expected_triage`, `expected_tools`, `conversation`, `turn`. In CSV,
-`expected_tools` is blank (not checked), `[]` (no tool at all) or names separated by `;`.
+`expected_verdict`, `expected_triage`, `expected_tools` (must keep), `exact_tools` (only
+those), `dropped_tools` (must not keep), `conversation`, `turn`. In CSV, a tool cell is blank
+(not checked), `[]` (no tool at all) or names separated by `;`, and `exact_tools` is `true` or
+blank.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ CSV_COLUMNS = [
     "expected_verdict",
     "expected_triage",
     "expected_tools",
+    "exact_tools",
+    "dropped_tools",
     "conversation",
     "turn",
 ]
@@ -97,8 +101,9 @@ def _parse_csv(text: str) -> Parsed:
         row: dict[str, Any] = {
             k: _unneutralised((v or "").strip()) for k, v in raw.items() if k is not None
         }
-        tools = row.get("expected_tools", "")
-        row["expected_tools"] = _csv_tools(tools) if tools else None
+        for key in ("expected_tools", "dropped_tools"):
+            row[key] = _csv_tools(row[key]) if row.get(key) else None
+        row["exact_tools"] = _csv_bool(row.get("exact_tools", ""))
         _add(parsed, row, lead + reader.line_num)
     return parsed
 
@@ -111,6 +116,14 @@ def _csv_tools(cell: str) -> list[str] | str:
             return cell  # case_from_mapping names the line
         return value if isinstance(value, list) else cell
     return [name.strip() for name in cell.split(";") if name.strip()]
+
+
+def _csv_bool(cell: str) -> bool | str:
+    """`true`/`yes`/`1` or blank/`false`/`no`/`0`; anything else is left for the reader to name."""
+    text = cell.lower()
+    if text in ("true", "yes", "1"):
+        return True
+    return False if text in ("", "false", "no", "0") else cell
 
 
 def _add(parsed: Parsed, raw: Any, number: int) -> None:
@@ -135,6 +148,8 @@ def _add(parsed: Parsed, raw: Any, number: int) -> None:
             "expected_tools": list(case.expected_tools)
             if case.expected_tools is not None
             else None,
+            "dropped_tools": list(case.dropped_tools) if case.dropped_tools else None,
+            "exact_tools": case.exact_tools,
             "conversation": case.conversation or "",
             "turn": turn,
         }
@@ -189,6 +204,10 @@ def _row(case: TestCase) -> dict[str, Any]:
     row.update({k: v for k, v in optional.items() if v})
     if case.expected_tools is not None:
         row["expected_tools"] = case.expected_tools
+    if case.exact_tools:
+        row["exact_tools"] = True
+    if case.dropped_tools:
+        row["dropped_tools"] = case.dropped_tools
     if case.conversation:
         row["turn"] = case.turn
     return row
@@ -205,8 +224,10 @@ def export_csv(profile: Profile) -> str:
     writer.writerow(CSV_COLUMNS)
     for case in suite_order(profile.test_cases.all()):
         row = _row(case)
-        tools = row.get("expected_tools")
-        row["expected_tools"] = "" if tools is None else (";".join(tools) if tools else "[]")
+        for key in ("expected_tools", "dropped_tools"):
+            tools = row.get(key)
+            row[key] = "" if tools is None else (";".join(tools) if tools else "[]")
+        row["exact_tools"] = "true" if row.get("exact_tools") else ""
         writer.writerow([neutralised(str(row.get(c) or "")) for c in CSV_COLUMNS])
     return out.getvalue()
 

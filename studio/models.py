@@ -210,8 +210,12 @@ class TestCase(ProfileItem):
     expected_route = models.CharField(max_length=64, blank=True)
     expected_verdict = models.CharField(max_length=16, choices=VerdictKind.choices, blank=True)
     expected_triage = models.CharField(max_length=16, choices=TriageLabel.choices, blank=True)
-    # None = tools not checked; a list = exactly these tools kept.
+    # None = tools not checked; a list = tools the turn must keep (others may be kept too), and
+    # exactly those with `exact_tools`; [] = no tool kept. `dropped_tools`: it must keep none of
+    # these. routing_core.cases.Case holds the same three (docs/test-suites.md).
     expected_tools = models.JSONField(null=True, blank=True)
+    dropped_tools = models.JSONField(null=True, blank=True)
+    exact_tools = models.BooleanField(default=False)
     # Turns sharing a conversation label run in `turn` order; each turn's incumbent is where the
     # previous one landed (the first turn's `incumbent` starts the conversation). See suites.py.
     conversation = models.CharField(max_length=64, blank=True)

@@ -66,7 +66,7 @@ def suite_order(test_cases: Iterable[TestCase]) -> list[TestCase]:
 
 def as_case(test_case: TestCase) -> Case:
     """The routing_core Case a stored test case stands for."""
-    tools = test_case.expected_tools
+    tools, dropped = test_case.expected_tools, test_case.dropped_tools
     return Case(
         text=test_case.message,
         expected=test_case.expected_route or None,
@@ -75,6 +75,8 @@ def as_case(test_case: TestCase) -> Case:
         expected_triage=test_case.expected_triage or None,
         expected_tools=tuple(tools) if tools is not None else None,
         conversation=test_case.conversation or None,
+        dropped_tools=tuple(dropped) if dropped else None,
+        exact_tools=test_case.exact_tools,
     )
 
 

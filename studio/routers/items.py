@@ -98,7 +98,7 @@ def register(
         changes = payload.dict(exclude_unset=True)  # type: ignore[attr-defined]
         revision = changes.pop("revision")
         for name, value in changes.items():
-            if value is not None or name == "expected_tools":  # null means "unchanged"
+            if value is not None or name in ("expected_tools", "dropped_tools"):  # null: unchanged
                 setattr(item, name, value)
         _save(item, request.auth, revision)  # type: ignore[attr-defined]
         return item

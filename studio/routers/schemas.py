@@ -188,6 +188,8 @@ class TestCaseIn(Schema):
     expected_verdict: Literal["", "move", "stay", "menu", "unmatched"] = ""
     expected_triage: Literal["", "action", "knowledge", "ambiguous"] = ""
     expected_tools: list[Long] | None = None
+    exact_tools: bool = False
+    dropped_tools: list[Long] | None = None
 
 
 class TestCaseOut(TestCaseIn):
@@ -206,6 +208,8 @@ class TestCasePatch(Schema):
     expected_verdict: Literal["", "move", "stay", "menu", "unmatched"] | None = None
     expected_triage: Literal["", "action", "knowledge", "ambiguous"] | None = None
     expected_tools: list[Long] | None = None
+    exact_tools: bool | None = None
+    dropped_tools: list[Long] | None = None
 
 
 # -- publishing -------------------------------------------------------------------------------------

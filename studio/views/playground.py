@@ -1,10 +1,13 @@
 """The playground: type a message, see the live verdict; hold a conversation; try thresholds.
 
 Routing a message is not an edit, so a viewer may GET and POST here; applying the what-if
-thresholds and saving a test case need the editor role. The conversation lives in the form
-(hidden `turn` fields), so the page works without JavaScript and the server keeps no state.
-With htmx, typing swaps only the verdict (`#decision` partial); sending a turn, resetting or
-applying swaps the whole workspace (`#workspace`); saving a test case swaps its details.
+thresholds and saving a test case need the editor role. The conversation travels in the form
+(hidden `turn` fields), so the page works without JavaScript, and is also kept in the person's
+session for this profile, so a reload (or coming back later) finds it where it was. The session
+belongs to one login: another user never sees it. With htmx, typing swaps only the verdict
+(`#decision` partial); sending a turn, resetting or applying swaps the whole workspace
+(`#workspace`); saving a test case swaps its details. Without htmx, every action that changes
+something (send, reset, apply, save) answers with a redirect (post/redirect/get).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 
 from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
+from studio.cases import Turn, save_conversation
 from studio.models import Profile
 from studio.playground import Outcome, ScorerUnavailable, compiled_router, route_turn
 from studio.roles import can_edit, can_view
@@ -38,8 +42,8 @@ from studio.views._common import HtmxHttpRequest, View, get_profile
 
 TEMPLATE = "studio/playground.html"
 MAX_TURNS = 50
-EDITS = {"apply", "save"}
-ACTIONS = ["check", "send", "reset", "revert", "apply", "save"]
+EDITS = {"apply", "save", "save_conversation"}
+ACTIONS = ["check", "send", "reset", "revert", "apply", "save", "save_conversation"]
 
 
 class PlaygroundForm(forms.Form):
@@ -61,10 +65,11 @@ class TranscriptTurn:
     route: str | None
     verdict: str
     by: str
+    incumbent: str | None = None  # where the conversation was when this turn was sent
 
     @property
     def encoded(self) -> str:
-        return json.dumps([self.message, self.route, self.verdict, self.by])
+        return json.dumps([self.message, self.route, self.verdict, self.by, self.incumbent])
 
 
 @dataclass
@@ -100,6 +105,8 @@ def viewer_page(view: View) -> View:
 def playground(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     state = _read(request)
+    if request.method == "GET":
+        state = _restored(request, profile, state)
     if state.action in EDITS and not can_edit(request.user):
         raise PermissionDenied("Applying thresholds and saving test cases need the editor role.")
     return _HANDLERS[state.action](request, profile, state)
@@ -117,20 +124,52 @@ def _send(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpRespo
     outcome: Outcome | None = context.get("outcome")
     if outcome is not None and state.message.strip():
         d = outcome.decision
-        turn = TranscriptTurn(state.message, d.route, d.verdict, d.by)
-        context["state"] = replace(
+        turn = TranscriptTurn(state.message, d.route, d.verdict, d.by, state.incumbent or None)
+        state = replace(
             state,
             turns=[*state.turns, turn][-MAX_TURNS:],
             # A turn that lands nowhere (menu, unmatched) leaves the conversation where it was.
             incumbent=d.route or state.incumbent,
             message="",
         )
+        context["state"] = state
+        _remember(request, profile, state)
+    if not request.htmx:
+        return _redirect(profile, state)
     return _workspace(request, profile, context)
 
 
 def _reset(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpResponse:
     fresh = State(floor=state.floor, near_tie_margin=state.near_tie_margin, show_all=state.show_all)
+    _remember(request, profile, fresh)
+    if not request.htmx:
+        return _redirect(profile, fresh)
     return _workspace(request, profile, _run(profile, fresh))
+
+
+def _save_conversation(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpResponse:
+    turns = [Turn(t.message, t.incumbent, t.route, t.verdict) for t in state.turns]
+    cases = save_conversation(profile, turns, user=request.user) if turns else []
+    if cases:
+        skipped = len(turns) - len(cases)
+        notice = (
+            f"Saved the conversation as test case “{cases[0].conversation}”: "
+            f"{len(cases)} turn{'s' if len(cases) != 1 else ''}"
+            + (
+                f" ({skipped} menu turn{'s' if skipped != 1 else ''} left out: a case expects a "
+                "route or none)."
+                if skipped
+                else "."
+            )
+        )
+    else:
+        notice = "Nothing to save: send a turn that lands on a route (or on none) first."
+    if not request.htmx:
+        (messages.success if cases else messages.warning)(request, notice)
+        return _redirect(profile, state)
+    context = _run(profile, state)
+    context["conversation_notice"] = notice
+    return _workspace(request, profile, context, status=200 if cases else 422)
 
 
 def _revert(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpResponse:
@@ -190,6 +229,7 @@ _HANDLERS: dict[str, Callable[[HtmxHttpRequest, Profile, State], HttpResponse]] 
     "revert": _revert,
     "apply": _apply,
     "save": _save,
+    "save_conversation": _save_conversation,
 }
 
 
@@ -220,11 +260,38 @@ def _turns(encoded: list[str]) -> list[TranscriptTurn]:
     turns = []
     for raw in encoded[-MAX_TURNS:]:
         try:
-            message, route, verdict, by = json.loads(raw)
+            message, route, verdict, by, *rest = json.loads(raw)
         except (ValueError, TypeError):
             continue  # a tampered turn is dropped, not an error
-        turns.append(TranscriptTurn(str(message), route and str(route), str(verdict), str(by)))
+        incumbent = rest[0] if rest and isinstance(rest[0], str) else None
+        turns.append(
+            TranscriptTurn(str(message), route and str(route), str(verdict), str(by), incumbent)
+        )
     return turns
+
+
+def _session_key(profile: Profile) -> str:
+    return f"playground:{profile.pk}"
+
+
+def _remember(request: HtmxHttpRequest, profile: Profile, state: State) -> None:
+    """Keep the conversation in this login's session, so that a reload finds it again."""
+    request.session[_session_key(profile)] = {
+        "turns": [t.encoded for t in state.turns],
+        "incumbent": state.incumbent,
+    }
+
+
+def _restored(request: HtmxHttpRequest, profile: Profile, state: State) -> State:
+    """A page load without a posted conversation continues the one kept in the session."""
+    kept = request.session.get(_session_key(profile))
+    if state.turns or not isinstance(kept, dict):
+        return state
+    turns = _turns([t for t in kept.get("turns", []) if isinstance(t, str)])
+    incumbent = state.incumbent
+    if "incumbent" not in request.GET and isinstance(kept.get("incumbent"), str):
+        incumbent = kept["incumbent"]
+    return replace(state, turns=turns, incumbent=incumbent)
 
 
 def _run(profile: Profile, state: State) -> dict[str, Any]:
@@ -307,5 +374,9 @@ def _details_or_page(
 
 
 def _redirect(profile: Profile, state: State) -> HttpResponse:
-    query = urlencode({"message": state.message, "incumbent": state.incumbent})
+    """Back to the page (post/redirect/get), with the message, route and sliders as they were."""
+    fields = {"message": state.message, "incumbent": state.incumbent}
+    sliders = {"floor": state.floor, "near_tie_margin": state.near_tie_margin}
+    fields.update({k: f"{v:.6f}" for k, v in sliders.items() if v is not None})
+    query = urlencode(fields)
     return redirect(f"{reverse('playground', args=[profile.slug])}?{query}")

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import sign_in
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def _shot(page: Page, name: str) -> None:
+    """With SCREENSHOTS=1, refresh the picture in docs/screenshots/."""
+    if os.environ.get("SCREENSHOTS"):
+        page.screenshot(path=str(SHOTS / name), full_page=True)
 
 
 def open_playground(page: Page, base_url: str) -> None:
@@ -105,6 +115,8 @@ def test_the_margin_slider_reruns_the_verdict_without_saving(page: Page, live_se
     page.get_by_label("Message").fill("my order and my invoice")
     expect(page.get_by_test_id("verdict-kind")).to_have_text("move")
 
+    # Under the demo's floor only billing is alive; with no floor its rivals are too.
+    page.get_by_label("Floor").fill("0")
     page.get_by_label("Near-tie margin").fill("0.9")
 
     expect(page.get_by_test_id("verdict-kind")).to_have_text("menu")
@@ -144,3 +156,30 @@ def test_the_page_works_without_javascript(browser, live_server, demo) -> None: 
         expect(page.get_by_label("Current route")).to_have_value("shipping")
     finally:
         context.close()
+
+
+def test_a_reload_keeps_the_conversation_and_it_saves_as_one_multi_turn_case(
+    page: Page, live_server, demo
+) -> None:
+    from studio.models import TestCase
+
+    open_playground(page, live_server.url)
+    message = page.get_by_label("Message")
+    for text in ["how much is shipping to Canada", "do you deliver on saturdays"]:
+        message.fill(text)
+        message.press("Enter")
+        expect(page.get_by_label("Message")).to_have_value("")
+    expect(page.get_by_test_id("transcript-turn")).to_have_count(2)
+
+    page.reload()
+
+    expect(page.get_by_test_id("transcript-turn")).to_have_count(2)
+    expect(page.get_by_label("Current route")).to_have_value("shipping")
+    page.get_by_role("button", name="Save the conversation as a test case").click()
+    expect(page.get_by_test_id("conversation-notice")).to_contain_text("2 turns")
+    saved = TestCase.objects.filter(profile__slug="support", conversation="conversation 1")
+    assert [(c.turn, c.message, c.expected_route, c.expected_verdict) for c in saved] == [
+        (1, "how much is shipping to Canada", "shipping", "move"),
+        (2, "do you deliver on saturdays", "shipping", "stay"),
+    ]
+    _shot(page, "playground-conversation-saved.png")

@@ -133,7 +133,7 @@ def test_eval_json_has_the_documented_keys(cases):
         "confusions",
         "latency_us",
     }
-    assert report["n"] == 5 and set(report["latency_us"]) == {"p50", "p99"}
+    assert report["n"] == 5 and set(report["latency_us"]) == {"p50", "p99", "first"}
     assert report["per_route"]["shipping"]["support"] == 2
 
 

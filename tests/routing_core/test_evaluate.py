@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+
 import pytest
 
 from routing_core import Router, load_pack
@@ -123,7 +126,7 @@ def test_optional_expectations_fail_a_case_with_a_reason():
     assert result.failures == [
         "verdict: expected stay, got move",
         "triage: expected action, got ambiguous",
-        "tools: expected x, got none",
+        "tools: must keep x, got none",
     ]
 
 
@@ -147,6 +150,8 @@ def test_the_pass_rate_counts_every_expectation():
         ({"text": "a", "expected_triage": "maybe"}, "'expected_triage' is one of action"),
         ({"text": "a", "expected_tools": "x"}, "'expected_tools' is a list of tool names"),
         ({"text": "a", "conversation": 3}, "'conversation' is a route name or null"),
+        ({"text": "a", "dropped_tools": [1]}, "'dropped_tools' is a list of tool names"),
+        ({"text": "a", "exact_tools": "yes"}, "'exact_tools' is true or false"),
     ],
 )
 def test_malformed_expectations_are_named(row, message):
@@ -154,3 +159,67 @@ def test_malformed_expectations_are_named(row, message):
 
     with pytest.raises(ValueError, match=message):
         case_from_mapping(row, 7)
+
+
+class ColdStartScorer(TableScorer):
+    """A table scorer whose first call is slow, as a real scorer's first turn is (cold caches)."""
+
+    def __init__(self, table: dict[str, dict[str, float]], cold_s: float) -> None:
+        super().__init__(table)
+        self.cold_s = cold_s
+
+    def score(self, message: str, candidates: Sequence[str]) -> Sequence[float]:
+        if self.cold_s:
+            time.sleep(self.cold_s)
+            self.cold_s = 0.0
+        return super().score(message, candidates)
+
+
+def test_the_cold_first_case_is_reported_apart_and_does_not_skew_the_p99():
+    router = Router(load_pack(minimal_doc()), scorer=ColdStartScorer(TABLE, cold_s=0.05))
+
+    report = evaluate(router, CASES * 3)
+
+    assert report.latency_us["first"] >= 50_000
+    assert report.latency_us["p99"] < 50_000
+    assert report.to_dict()["latency_us"]["first"] == round(report.latency_us["first"], 1)
+
+
+KEPT = ("hydrate", "refund_order", "create_return")
+
+
+@pytest.mark.parametrize(
+    ("expectations", "misses"),
+    [
+        ({"expected_tools": ("refund_order",)}, []),  # must keep: others may be kept too
+        (
+            {"expected_tools": ("refund_order", "track")},
+            ["tools: must keep track, got hydrate, refund_order, create_return"],
+        ),
+        (
+            {"expected_tools": ("refund_order",), "exact_tools": True},
+            ["tools: expected exactly refund_order, got hydrate, refund_order, create_return"],
+        ),
+        ({"expected_tools": KEPT[::-1], "exact_tools": True}, []),
+        (
+            {"expected_tools": ()},
+            ["tools: expected exactly none, got hydrate, refund_order, create_return"],
+        ),  # [] always meant "no tool kept"
+        ({"dropped_tools": ("track", "cancel")}, []),
+        (
+            {"dropped_tools": ("track", "create_return")},
+            ["tools: must drop create_return, but kept them"],
+        ),
+        ({}, []),
+    ],
+)
+def test_a_cases_tools_are_kept_at_least_dropped_or_exact_when_asked(expectations, misses):
+    assert Case("a", None, **expectations).tool_misses(KEPT) == misses
+
+
+def test_tool_expectations_are_read_from_jsonl():
+    case = parse_case(
+        '{"text": "a", "expected_tools": ["x"], "dropped_tools": ["y"], "exact_tools": true}'
+    )
+    assert (case.expected_tools, case.dropped_tools, case.exact_tools) == (("x",), ("y",), True)
+    assert parse_case('{"text": "a"}').exact_tools is False

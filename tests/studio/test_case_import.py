@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from studio.case_import import export_jsonl, parse_cases
+from studio.case_import import export_csv, export_jsonl, import_cases, parse_cases
 from studio.models import AuditEntry
 
 GOOD_CSV = """text,expected,incumbent,expected_tools,conversation,turn
@@ -48,6 +48,8 @@ def test_csv_rows_become_test_case_fields():
         "expected_verdict": "",
         "expected_triage": "",
         "expected_tools": ["hydrate_context", "refund_order"],
+        "exact_tools": False,
+        "dropped_tools": None,
         "conversation": "c1",
         "turn": 1,
     }
@@ -168,3 +170,38 @@ def test_export_gives_back_what_was_imported(profile, editor, client_for):
     assert lines[1]["expected_tools"] == ["hydrate_context", "refund_order"]
     assert lines[1]["conversation"] == "c1" and lines[1]["turn"] == 1
     assert lines[2] == {"text": "the meaning of life", "expected": None, "expected_tools": []}
+
+
+TOOLS_CSV = """text,expected,expected_tools,exact_tools,dropped_tools
+refund it,refunds,refund_order,,cancel_order;track_shipment
+only the refund,refunds,refund_order,true,
+"""
+
+
+def test_must_keep_must_drop_and_exact_tools_survive_csv_and_jsonl(profile, editor):
+    parsed = parse_cases(TOOLS_CSV)
+    assert parsed.errors == []
+    import_cases(profile, parsed.rows, user=editor)
+
+    keep, exact = profile.test_cases.order_by("order")
+    lines = [json.loads(line) for line in export_jsonl(profile).splitlines()]
+    again = parse_cases(export_csv(profile)).rows
+
+    assert (keep.expected_tools, keep.exact_tools, keep.dropped_tools) == (
+        ["refund_order"],
+        False,
+        ["cancel_order", "track_shipment"],
+    )
+    assert (exact.exact_tools, exact.dropped_tools) == (True, None)
+    assert lines[0]["dropped_tools"] == ["cancel_order", "track_shipment"]
+    assert "exact_tools" not in lines[0] and lines[1]["exact_tools"] is True
+    assert [(r["expected_tools"], r["exact_tools"], r["dropped_tools"]) for r in again] == [
+        (["refund_order"], False, ["cancel_order", "track_shipment"]),
+        (["refund_order"], True, None),
+    ]
+
+
+def test_a_bad_exact_tools_cell_is_named_by_line():
+    parsed = parse_cases("text,exact_tools\nhi,maybe\n")
+
+    assert parsed.errors == ["line 2: 'exact_tools' is true or false"]

@@ -15,6 +15,7 @@ from studio import playground
 from studio.demo import load_demo_profile
 from studio.models import AuditEntry, Profile, Route, TestCase
 from studio.services import build_pack, save_item
+from studio.suites import start_run
 from tests.studio.conftest import htmx
 
 
@@ -352,7 +353,7 @@ def test_sending_a_turn_adds_it_to_the_transcript_and_makes_its_route_current(
     assert '<option value="shipping" selected>' in text(response)
     turns = re.findall(r'name="turn" value="([^"]*)"', text(response))
     assert [json.loads(t.replace("&quot;", '"')) for t in turns] == [
-        ["how long does delivery take?", "shipping", "move", "scorer"]
+        ["how long does delivery take?", "shipping", "move", "scorer", None]
     ]
     assert "</textarea>" in text(response) and "take?</textarea>" not in text(response)
 
@@ -373,7 +374,9 @@ def test_three_turns_stay_then_move(profile, viewer, client_for):
         response = client.post(
             url(profile),
             {"message": message, "incumbent": incumbent, "turn": turns, "action": "send"},
+            follow=True,  # without htmx a turn is post/redirect/get
         )
+        assert response.redirect_chain[0][1] == 302
         turns = [
             t.replace("&quot;", '"')
             for t in re.findall(r'name="turn" value="([^"]*)"', text(response))
@@ -381,10 +384,10 @@ def test_three_turns_stay_then_move(profile, viewer, client_for):
         incumbent = by_testid(response, "incumbent")[0]
 
     decoded = [json.loads(t) for t in turns]
-    assert [(route, verdict) for _, route, verdict, _ in decoded] == [
-        ("shipping", "move"),
-        ("shipping", "stay"),
-        ("billing", "move"),
+    assert [(route, verdict, started) for _, route, verdict, _, started in decoded] == [
+        ("shipping", "move", None),
+        ("shipping", "stay", "shipping"),
+        ("billing", "move", "shipping"),
     ]
     assert incumbent == "billing"
 
@@ -503,3 +506,92 @@ def test_an_invalid_draft_shows_its_problems_instead_of_a_verdict(viewer, client
     assert response.status_code == 200
     assert "not a valid pack yet" in text(response)
     assert 'data-testid="verdict-route"' not in text(response)
+
+
+# -- the conversation survives a reload, and is saved as one multi-turn case ------------------------
+
+
+def _page_turns(response: Any) -> list[str]:
+    found = re.findall(r'name="turn" value="([^"]*)"', text(response))
+    return [t.replace("&quot;", '"') for t in found]
+
+
+def _send(client, profile: Profile, message: str):  # type: ignore[no-untyped-def]
+    """Send a turn as the page does: with the conversation and current route the page holds."""
+    page = client.get(url(profile))
+    current = re.search(r'<option value="([^"]*)" selected>', text(page))
+    data = {"message": message, "action": "send", "turn": _page_turns(page)}
+    return client.post(
+        url(profile), {**data, "incumbent": current[1] if current else ""}, follow=True
+    )
+
+
+def test_a_reload_finds_the_conversation_where_it_was(profile, viewer, client_for):
+    client = client_for(viewer)
+    client.post(
+        url(profile), {"message": "how long does delivery take?", "action": "send"}, **htmx()
+    )
+    client.post(
+        url(profile),
+        {"message": "charged for delivery", "incumbent": "shipping", "action": "send",
+         "turn": [json.dumps(["how long does delivery take?", "shipping", "move", "scorer", None])]},
+        **htmx(),
+    )  # fmt: skip
+
+    reloaded = client.get(url(profile))
+
+    assert by_testid(reloaded, "incumbent") == ["shipping"]
+    assert len(by_testid(reloaded, "transcript-turn")) == 2
+    assert '<option value="shipping" selected>' in text(reloaded)
+
+
+def test_the_kept_conversation_is_one_users_and_one_profiles(profile, viewer, editor, client_for):
+    client = client_for(viewer)
+    _send(client, profile, "how long does delivery take?")
+    other = Profile.objects.create(slug="other", name="Other")
+
+    assert by_testid(client_for(editor).get(url(profile)), "transcript-turn") == []
+    assert by_testid(client.get(url(other)), "transcript-turn") == []
+    assert len(by_testid(client.get(url(profile)), "transcript-turn")) == 1
+
+
+def test_reset_forgets_the_kept_conversation(profile, viewer, client_for):
+    client = client_for(viewer)
+    _send(client, profile, "how long does delivery take?")
+
+    response = client.post(url(profile), {"action": "reset"})
+
+    assert response.status_code == 302
+    assert by_testid(client.get(url(profile)), "transcript-turn") == []
+
+
+def test_an_editor_saves_the_whole_conversation_as_one_case_that_passes(
+    profile, editor, client_for
+):
+    client = client_for(editor)
+    for message in ["how long does delivery take?", "charged for delivery", "download my invoice"]:
+        _send(client, profile, message)
+    turns = _page_turns(client.get(url(profile)))
+
+    response = client.post(url(profile), {"turn": turns, "action": "save_conversation"})
+
+    assert response.status_code == 302
+    cases = list(profile.test_cases.order_by("turn"))
+    assert [(c.conversation, c.turn, c.expected_route, c.expected_verdict) for c in cases] == [
+        ("conversation 1", 1, "shipping", "move"),
+        ("conversation 1", 2, "shipping", "stay"),
+        ("conversation 1", 3, "billing", "move"),
+    ]
+    run = start_run(profile, user=editor)
+    assert run.passed == 3 == run.total
+    assert "Saved the conversation" in text(client.get(url(profile)))
+
+
+def test_a_viewer_cannot_save_a_conversation(profile, viewer, client_for):
+    turn = json.dumps(["hi", "billing", "move", "scorer", None])
+
+    response = client_for(viewer).post(
+        url(profile), {"turn": [turn], "action": "save_conversation"}
+    )
+
+    assert response.status_code == 403 and not profile.test_cases.exists()

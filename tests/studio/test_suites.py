@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from studio.models import AuditEntry, OverlapCheck, Profile, TestCase, TestRun
+from studio.models import AuditEntry, OverlapCheck, Profile, TestCase, TestRun, Tool
 from studio.suites import progress_writer, start_run, suite_order
 from tests.studio.conftest import add_conversation, htmx
 
@@ -85,6 +85,7 @@ def test_the_results_page_shows_the_figures_and_the_failures(profile, viewer, cl
     assert "route: expected billing, got shipping" in html
     assert html.count('data-testid="result-row"') == 3  # the failed cases, by default
     assert 'data-testid="confusion-matrix"' in html and "Slowest cases" in html
+    assert "first case" in html and "not counted (it warms the caches)" in html
 
 
 def test_a_confusion_cell_lists_the_cases_behind_it(profile, viewer, client_for):
@@ -226,6 +227,24 @@ def test_an_editor_adds_a_case_and_it_is_audited(profile, editor, client_for):
         [],
     )
     assert AuditEntry.objects.filter(action="testcase.create").exists()
+
+
+def test_the_case_form_saves_tools_to_keep_to_drop_and_exactly(profile, editor, client_for):
+    client = client_for(editor)
+    client.post(
+        reverse("tests-add", args=[profile.slug]),
+        {"message": "refund me", "expected_route": "billing", "expected_tools": "refund_order",
+         "exact_tools": "on", "dropped_tools": "track_parcel, cancel_order", "turn": 0},
+    )  # fmt: skip
+
+    case = profile.test_cases.get()
+    html = client.get(reverse("tests", args=[profile.slug])).content.decode()
+    assert (case.expected_tools, case.exact_tools, case.dropped_tools) == (
+        ["refund_order"],
+        True,
+        ["track_parcel", "cancel_order"],
+    )
+    assert "only tools refund_order" in html and "drops track_parcel, cancel_order" in html
 
 
 def test_user_typed_text_is_escaped(profile, editor, client_for):
@@ -426,3 +445,30 @@ def test_other_database_errors_are_not_retried():
     with pytest.raises(OperationalError, match="no such table"):
         retry_locked(broken_write, pause_s=0)
     assert len(calls) == 1
+
+
+def test_a_case_keeps_passing_when_a_tool_the_turn_also_keeps_is_added(profile, editor):
+    TestCase.objects.create(
+        profile=profile,
+        message="refund my invoice",
+        expected_route="billing",
+        expected_tools=["refund_order"],
+        dropped_tools=["track_parcel"],
+    )
+    TestCase.objects.create(
+        profile=profile,
+        message="refund my invoice",
+        expected_route="billing",
+        expected_tools=["hydrate_context", "refund_order"],
+        exact_tools=True,
+    )
+    Tool.objects.create(profile=profile, name="lookup_invoice", trigger_keywords=["invoice"])
+    Tool.objects.create(profile=profile, name="track_parcel", trigger_keywords=["parcel"])
+
+    run = start_run(profile, user=editor)
+
+    keep, exact = run.results
+    assert keep["passed"] and "lookup_invoice" in keep["tools"]
+    assert exact["failures"] == [
+        "tools: expected exactly hydrate_context, refund_order, got " + ", ".join(exact["tools"])
+    ]

@@ -14,7 +14,7 @@ from studio.services import pack_report
 
 
 class Command(BaseCommand):
-    help = "Load the demo customer-support profile and the demo/demo login (idempotent)."
+    help = "Create the demo customer-support profile and the demo/demo login when missing."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -44,7 +44,10 @@ class Command(BaseCommand):
 
 
 def _create_demo_user() -> None:
-    user, _ = get_user_model().objects.get_or_create(username="demo")
+    """Create demo/demo with every role; an existing demo user keeps the password and roles given."""
+    user, created = get_user_model().objects.get_or_create(username="demo")
+    if not created:
+        return
     user.set_password("demo")
     user.is_staff = True
     user.save()
