@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.forms.renderers import TemplatesSetting
 
+from studio.labels import plain_message, plain_problem
 from studio.models import Profile, Route, Rule, Tool
 from studio.services import Problem, path_tokens
 
@@ -85,10 +86,11 @@ class PackForm(forms.ModelForm):  # type: ignore[type-arg]
         """Attach routing_core's (path, message) pairs to fields; the rest to the whole form."""
         for path, message in errors:
             if prefix and not path.startswith(prefix):
-                self.add_error(None, f"{path}: {message}")
+                self.add_error(None, plain_problem(path, message))
                 continue
             field = self.field_for(path_tokens(path[len(prefix) :]))
-            self.add_error(field, message if field else f"{path}: {message}")
+            plain = plain_message(message, path)
+            self.add_error(field, plain if field else plain_problem(path, message))
 
 
 class ProfileCreateForm(PackForm):
