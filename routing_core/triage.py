@@ -6,7 +6,10 @@ person can name, so the studio can show *why* a turn was judged an action.
 Default lexicons (our judgement, for English):
 - action verbs are imperatives that change state or start a transaction ("cancel", "refund",
   "book"...). Words that are mostly nouns in support conversations ("issue", "file", "log",
-  "post") are left out because they would turn questions into actions.
+  "post", and "order", "charge", "request", "return": "where is my order", "a charge I do not
+  recognise") are left out because they would turn questions into actions. DESIGN §2 counts
+  every lexicon word wherever it stands, so the lexicon is where a noun is kept out; a profile
+  that wants "order" as a verb adds it to its own lexicon.
 - knowledge verbs are verbs of understanding ("explain", "compare") plus the interrogatives
   ("what", "how"...), which open most knowledge questions.
 """
@@ -29,15 +32,18 @@ Label = Literal["action", "knowledge", "ambiguous"]
 
 DEFAULT_ACTION_VERBS: frozenset[str] = frozenset(
     """
-    activate add apply approve archive assign block book buy cancel change charge close
+    activate add apply approve archive assign block book buy cancel change close
     configure connect create deactivate delete deploy disable download edit enable export
-    fix freeze generate import install invite join launch lock make modify move open order
+    fix freeze generate import install invite join launch lock make modify move open
     pay print publish purchase refund register reject remove rename renew reopen replace
-    request reschedule reserve reset restart restore resend retry return revoke run
+    reschedule reserve reset restart restore resend retry revoke run
     schedule send share ship sign start stop submit subscribe swap switch transfer unblock
     unfreeze unlock unsubscribe update upgrade upload verify withdraw
     """.split()
 )
+
+# Both nouns and verbs, mostly nouns in support conversations: kept out of the defaults above.
+NOUN_LIKE_VERBS: frozenset[str] = frozenset({"order", "charge", "request", "return"})
 
 DEFAULT_KNOWLEDGE_VERBS: frozenset[str] = frozenset(
     """

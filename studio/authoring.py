@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from routing_core.lint import Finding, lint_pack
 from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, sweep
+from studio.labels import place
 from studio.models import Profile
 from studio.playground import compiled_router
 from studio.services import save_profile
@@ -29,6 +30,7 @@ _RULE_PATH = re.compile(r"^rules\[(\d+)\]")
 class LintRow:
     finding: Finding
     href: str  # the page where the offending route (or rule) is edited
+    where: str  # the finding's place in words: "billing → example 2 ‘…’"
 
 
 def lint_rows(profile: Profile) -> list[LintRow]:
@@ -41,7 +43,8 @@ def lint_rows(profile: Profile) -> list[LintRow]:
     routes = dict(profile.routes.values_list("name", "pk"))
     rules = list(profile.rules.values_list("pk", flat=True))
     return [
-        LintRow(f, _href(profile.slug, f, routes, rules)) for f in lint_pack(router.pack, router)
+        LintRow(f, _href(profile.slug, f, routes, rules), place(f.path, router.pack))
+        for f in lint_pack(router.pack, router)
     ]
 
 

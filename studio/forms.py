@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.forms.renderers import TemplatesSetting
 
+from studio.labels import plain_message, plain_problem
 from studio.models import Profile, Route, Rule, Tool
 from studio.services import Problem, path_tokens
 
@@ -85,10 +86,11 @@ class PackForm(forms.ModelForm):  # type: ignore[type-arg]
         """Attach routing_core's (path, message) pairs to fields; the rest to the whole form."""
         for path, message in errors:
             if prefix and not path.startswith(prefix):
-                self.add_error(None, f"{path}: {message}")
+                self.add_error(None, plain_problem(path, message))
                 continue
             field = self.field_for(path_tokens(path[len(prefix) :]))
-            self.add_error(field, message if field else f"{path}: {message}")
+            plain = plain_message(message, path)
+            self.add_error(field, plain if field else plain_problem(path, message))
 
 
 class ProfileCreateForm(PackForm):
@@ -153,14 +155,22 @@ class PolicyForm(PackForm):
         ]
         help_texts = {
             "scorer_kind": "Which scorer ranks the routes when no rule decides; lexical needs no model.",
-            "floor": "A route must score strictly above this to be considered at all; empty means the scorer's own floor (0 for lexical).",
-            "near_tie_margin": "When the best two routes are closer than this (tanh of half their score gap), the turn is a near-tie: stay on the current route, or offer a menu.",
+            "floor": "How sure the scorer must be before a route counts at all. A turn where no route clears it is unmatched: it goes to the default route, or the agent asks. Leave empty for the scorer's own (none for lexical).",
+            "near_tie_margin": "How far ahead the best route must be to win on its own. When the runner-up is closer than this, the turn is too close to call: the conversation stays where it is, or the agent offers a menu. Larger means more menus.",
             "menu_size": "The most routes a menu offers when the top scores are too close to call (at least 2).",
             "strictness": "Whether the agent may switch routes on its own: assist any route, guard only one from an offered menu, rails never.",
             "triage_mode": "Whether tool narrowing is off, only recorded for review (shadow), or applied (enforce).",
             "ambiguity_confidence_floor": "A triage label less confident than this becomes 'ambiguous', and every tool stays bound.",
             "min_action_signals": "How many signals (an action verb, an action verb first, a tool keyword) a turn needs to count as an action.",
         }
+
+    # The arithmetic behind the plain help, for whoever wants it (shown behind a disclosure).
+    formulas: ClassVar[dict[str, str]] = {
+        "floor": "A route is alive when its score is strictly above the floor. Lexical scores are probabilities from 0 to 1.",
+        "near_tie_margin": "gap = tanh((top score − runner-up score) / 2); the turn is a near-tie when gap < margin. A margin of 0 never calls a near-tie.",
+        "menu_size": "The menu lists the routes within the margin of the top, best first, cut at this many; its order is the tie-break.",
+        "ambiguity_confidence_floor": "Triage confidence is the leading lane's share of the signals; below this floor the label is 'ambiguous'.",
+    }
 
 
 class LexiconForm(PackForm):

@@ -334,7 +334,8 @@ class Environment(Editable):
         ]
 
     def __str__(self) -> str:
-        return f"{self.profile_id}/{self.name}"
+        # The history shows this beside the versions moved between: "production (v1 → v2)".
+        return str(self.name)
 
 
 class TokenBase(models.Model):
@@ -450,3 +451,12 @@ class OverlapCheck(Job):
 
     def __str__(self) -> str:
         return f"{self.profile_id} overlap {self.pk}"
+
+    @property
+    def outcome_counts(self) -> dict[str, int]:
+        """Findings by outcome: landing on another route is not the same news as a near-tie."""
+        counts = {"elsewhere": 0, "near_tie": 0, "unmatched": 0}
+        for finding in self.findings:
+            key = str(finding.get("outcome", "")).replace("-", "_")
+            counts[key] = counts.get(key, 0) + 1
+        return counts

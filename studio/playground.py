@@ -165,6 +165,11 @@ class Outcome:
         return explain(self.decision)
 
     @cached_property
+    def headline(self) -> str:
+        """What happened, in words: a first turn *chose* a route; later turns move or stay."""
+        return verdict_words(self.decision)
+
+    @cached_property
     def rows(self) -> list[ScoreRow]:
         d, floor = self.decision, self.decision.floor
         return [
@@ -244,6 +249,36 @@ class Outcome:
             return 0.0
         exponent = max((score - top.score) / max(self.temperature, 1e-9), -700.0)
         return round(100 * top.relevance * math.exp(min(exponent, 0.0)), 1)
+
+
+_DECIDED_BY = {
+    "rule": "a rule decided",
+    "scorer": "the scores decided",
+    "continuity": "too close to call, so the conversation stayed where it was",
+    "default": "nothing matched, so the default route took it",
+    "menu": "too close to call: the agent asks which one",
+    "decider": "the menu decider picked it",
+    "none": "nothing decided",
+}
+
+
+def verdict_words(d: Decision) -> str:
+    """The verdict as a person says it ("chose billing", "moved from shipping to billing").
+
+    The event's `move` on a first turn is right for a log (there was nothing to stay on) but
+    reads as if the conversation had been somewhere before.
+    """
+    if d.verdict == "menu":
+        what = "offered a menu" if d.offered else "no menu (rails)"
+    elif d.verdict == "unmatched":
+        what = f"unmatched → {d.route}" if d.route else "unmatched"
+    elif d.verdict == "stay":
+        what = f"stayed on {d.route}"
+    elif d.from_route:
+        what = f"moved from {d.from_route} to {d.route}"
+    else:
+        what = f"chose {d.route}"
+    return f"{what} · {_DECIDED_BY.get(d.by, d.by)}"
 
 
 def explain(d: Decision) -> str:

@@ -54,6 +54,7 @@ class Conflict(Exception):
 class PackReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    pack: dict[str, Any] | None = None  # what the paths point into, to name them (studio.labels)
 
     @property
     def is_valid(self) -> bool:
@@ -193,7 +194,7 @@ def pack_report(profile: Profile) -> PackReport:
     routes = list(profile.routes.all())
     pack = build_pack_dict(profile, routes=routes)
     problems = check_pack(pack) + delegation_cycles(profile, routes)
-    return PackReport(problems=problems, warnings=delegation_warnings(routes))
+    return PackReport(problems=problems, warnings=delegation_warnings(routes), pack=pack)
 
 
 # -- delegation between profiles ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.forms import ProfileCreateForm, ProfileForm
+from studio.labels import history_line
 from studio.models import AuditEntry, Profile
 from studio.restore import is_restorable, restore
 from studio.roles import can_edit
@@ -91,7 +92,7 @@ def profile_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def audit_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     entries = AuditEntry.objects.filter(profile=profile).select_related("user")[:200]
-    rows = [(e, is_restorable(e)) for e in entries]
+    rows = [(e, history_line(e), is_restorable(e)) for e in entries]
     return render(request, "studio/audit.html", profile_context(request, profile, rows=rows))
 
 

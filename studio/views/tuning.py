@@ -41,14 +41,18 @@ def _edit(
             return redirect(page, slug=slug)
         if status == 200:
             form = form_class(instance=get_profile(slug))
+    formulas = getattr(form_class, "formulas", {})
     rows = [
-        (form[name], _default(name))  # a field without a default shows "none"
+        (form[name], _default(name), formulas.get(name, ""))  # no default shows "none"
         for name in form.fields
         if name != "revision"
     ]
     profile = get_profile(slug)  # as saved: what the page shows besides the form
     more = extra(profile) if extra else {}
-    context = profile_context(request, profile, form=form, rows=rows, **_defaults(), **more)
+    saved = request.method == "POST" and status == 200  # htmx stays on the page: say so
+    context = profile_context(
+        request, profile, form=form, rows=rows, saved=saved, **_defaults(), **more
+    )
     if request.htmx and request.method == "POST":
         return fragment(request, f"{template}#settings-form", context, status=status)
     return render(request, template, context, status=status)

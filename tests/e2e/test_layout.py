@@ -37,6 +37,20 @@ def test_the_profile_tabs_fit_one_line_on_a_wide_screen(page: Page, live_server,
     assert len(tops) == 1
 
 
+def test_the_tabs_are_grouped_by_what_a_person_is_doing(page: Page, live_server, demo) -> None:
+    sign_in(page, live_server.url)
+    page.get_by_role("link", name="Customer support").click()
+    nav = page.get_by_role("navigation", name="Profile sections")
+
+    groups = {
+        "Build": ["Routes", "Rules", "Tools", "Lexicons", "Policy"],
+        "Test": ["Playground", "Tests", "Lint", "Overlap", "Tuning"],
+        "Ship": ["Versions", "Tokens", "History"],
+    }
+    for name, links in groups.items():
+        expect(nav.get_by_role("group", name=name).get_by_role("link")).to_have_text(links)
+
+
 def test_pages_name_their_icon_so_the_browser_asks_for_no_favicon_ico(
     page: Page, live_server, demo
 ) -> None:
@@ -47,3 +61,17 @@ def test_pages_name_their_icon_so_the_browser_asks_for_no_favicon_ico(
 
     assert icon and page.request.get(f"{live_server.url}{icon}").ok
     assert not [url for url in asked if url.endswith("/favicon.ico")]
+
+
+def test_the_versions_page_buttons_look_like_buttons(page: Page, live_server, demo) -> None:
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/versions/")
+    compare = page.get_by_role("link", name="Compare versions")
+    publish = page.get_by_role("link", name="Publish the draft…")
+
+    style = "e => [getComputedStyle(e).borderTopStyle, getComputedStyle(e).paddingLeft]"
+    border, padding = compare.evaluate(style)
+    assert (border, padding) != ("none", "0px")  # a bare link has neither
+    assert border == "solid"
+    gap = publish.bounding_box()["x"] + publish.bounding_box()["width"]  # type: ignore[index]
+    assert compare.bounding_box()["x"] > gap  # type: ignore[index]  # apart, not run together

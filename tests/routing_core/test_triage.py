@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from routing_core.triage import (
     DEFAULT_ACTION_VERBS,
     DEFAULT_KNOWLEDGE_VERBS,
+    NOUN_LIKE_VERBS,
     IntentClassifier,
 )
 
@@ -153,3 +154,22 @@ def test_classify_never_raises_and_stays_in_range(message):
     assert verdict.label in ("action", "knowledge", "ambiguous")
     assert 0.0 <= verdict.confidence <= 1.0
     assert 0.0 <= verdict.action_score <= 1.2 and 0.0 <= verdict.knowledge_score <= 1.2
+
+
+@pytest.mark.parametrize("noun", sorted(NOUN_LIKE_VERBS))
+def test_a_word_that_is_mostly_a_noun_in_support_is_no_default_action_verb(classify, noun):
+    verdict = classify(f"where is my {noun}", tool_keywords={})
+
+    assert noun not in DEFAULT_ACTION_VERBS
+    assert verdict.action_score == 0
+
+
+def test_my_order_is_not_an_action_but_cancel_my_order_still_is(classify):
+    assert classify("my order", tool_keywords={}).action_score == 0
+    assert classify("cancel my order", tool_keywords={}).label == "action"
+
+
+def test_a_profile_may_put_order_back_as_a_verb():
+    c = IntentClassifier(action_verbs=[*DEFAULT_ACTION_VERBS, "order"])
+
+    assert c.classify("order a new card", tool_keywords={}).label == "action"
