@@ -153,3 +153,30 @@ def test_classify_never_raises_and_stays_in_range(message):
     assert verdict.label in ("action", "knowledge", "ambiguous")
     assert 0.0 <= verdict.confidence <= 1.0
     assert 0.0 <= verdict.action_score <= 1.2 and 0.0 <= verdict.knowledge_score <= 1.2
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"ambiguity_confidence_floor": 1.5},
+        {"ambiguity_confidence_floor": -0.1},
+        {"ambiguity_confidence_floor": float("nan")},
+        {"min_action_signals": 0},
+        {"min_action_signals": -2},
+    ],
+)
+def test_a_threshold_outside_its_design_range_is_refused(settings):
+    with pytest.raises(ValueError, match=next(iter(settings))):
+        IntentClassifier(**settings)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"ambiguity_confidence_floor": 0.0},
+        {"ambiguity_confidence_floor": 1.0},
+        {"min_action_signals": 1},
+    ],
+)
+def test_the_ends_of_each_range_are_accepted(settings):
+    IntentClassifier(**settings)
