@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from routing_core.errors import PackError
 from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION, Pack, check_references
+from routing_core.storable import unstorable_paths
 
 log = logging.getLogger("routing_core")
 
@@ -47,6 +48,9 @@ def load_pack(source: PackSource, *, ignored: list[str] | None = None) -> Pack:
     if isinstance(source, Pack):
         return source
     document = _document(source)
+    unstorable = unstorable_paths(document)
+    if unstorable:
+        raise PackError(unstorable)
     claimed = document.pop("checksum", None)
     original, left_out = document, list[str]()
     if _is_newer_minor(document):
