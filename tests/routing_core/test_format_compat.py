@@ -46,9 +46,10 @@ def test_a_newer_minor_pack_loads_and_reports_what_was_ignored(caplog):
     # Everything this reader knows is read exactly as from the pack without the extras.
     same = load_pack(current_doc())
     assert pack.routes == same.routes and pack.rules == same.rules
-    assert Router(pack).route("where is my parcel").route == Router(same).route(
-        "where is my parcel"
-    ).route
+    assert (
+        Router(pack).route("where is my parcel").route
+        == Router(same).route("where is my parcel").route
+    )
 
 
 def test_a_typo_in_a_pack_of_this_readers_own_minor_is_still_refused():
