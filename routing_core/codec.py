@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,7 +14,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from routing_core.errors import PackError
-from routing_core.pack import Pack, check_references
+from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION, Pack, check_references
+from routing_core.storable import unstorable_paths
+
+log = logging.getLogger("routing_core")
 
 _CHECKSUM_PREFIX = "sha256:"
 # Discriminated-union tags pydantic puts in error locations; a person never typed them.
@@ -23,11 +28,16 @@ _MATCH_TAGS = {"keywords", "regex", "all"}
 PackSource = Pack | Mapping[str, Any] | str | bytes | os.PathLike[str]
 
 
-def load_pack(source: PackSource) -> Pack:
+def load_pack(source: PackSource, *, ignored: list[str] | None = None) -> Pack:
     """Load and validate a pack.
+
+    A pack of a newer format minor (same major) may hold fields this reader does not know:
+    they are left out, logged as a warning and, when `ignored` is given, appended to it as
+    paths. Any other unknown field (a typo) is a problem like any other.
 
     Args:
         source: a path, a JSON text (str or bytes), a dict, or a `Pack` (returned as is).
+        ignored: a list that receives the paths of the fields left out.
 
     Returns:
         The validated, frozen pack.
@@ -38,9 +48,19 @@ def load_pack(source: PackSource) -> Pack:
     if isinstance(source, Pack):
         return source
     document = _document(source)
+    unstorable = unstorable_paths(document)
+    if unstorable:
+        raise PackError(unstorable)
     claimed = document.pop("checksum", None)
+    original, left_out = document, list[str]()
+    if _is_newer_minor(document):
+        document, left_out = _without_unknown_fields(document)
     pack = _validate(document)
-    _verify_checksum(claimed, document, pack)
+    _verify_checksum(claimed, original, pack)
+    if left_out:
+        log.warning("pack of a newer format minor: ignored %s", ", ".join(left_out))
+        if ignored is not None:
+            ignored.extend(left_out)
     return pack
 
 
@@ -51,7 +71,7 @@ def dump_pack(pack: Pack, *, indent: int | None = None) -> str:
         pack: the pack to write.
         indent: pretty-print for people; the checksum is the same either way.
     """
-    document = pack.model_dump(mode="json")
+    document = _content(pack)
     document["checksum"] = _digest(document)
     if indent is None:
         return _canonical(document)
@@ -60,7 +80,65 @@ def dump_pack(pack: Pack, *, indent: int | None = None) -> str:
 
 def content_checksum(pack: Pack) -> str:
     """`sha256:<hex>` of the canonical JSON of the pack's content."""
-    return _digest(pack.model_dump(mode="json"))
+    return _digest(_content(pack))
+
+
+def _content(pack: Pack) -> dict[str, Any]:
+    document = pack.model_dump(mode="json")
+    if document.get("format_minor") == 0:  # a 1.0 pack reads as before, in any reader
+        del document["format_minor"]
+    return document
+
+
+def _is_newer_minor(document: dict[str, Any]) -> bool:
+    """Same major as this reader, a newer minor: unknown fields are expected, not typos."""
+    minor, major = document.get("format_minor", 0), document.get("format_version", FORMAT_VERSION)
+    return (
+        type(minor) is int
+        and minor > FORMAT_MINOR
+        and type(major) is int
+        and major == FORMAT_VERSION
+    )
+
+
+def _without_unknown_fields(document: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A copy of `document` without the fields this reader's models do not know, and their paths.
+
+    The models themselves say which fields are unknown (pydantic's `extra_forbidden`), at any
+    depth, so a field added to any part of the pack needs no change here.
+    """
+    document = copy.deepcopy(document)
+    ignored: list[str] = []
+    for _ in range(8):  # a removed field can hide another error, never an endless chain
+        try:
+            Pack.model_validate(document)
+        except ValidationError as exc:
+            extras = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
+            if not extras:
+                break
+            for loc in extras:
+                _remove(document, loc)
+                ignored.append(format_location(loc))
+        except RecursionError:
+            break
+        else:
+            break
+    return document, ignored
+
+
+def _remove(document: Any, loc: tuple[int | str, ...]) -> None:
+    node, parts = document, list(loc)
+    for i, part in enumerate(parts[:-1]):
+        if not _is_union_tag(parts, i) and _has(node, part):
+            node = node[part]
+    if isinstance(node, dict):
+        node.pop(loc[-1], None)
+
+
+def _has(node: Any, part: int | str) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
 
 
 def format_location(loc: tuple[int | str, ...]) -> str:
@@ -82,7 +160,10 @@ def _is_union_tag(parts: list[int | str], i: int) -> bool:
     # A cascade tier's tag follows its index: ("tiers", 0, "llm", "model") -> tiers[0].model
     if isinstance(previous, int) and i > 1 and parts[i - 2] == "tiers":
         return part in _SCORER_TAGS
-    # A match's tag repeats its own key: ("match", "regex", "regex") -> match.regex
+    # A match's tag comes right after `match` or after an index in `all`:
+    # ("match", "regex", "regex") -> match.regex, ("match", "keywords", "note") -> match.note
+    if previous == "match" or (isinstance(previous, int) and i > 1 and parts[i - 2] == "all"):
+        return part in _MATCH_TAGS
     return part in _MATCH_TAGS and i + 1 < len(parts) and parts[i + 1] == part
 
 
@@ -202,6 +283,6 @@ def _canonical(document: Any) -> str:
 
 
 def _digest(document: Mapping[str, Any]) -> str:
-    content = {k: v for k, v in document.items() if k != "checksum"}
+    content = {k: v for k, v in document.items() if k not in ("checksum", "format_minor")}
     hexdigest = hashlib.sha256(_canonical(content).encode("utf-8")).hexdigest()
     return _CHECKSUM_PREFIX + hexdigest

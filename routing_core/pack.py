@@ -23,7 +23,14 @@ from routing_core.policy import Policy
 from routing_core.text import compile_user_regex
 
 FORMAT = "route-pack"
+# The format's major and minor version (docs/decisions.md, "Format compatibility"). A minor
+# only adds optional fields an older reader of the same major may ignore; anything else is
+# a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
+FORMAT_MINOR = 0
+# minor -> the optional fields it added (0: the format when minors were introduced; a pack of
+# minor 0 does not write `format_minor`, so it reads as before in every reader).
+MINOR_CHANGES: dict[int, str] = {0: "(the 1.0 format)"}
 
 MAX_ROUTES = 2_000
 MAX_ITEMS = 5_000  # examples, keywords, never-phrases per route; rules; tools; lexicon words
@@ -388,6 +395,9 @@ class Pack(_Model):
     format_version: Annotated[int, AfterValidator(lambda v: _known_format_version(v))] = (
         FORMAT_VERSION
     )
+    # The minor of the format the pack was written in (absent: 0). Not part of the checksum:
+    # it says which writer made the pack, not what the pack routes.
+    format_minor: int = Field(FORMAT_MINOR, ge=0, le=2**31)
     profile: Profile
     version: int = Field(0, ge=0, le=2**53)
     created_at: datetime | None = None

@@ -169,7 +169,9 @@ def decide_scores(
     if decisive:
         kind: VerdictKind = "stay" if names[top] == incumbent else "move"
         return Verdict(kind, names[top], (), True, ranked, runner_up, floor, alive_names)
-    if incumbent is not None and incumbent in alive_names:
+    # DESIGN §4 step 5: a near-tie opens a menu mid-conversation only when the scorer scored
+    # the incumbent at or below the floor; an incumbent it did not score at all stays.
+    if incumbent is not None and (incumbent in alive_names or incumbent not in names):
         return Verdict("stay", incumbent, (), False, ranked, runner_up, floor, alive_names)
     offered = _menu(alive_names, raw[alive], policy)
     return Verdict("menu", None, offered, False, ranked, runner_up, floor, alive_names)

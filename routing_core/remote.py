@@ -61,6 +61,8 @@ class FetchResult:
     status: Literal["updated", "unchanged", "failed"]
     pack: Pack | None = None
     error: str | None = None
+    # Fields of a newer format minor this reader left out (`load_pack`'s `ignored`).
+    ignored: tuple[str, ...] = ()
 
 
 class PackFetcher:
@@ -96,12 +98,13 @@ class PackFetcher:
             return self._failed(f"HTTP {answer.status} from the studio")
         if len(answer.body) > MAX_PACK_BYTES:
             return self._failed("pack larger than 64 MB refused")
+        ignored: list[str] = []
         try:
-            pack = load_pack(answer.body)
+            pack = load_pack(answer.body, ignored=ignored)
         except PackError as exc:
             return self._failed("invalid pack: " + "; ".join(exc.lines()[:5]))
         self.etag = answer.headers.get("ETag")
-        return FetchResult("updated", pack)
+        return FetchResult("updated", pack, ignored=tuple(ignored))
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}

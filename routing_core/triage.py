@@ -121,6 +121,13 @@ class IntentClassifier:
         question_pattern: str | None = None,
         tool_keywords: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
+        """Raises ValueError when a threshold is outside DESIGN §2's range."""
+        if not 0.0 <= ambiguity_confidence_floor <= 1.0:
+            raise ValueError(
+                f"ambiguity_confidence_floor must be in 0..1, not {ambiguity_confidence_floor}"
+            )
+        if isinstance(min_action_signals, bool) or min_action_signals < 1:
+            raise ValueError(f"min_action_signals must be at least 1, not {min_action_signals}")
         self.ambiguity_confidence_floor = ambiguity_confidence_floor
         self.min_action_signals = min_action_signals
         self.action_verbs = _lexicon(action_verbs, DEFAULT_ACTION_VERBS)

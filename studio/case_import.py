@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from routing_core.cases import case_from_mapping
+from routing_core.storable import unstorable_reason
 from studio.models import Profile, TestCase
 from studio.services import _audit
 from studio.suites import suite_order
@@ -84,7 +86,8 @@ def _parse_csv(text: str) -> Parsed:
     parsed = Parsed()
     lines = text.splitlines(keepends=True)
     lead = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
-    reader = csv.DictReader(io.StringIO("".join(lines[lead:])))
+    # strict: a quote that opens a cell and never closes is an error, not the rest of the file
+    reader = csv.DictReader(io.StringIO("".join(lines[lead:])), strict=True)
     header = [ALIASES.get(h.strip(), h.strip()) for h in reader.fieldnames or []]
     unknown = [h for h in header if h not in COLUMNS]
     if "text" not in header or unknown:
@@ -92,9 +95,9 @@ def _parse_csv(text: str) -> Parsed:
         parsed.errors.append(f"line {lead + 1}: the header needs a 'text' column{extra}")
         return parsed
     reader.fieldnames = header
-    for raw in reader:
+    for raw, start in _rows(reader, parsed, lead):
         if None in raw:  # DictReader's key for cells past the header
-            parsed.errors.append(f"line {lead + reader.line_num}: more cells than columns")
+            parsed.errors.append(f"line {start}: more cells than columns")
             continue
         if not any((v or "").strip() for v in raw.values() if isinstance(v, str)):
             continue
@@ -104,8 +107,37 @@ def _parse_csv(text: str) -> Parsed:
         for key in ("expected_tools", "dropped_tools"):
             row[key] = _csv_tools(row[key]) if row.get(key) else None
         row["exact_tools"] = _csv_bool(row.get("exact_tools", ""))
-        _add(parsed, row, lead + reader.line_num)
+        _add(parsed, row, start)
     return parsed
+
+
+def _rows(
+    reader: csv.DictReader[str], parsed: Parsed, lead: int
+) -> Iterator[tuple[dict[str | Any, Any], int]]:
+    """Each row with the line it starts on; a malformed row is reported there and skipped."""
+    while True:
+        start = lead + reader.line_num + 1
+        try:
+            raw = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            unclosed = "unexpected end of data" in str(exc)
+            why = _csv_problem(str(exc))
+            parsed.errors.append(f"line {start}: malformed row: {why}")
+            if unclosed:
+                return
+            continue
+        yield raw, start
+
+
+def _csv_problem(error: str) -> str:
+    """The csv module's complaint in words a person can act on."""
+    if "unexpected end of data" in error:
+        return 'a quote (") opens a cell that is never closed'
+    if "expected after" in error:
+        return 'text follows the quote (") that closes a cell: quote the whole cell'
+    return error
 
 
 def _csv_tools(cell: str) -> list[str] | str:
@@ -138,22 +170,36 @@ def _add(parsed: Parsed, raw: Any, number: int) -> None:
     if not case.text.strip():
         parsed.errors.append(f"line {number}: the text is empty")
         return
-    parsed.rows.append(
-        {
-            "message": case.text,
-            "expected_route": case.expected or "",
-            "incumbent": case.incumbent or "",
-            "expected_verdict": case.expected_verdict or "",
-            "expected_triage": case.expected_triage or "",
-            "expected_tools": list(case.expected_tools)
-            if case.expected_tools is not None
-            else None,
-            "dropped_tools": list(case.dropped_tools) if case.dropped_tools else None,
-            "exact_tools": case.exact_tools,
-            "conversation": case.conversation or "",
-            "turn": turn,
-        }
-    )
+    row = {
+        "message": case.text,
+        "expected_route": case.expected or "",
+        "incumbent": case.incumbent or "",
+        "expected_verdict": case.expected_verdict or "",
+        "expected_triage": case.expected_triage or "",
+        "expected_tools": list(case.expected_tools) if case.expected_tools is not None else None,
+        "dropped_tools": list(case.dropped_tools) if case.dropped_tools else None,
+        "exact_tools": case.exact_tools,
+        "conversation": case.conversation or "",
+        "turn": turn,
+    }
+    unstorable = _unstorable(row)
+    if unstorable:
+        parsed.errors.append(f"line {number}: {unstorable}")
+        return
+    parsed.rows.append(row)
+
+
+# Row fields by the column names a person wrote in the file.
+_COLUMN_OF = {"message": "text", "expected_route": "expected"}
+
+
+def _unstorable(row: dict[str, Any]) -> str | None:
+    """The first cell the database cannot store (routing_core's one rule), named by its column."""
+    for key, value in row.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (reason := unstorable_reason(text)):
+                return f"'{_COLUMN_OF.get(key, key)}' {reason}"
+    return None
 
 
 def _turn(value: Any, number: int) -> int:

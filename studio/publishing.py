@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.http import Http404
 from django.utils import timezone
@@ -36,6 +36,7 @@ from studio.models import (
 from studio.services import (
     Conflict,
     Refused,
+    SlugTaken,
     _audit,
     build_pack_dict,
     pack_report,
@@ -223,28 +224,36 @@ def import_pack(
     if slug and into is None:  # the new slug is judged by routing_core like the pack's own
         document = pack.model_dump(mode="json")
         pack = load_pack({**document, "profile": {**document["profile"], "slug": slug}})
+    if into is None:
+        return _import_new(pack, slug or pack.profile.slug, user)
     with transaction.atomic():
-        if into is None:
-            profile = _new_profile(pack, slug or pack.profile.slug)
-            before = None
-        else:
-            profile = Profile.objects.select_for_update().get(pk=into.pk)
-            before = snapshot(profile)
-            for model in (Route, Rule, Tool):
-                model._default_manager.filter(profile=profile).delete()
-            profile.revision += 1
-            profile.draft_revision += 1
+        profile = Profile.objects.select_for_update().get(pk=into.pk)
+        before = snapshot(profile)
+        for model in (Route, Rule, Tool):
+            model._default_manager.filter(profile=profile).delete()
+        profile.revision += 1
+        profile.draft_revision += 1
         _apply(profile, pack, user)
         _audit(user, profile, "profile.import", profile, before, snapshot(profile))
     return profile
 
 
-def _new_profile(pack: Pack, slug: str) -> Profile:
+def _import_new(pack: Pack, slug: str, user: Any) -> Profile:
+    """A new profile from the pack; a taken slug is a conflict, also when two imports race."""
+    advice = ": import as a new draft of it instead"
     if Profile.objects.filter(slug=slug).exists():
-        raise Refused(
-            [("profile.slug", f"a profile '{slug}' exists: import as a new draft of it instead")]
-        )
-    return Profile(slug=slug)
+        raise SlugTaken(slug, advice)
+    try:
+        with transaction.atomic():
+            profile = Profile(slug=slug)
+            _apply(profile, pack, user)
+            _audit(user, profile, "profile.import", profile, None, snapshot(profile))
+    except IntegrityError:
+        # Both passed the check above; the unique slug let one in. The rest get the same 409.
+        if not Profile.objects.filter(slug=slug).exists():
+            raise
+        raise SlugTaken(slug, advice) from None
+    return profile
 
 
 def _apply(profile: Profile, pack: Pack, user: Any) -> None:

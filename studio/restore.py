@@ -3,7 +3,8 @@
 A delete records the object's full content in its audit entry (`before`); restoring saves that
 content again through the same services as any edit, so routing_core still judges the pack (a
 restored rule whose route is gone is refused) and the name constraints still hold. The restore
-is audited as `<kind>.restore`, naming the entry it came from, and each entry restores once.
+is audited as `<kind>.restore`, naming the entry it came from, and each entry restores once,
+also when several requests restore it at the same moment (the entry's row is locked).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def restore(entry: AuditEntry, *, user: Any) -> ProfileItem:
     fields = {k: v for k, v in (entry.before or {}).items() if k not in _SKIP}
     item = model(profile=entry.profile, **fields)
     with transaction.atomic():
+        # Simultaneous restores of one entry queue on its row, so the second sees the first's
+        # restore entry once it has committed (without the lock all of them passed the check).
+        list(AuditEntry.objects.select_for_update().filter(pk=entry.pk).values_list("pk"))
         _refuse_twice(entry)
         _refuse_taken_name(item)
         if isinstance(item, TestCase):

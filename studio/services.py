@@ -50,6 +50,13 @@ class Conflict(Exception):
     """Someone else saved the object since the form was loaded."""
 
 
+class SlugTaken(Conflict, Refused):
+    """A new profile's slug is taken: a conflict for the API (409), a field's error on a page."""
+
+    def __init__(self, slug: str, advice: str = "") -> None:
+        Refused.__init__(self, [("profile.slug", f"a profile '{slug}' exists{advice}")])
+
+
 @dataclass(frozen=True)
 class PackReport:
     problems: list[Problem] = field(default_factory=list)

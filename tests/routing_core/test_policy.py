@@ -32,6 +32,9 @@ def scores(*values: float) -> list[tuple[str, float]]:
         ((0.50, 0.45, 0.1), "refunds", Policy(), "stay", "refunds", ()),
         # near-tie, incumbent scored at the floor: menu between the new candidates only
         ((0.50, 0.45, 0.0), "refunds", Policy(floor=0.0), "menu", None, ("billing", "shipping")),
+        # near-tie, incumbent not scored at all (not a candidate): DESIGN §4 step 5, stay
+        ((0.52, 0.50), "refunds", Policy(), "stay", "refunds", ()),
+        ((0.52, 0.50), "z", Policy(), "stay", "z", ()),
         # nothing above the floor: unmatched
         ((0.0, 0.0, 0.0), None, Policy(floor=0.0), "unmatched", None, ()),
         # the floor is exclusive: a score equal to it is dead

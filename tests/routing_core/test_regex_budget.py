@@ -1,4 +1,4 @@
-"""One turn's regexes share a wall-clock budget, whatever the pack holds (issue 17, item 2)."""
+"""One turn's regexes share one time budget, whatever the pack holds (issue 17, item 2)."""
 
 from __future__ import annotations
 
@@ -41,13 +41,12 @@ def test_a_turn_spends_at_most_the_budget_on_slow_rules(unchecked, pattern, n_ru
     decision = router.route(MESSAGE)
     elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu
     # Before: 0.9 / 4.6 / 18.2 s for 1 / 5 / 20 rules of the first pattern. Now the regex
-    # work is one budget whatever the number of rules: ~50 ms of CPU (plus scoring). The
-    # engine's timeout counts CPU time, so on a busy machine the one search running when
-    # the budget ran out stretches on the wall clock (beside other work: 0.1-0.6 s at a
-    # load average of 6.6 on 2 cores); never a search per rule.
+    # work is one budget whatever the number of rules: ~50 ms of CPU (plus scoring). On a
+    # busy machine that work stretches on the wall clock (beside other work: 0.1-0.6 s at a
+    # load average of 6.6 on 2 cores), never by a search per rule.
     assert decision.regex is not None
     assert decision.regex.budget_us == REGEX_BUDGET_S * 1e6
-    assert decision.regex.skipped or pattern == SLOW[1]  # the sound one may just finish
+    assert decision.regex.skipped or n_rules == 1  # one search may just finish in time
     assert cpu < 3 * REGEX_BUDGET_S
     assert elapsed < 2.0
     assert (decision.by, decision.route) == ("rule", "billing")  # the keyword rule still ran

@@ -173,3 +173,30 @@ def test_a_profile_may_put_order_back_as_a_verb():
     c = IntentClassifier(action_verbs=[*DEFAULT_ACTION_VERBS, "order"])
 
     assert c.classify("order a new card", tool_keywords={}).label == "action"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"ambiguity_confidence_floor": 1.5},
+        {"ambiguity_confidence_floor": -0.1},
+        {"ambiguity_confidence_floor": float("nan")},
+        {"min_action_signals": 0},
+        {"min_action_signals": -2},
+    ],
+)
+def test_a_threshold_outside_its_design_range_is_refused(settings):
+    with pytest.raises(ValueError, match=next(iter(settings))):
+        IntentClassifier(**settings)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"ambiguity_confidence_floor": 0.0},
+        {"ambiguity_confidence_floor": 1.0},
+        {"min_action_signals": 1},
+    ],
+)
+def test_the_ends_of_each_range_are_accepted(settings):
+    IntentClassifier(**settings)

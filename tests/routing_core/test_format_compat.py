@@ -1,0 +1,103 @@
+"""The format-compatibility rule: a newer minor's optional fields are ignored, a newer major is not."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from routing_core import PackError, Router, dump_pack, load_pack
+from routing_core.codec import _digest
+from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION
+from tests.routing_core.conftest import PACKS
+
+
+def current_doc() -> dict[str, Any]:
+    """The sample pack as this version writes it."""
+    pack = load_pack(json.loads((PACKS / "support.json").read_text(encoding="utf-8")))
+    return json.loads(dump_pack(pack))
+
+
+def newer_minor_doc() -> dict[str, Any]:
+    """What a writer one minor ahead might send: optional fields this reader has never seen."""
+    doc = current_doc()
+    doc["format_minor"] = FORMAT_MINOR + 1
+    doc["routes"][0]["out_of_scope_examples"] = ["what's the weather"]
+    doc["policy"]["fitted_floor"] = 0.21
+    doc["scorer"]["route_names"] = [r["name"] for r in doc["routes"]]
+    doc["rules"][0]["match"]["note"] = "added later"
+    doc["checksum"] = _digest(doc)  # the newer writer hashed what it wrote
+    return doc
+
+
+def test_a_newer_minor_pack_loads_and_reports_what_was_ignored(caplog):
+    ignored: list[str] = []
+    with caplog.at_level(logging.WARNING, logger="routing_core"):
+        pack = load_pack(newer_minor_doc(), ignored=ignored)
+    assert ignored == [
+        "routes[0].out_of_scope_examples",
+        "rules[0].match.note",
+        "policy.fitted_floor",
+        "scorer.route_names",
+    ]
+    assert "ignored routes[0].out_of_scope_examples" in caplog.text
+    # Everything this reader knows is read exactly as from the pack without the extras.
+    same = load_pack(current_doc())
+    assert pack.routes == same.routes and pack.rules == same.rules
+    assert (
+        Router(pack).route("where is my parcel").route
+        == Router(same).route("where is my parcel").route
+    )
+
+
+def test_a_typo_in_a_pack_of_this_readers_own_minor_is_still_refused():
+    doc = current_doc()
+    doc["routes"][0]["exmaples"] = ["typo"]
+    del doc["checksum"]
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    assert ("routes[0].exmaples", "Extra inputs are not permitted") in caught.value.errors
+
+
+def test_a_newer_minor_still_refuses_a_known_field_with_a_wrong_value():
+    doc = newer_minor_doc()
+    doc["policy"]["near_tie_margin"] = 7
+    del doc["checksum"]
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    assert [p for p, _ in caught.value.errors] == ["policy.near_tie_margin"]
+
+
+def test_a_newer_major_is_refused_with_a_clear_message():
+    doc = newer_minor_doc()
+    doc["format_version"] = FORMAT_VERSION + 1
+    del doc["checksum"]
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    path, message = caught.value.errors[0]
+    assert path == "format_version"
+    assert "newer than this reader knows" in message and "upgrade routing-core" in message
+
+
+def test_a_newer_minor_pack_changed_after_export_is_still_refused():
+    doc = newer_minor_doc()
+    doc["routes"][0]["out_of_scope_examples"] = ["tampered"]
+    with pytest.raises(PackError, match="changed after export"):
+        load_pack(doc)
+
+
+def test_a_minor_0_pack_is_written_as_before_so_older_readers_keep_reading_it():
+    # Packs of the format as it was before minors existed carry no `format_minor`, and their
+    # checksum (the ETag agents send) is unchanged by the field's introduction.
+    doc = current_doc()
+    assert FORMAT_MINOR > 0 or "format_minor" not in doc
+    stored = json.loads((PACKS / "support.json").read_text(encoding="utf-8"))
+    assert load_pack(stored).checksum == load_pack(doc).checksum
+
+
+def test_the_minor_is_not_part_of_the_checksum():
+    doc = current_doc()
+    doc["format_minor"] = FORMAT_MINOR + 5
+    assert load_pack(doc).checksum == load_pack(current_doc()).checksum
