@@ -224,6 +224,22 @@ def _build_corpus(
     return _Vocabulary(term_ids, idf, is_char), corpus
 
 
+def _warm(
+    vocabulary: _Vocabulary, routes: Sequence[RouteText], model: LexicalModel, names: Sequence[str]
+) -> _model.Warm:
+    """An earlier model's weights on these terms and routes, matched by string and name."""
+    _, old = stored_model.decode(model)
+    old_terms = {term: i for i, term in enumerate(model.terms)}
+    old_routes = {name: i for i, name in enumerate(names)}
+    term_map = np.fromiter((old_terms.get(t, -1) for t in vocabulary.ids), np.int64)
+    route_map = np.asarray([old_routes.get(r.name, -1) for r in routes], np.int64)
+    known_terms, known_routes = term_map >= 0, route_map >= 0
+    weights = np.zeros((len(term_map), len(route_map)), np.float32)
+    rows, columns = np.flatnonzero(known_terms), np.flatnonzero(known_routes)
+    weights[np.ix_(rows, columns)] = old[np.ix_(term_map[rows], route_map[columns])]
+    return _model.Warm(weights, known_terms, known_routes, model.temperature)
+
+
 def text_vectors(
     model: LexicalModel, routes: Sequence[RouteText]
 ) -> tuple[list[str], FloatArray, IntArray, FloatArray, IntArray]:
@@ -292,12 +308,15 @@ def learned_model(
     fingerprint: str,
     *,
     progress: _model.Progress = _model.NO_PROGRESS,
+    previous: tuple[LexicalModel, Sequence[str]] | None = None,
 ) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
 
     A freshly learned model goes through the same compact encoding a pack stores, so a pack
     that learns at load and one that carries its model score every message identically.
     `progress` is told the fraction done as learning proceeds; what it raises aborts.
+    `previous` (an earlier model and the route names of its columns) warm-starts learning,
+    matched by term and route name.
     """
     with _LEARNING:
         model = _LEARNED.pop(fingerprint, None)
@@ -312,6 +331,7 @@ def learned_model(
                 trained.weights,
                 trained.temperature,
                 trained.calibrated,
+                in_place=True,
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:
