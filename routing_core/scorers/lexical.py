@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from routing_core.scorers import _model, _terms
 from routing_core.scorers import stored as stored_model
+from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
 
 if TYPE_CHECKING:
@@ -351,7 +352,7 @@ class LexicalScorer:
         self,
         names: Sequence[str],
         vocabulary: _Vocabulary,
-        weights: FloatArray,
+        weights: Weights | DenseWeights,
         temperature: float = 1.0,
         origin: str = "trained at load",
         calibrated: bool = False,
@@ -372,7 +373,7 @@ class LexicalScorer:
             temperature=TEMPERATURE,
             details={
                 "routes": len(self._names),
-                "terms": int(weights.shape[0]),
+                "terms": weights.n_terms,
                 "calibration_temperature": temperature,
                 "calibrated": calibrated,
                 "model": origin,
@@ -409,7 +410,9 @@ class LexicalScorer:
 
     @classmethod
     def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
-        idf, weights = stored_model.decode(model)
+        idf = stored_model.decode_idf(model)
+        cells, values = stored_model.decode_cells(model)
+        weights = weights_of(cells, values, len(model.terms), model.routes)
         vocabulary = _vocabulary_of(model.terms, idf)
         scorer = cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
         if model.stale:
@@ -420,7 +423,7 @@ class LexicalScorer:
         """These weights as the pack field `scorer.model` (`routes`: what they learned from)."""
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
-        idf, weights = self._vocabulary.idf, self._weights
+        idf, weights = self._vocabulary.idf, self._weights.dense()
         return stored_model.encode(routes, terms, idf, weights, temperature, self._calibrated)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
@@ -444,8 +447,7 @@ class LexicalScorer:
         features = self._features(message)
         if features is None:
             return None
-        result: FloatArray = features.values @ np.take(self._weights, features.ids, axis=0)
-        return result
+        return self._weights.logits(features.ids, features.values)
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The message's words and bigrams that raised `route` most, strongest first.
@@ -462,7 +464,7 @@ class LexicalScorer:
         features = self._features(message)
         if features is None or limit <= 0:
             return []
-        contributions = features.values * self._weights[features.ids, column]
+        contributions = features.values * self._weights.column(features.ids, column)
         by_source = _credit(features.words, features.ids, contributions)
         # A lone stop word ("was", "my") does count in the score, but names nothing a person
         # could act on beside a content word; its bigrams ("was charged") are kept.

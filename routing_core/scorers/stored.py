@@ -77,6 +77,13 @@ def decode_idf(model: LexicalModel) -> FloatArray:
     return idf
 
 
+def decode_cells(model: LexicalModel) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """The model's stored cells (ascending `term * routes + route`) and their values."""
+    cells = _unpack(model.cells, "<u4").astype(np.int64)
+    values: FloatArray = _unpack(model.weights, "<f2").astype(np.float32)
+    return cells, values
+
+
 def decode(model: LexicalModel) -> tuple[FloatArray, FloatArray]:
     """The model's idf (per term) and dense weights (terms x routes, centred), as float32."""
     idf = decode_idf(model)
