@@ -93,8 +93,7 @@ class Weights:
         positions, cells = self._cells(ids)
         weighted = values[positions] * self.values[cells]
         out = np.bincount(self.routes[cells], weighted, minlength=self.n_routes)
-        out -= float(values @ self.means[ids])
-        result: FloatArray = out.astype(np.float32)
+        result: FloatArray = (out - float(values @ self.means[ids])).astype(np.float32)
         return result
 
     def column(self, ids: IntArray, route: int) -> FloatArray:
