@@ -30,10 +30,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
+
+from routing_core.scorers import _candidates
+
+if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
+    from scipy import sparse
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -131,12 +136,30 @@ class Progress:
 
 NO_PROGRESS = Progress()
 
+# A warm start (an earlier model of most of these texts) learns this many passes over every
+# text, instead of the held-out passes and the last one, and keeps the earlier temperature.
+WARM_EPOCHS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Warm:
+    """An earlier model mapped onto this corpus, to start learning from.
+
+    `weights` are its final weights (naive Bayes included, centred per term) where it knew
+    both the term and the route (`known_terms`, `known_routes`), 0 elsewhere.
+    """
+
+    weights: FloatArray
+    known_terms: npt.NDArray[np.bool_]
+    known_routes: npt.NDArray[np.bool_]
+    temperature: float
+
 
 def train(
     corpus: Corpus,
     n_routes: int,
     *,
-    initial: FloatArray | None = None,
+    warm: Warm | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> Model:
     """Learn the weights and the temperature from the corpus (see the module docstring).
@@ -144,24 +167,46 @@ def train(
     Args:
         corpus: the route texts.
         n_routes: how many routes (columns).
-        initial: a warm start for the correction (terms x routes), e.g. an earlier model's
-            weights mapped onto these terms and routes.
+        warm: an earlier model to start from (used when both it and this pack are
+            calibrated): WARM_EPOCHS passes over every text, the earlier temperature kept.
         progress: told the fraction done after every step.
     """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
-    base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
     everything = np.ones(corpus.n_docs, bool)
     held = (np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1
     calibrate = held.sum() >= MIN_CALIBRATION and n_routes >= 2
     # The character 3-grams are learned only from a pack big enough to check the model on
     # held-out texts: from a handful of examples they learn accidents of spelling (on two
     # routes of five examples, "completely unrelated words" leaned 2:1 to one of them).
-    learner = _Correction(corpus, n_routes, chars=calibrate, margin=MARGIN if calibrate else 0.0)
-    if initial is not None:
-        learner.weights[:] = initial
+    margin = MARGIN if calibrate else 0.0
+    initial = None
+    if warm is not None and calibrate:
+        initial = warm.weights  # minus naive Bayes where it knew the term and the route
+        scaled = NB_SCALE * bayes
+        scaled[~warm.known_terms] = 0.0
+        scaled[:, ~warm.known_routes] = 0.0
+        initial -= scaled
+        del scaled
+    learner: _Correction | _candidates.CandidateCorrection
+    if n_routes > _candidates.CANDIDATE_ROUTES:
+        chosen = _candidates.candidates(corpus, bayes)
+        base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass, chosen)
+        rates = _rates(corpus, calibrate)
+        learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
+        labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
+    else:
+        base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
+        learner = _Correction(corpus, n_routes, chars=calibrate, margin=margin)
+        if initial is not None:
+            learner.weights[:] = initial
+        labels = corpus.routes
+    if initial is not None and warm is not None:
+        # The earlier model saw the held-out texts: its temperature is the honest one.
+        learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress)
+        return _finish(learner, bayes, warm.temperature, calibrate)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
@@ -171,13 +216,26 @@ def train(
     learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
     temperature = 1.0
     if calibrate:
-        logits = base[held] + _logits(learner.weights, _select(corpus, held))
-        temperature = fit_temperature(logits, corpus.routes[held])
+        logits = base[held] + learner.logits(held)
+        temperature = fit_temperature(logits, labels[held])
     learner.fit(base, everything, FINAL_EPOCHS, SEED + 1, progress.part(share, 1.0))
-    correction = learner.weights
-    correction += NB_SCALE * bayes
-    correction -= correction.mean(axis=1, keepdims=True)
-    return Model(correction, temperature, calibrate)
+    return _finish(learner, bayes, temperature, calibrate)
+
+
+def _finish(
+    learner: _Correction | _candidates.CandidateCorrection,
+    bayes: FloatArray,
+    temperature: float,
+    calibrated: bool,
+) -> Model:
+    """The final weights: scaled naive Bayes plus the correction, centred per term.
+
+    Built in `bayes`'s memory: at 2,000 routes each terms x routes array is most of a GB.
+    """
+    bayes *= NB_SCALE
+    learner.add_to(bayes)
+    bayes -= bayes.mean(axis=1, keepdims=True)
+    return Model(bayes, temperature, calibrated)
 
 
 def held_epochs(n_docs: int) -> int:
@@ -198,8 +256,10 @@ def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArra
     """
     own = corpus.routes[corpus.rows]
     cells = corpus.ids * n_routes + own
-    flat = np.bincount(cells, corpus.values, minlength=corpus.n_terms * n_routes)
-    weights = flat.astype(np.float32).reshape(corpus.n_terms, n_routes)
+    # float32 from the start: at 2,000 routes a float64 terms x routes array is gigabytes.
+    flat = np.zeros(corpus.n_terms * n_routes, np.float32)
+    np.add.at(flat, cells, corpus.values)
+    weights = flat.reshape(corpus.n_terms, n_routes)
     own_mass = weights[corpus.ids, own]
     totals = weights.sum(axis=0) + np.float32(SMOOTHING * corpus.n_terms)
     weights += np.float32(SMOOTHING)
@@ -210,21 +270,30 @@ def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArra
 
 
 def _leave_one_out_logits(
-    corpus: Corpus, bayes: FloatArray, totals: FloatArray, own_mass: FloatArray
+    corpus: Corpus,
+    bayes: FloatArray,
+    totals: FloatArray,
+    own_mass: FloatArray,
+    chosen: IntArray | None = None,
 ) -> FloatArray:
     """Each text's naive-Bayes logits as if the text had not been counted.
 
     Only the text's own route changes: its counts lose the text's values. Row centring
-    shifts every route alike, so it is left out of the correction.
+    shifts every route alike, so it is left out of the correction. With `chosen`
+    candidates (own route first), the logits on those routes only.
     """
-    logits = _logits(bayes, corpus)
+    if chosen is None:
+        logits, own = _logits(bayes, corpus), corpus.routes
+    else:
+        logits = _candidates.gathered_logits(corpus, bayes, chosen)
+        own = np.zeros(corpus.n_docs, np.int64)
     kept = np.maximum(own_mass - corpus.values, 0.0)
     change = corpus.values * (np.log(kept + SMOOTHING) - np.log(own_mass + SMOOTHING))
     size = np.bincount(corpus.rows, corpus.values, minlength=corpus.n_docs)
     doc_totals = totals[corpus.routes].astype(np.float64)
     shrink = size * (np.log(np.maximum(doc_totals - size, 1e-9)) - np.log(doc_totals))
     change_sum = np.bincount(corpus.rows, change, minlength=corpus.n_docs)
-    logits[np.arange(corpus.n_docs), corpus.routes] += (change_sum - shrink).astype(np.float32)
+    logits[np.arange(corpus.n_docs), own] += (change_sum - shrink).astype(np.float32)
     return logits
 
 
@@ -236,6 +305,8 @@ def _logits(weights: FloatArray, corpus: Corpus) -> FloatArray:
 
 def _matrix(corpus: Corpus) -> sparse.csr_array:
     """The corpus as a texts x terms sparse matrix."""
+    from scipy import sparse
+
     shape = (corpus.n_docs, corpus.n_terms)
     return sparse.csr_array((corpus.values, (corpus.rows, corpus.ids)), shape=shape)
 
@@ -254,6 +325,16 @@ def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
     )
 
 
+def _rates(corpus: Corpus, chars: bool) -> FloatArray:
+    """Each term's learning rate (terms x 1): words, CHAR_RATE for 3-grams when `chars`, else 0."""
+    sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
+    rates = np.where(
+        sizes == 0, 1.0, np.where(np.isin(sizes, CORRECTED_CHAR_SIZES), CHAR_RATE, 0.0)
+    )
+    result: FloatArray = (LEARNING_RATE * rates).astype(np.float32)[:, None]
+    return result
+
+
 class _Correction:
     """Softmax regression on the corrected terms, on top of fixed `base` logits (in place).
 
@@ -262,12 +343,8 @@ class _Correction:
     """
 
     def __init__(self, corpus: Corpus, n_routes: int, chars: bool = True, margin: float = 0.0):
-        sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
-        rates = np.where(
-            sizes == 0, 1.0, np.where(np.isin(sizes, CORRECTED_CHAR_SIZES), CHAR_RATE, 0.0)
-        )
-        self.rates = (LEARNING_RATE * rates).astype(np.float32)[:, None]
-        learned = (rates > 0.0)[corpus.ids]
+        self.rates = _rates(corpus, chars)
+        learned = (self.rates[:, 0] > 0.0)[corpus.ids]
         self.corpus = Corpus(
             corpus.rows[learned],
             corpus.ids[learned],
@@ -280,6 +357,14 @@ class _Correction:
         self.margin = margin
         self.weights = np.zeros((corpus.n_terms, n_routes), np.float32)
         self.velocity = np.zeros_like(self.weights)
+
+    def add_to(self, weights: FloatArray) -> None:
+        """Add the learned correction to `weights` (terms x routes), in place."""
+        weights += self.weights
+
+    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
+        """The correction's logits of the texts `docs` over every route."""
+        return _logits(self.weights, _select(self.corpus, docs))
 
     def fit(
         self,
@@ -324,6 +409,8 @@ class _Batch:
 
 
 def _batches(corpus: Corpus) -> list[_Batch]:
+    from scipy import sparse
+
     shuffled = np.random.default_rng(SEED).permutation(corpus.n_docs)
     starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
     batches = []

@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from routing_core.scorers import _model, _terms
 from routing_core.scorers import stored as stored_model
+from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
 
 if TYPE_CHECKING:
@@ -224,6 +225,22 @@ def _build_corpus(
     return _Vocabulary(term_ids, idf, is_char), corpus
 
 
+def _warm(
+    vocabulary: _Vocabulary, routes: Sequence[RouteText], model: LexicalModel, names: Sequence[str]
+) -> _model.Warm:
+    """An earlier model's weights on these terms and routes, matched by string and name."""
+    _, old = stored_model.decode(model)
+    old_terms = {term: i for i, term in enumerate(model.terms)}
+    old_routes = {name: i for i, name in enumerate(names)}
+    term_map = np.fromiter((old_terms.get(t, -1) for t in vocabulary.ids), np.int64)
+    route_map = np.asarray([old_routes.get(r.name, -1) for r in routes], np.int64)
+    known_terms, known_routes = term_map >= 0, route_map >= 0
+    weights = np.zeros((len(term_map), len(route_map)), np.float32)
+    rows, columns = np.flatnonzero(known_terms), np.flatnonzero(known_routes)
+    weights[np.ix_(rows, columns)] = old[np.ix_(term_map[rows], route_map[columns])]
+    return _model.Warm(weights, known_terms, known_routes, model.temperature)
+
+
 def text_vectors(
     model: LexicalModel, routes: Sequence[RouteText]
 ) -> tuple[list[str], FloatArray, IntArray, FloatArray, IntArray]:
@@ -292,12 +309,15 @@ def learned_model(
     fingerprint: str,
     *,
     progress: _model.Progress = _model.NO_PROGRESS,
+    previous: tuple[LexicalModel, Sequence[str]] | None = None,
 ) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
 
     A freshly learned model goes through the same compact encoding a pack stores, so a pack
     that learns at load and one that carries its model score every message identically.
     `progress` is told the fraction done as learning proceeds; what it raises aborts.
+    `previous` (an earlier model and the route names of its columns) warm-starts learning,
+    matched by term and route name.
     """
     with _LEARNING:
         model = _LEARNED.pop(fingerprint, None)
@@ -312,6 +332,7 @@ def learned_model(
                 trained.weights,
                 trained.temperature,
                 trained.calibrated,
+                in_place=True,
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:
@@ -331,7 +352,7 @@ class LexicalScorer:
         self,
         names: Sequence[str],
         vocabulary: _Vocabulary,
-        weights: FloatArray,
+        weights: Weights | DenseWeights,
         temperature: float = 1.0,
         origin: str = "trained at load",
         calibrated: bool = False,
@@ -352,7 +373,7 @@ class LexicalScorer:
             temperature=TEMPERATURE,
             details={
                 "routes": len(self._names),
-                "terms": int(weights.shape[0]),
+                "terms": weights.n_terms,
                 "calibration_temperature": temperature,
                 "calibrated": calibrated,
                 "model": origin,
@@ -389,7 +410,9 @@ class LexicalScorer:
 
     @classmethod
     def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
-        idf, weights = stored_model.decode(model)
+        idf = stored_model.decode_idf(model)
+        cells, values = stored_model.decode_cells(model)
+        weights = weights_of(cells, values, len(model.terms), model.routes)
         vocabulary = _vocabulary_of(model.terms, idf)
         scorer = cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
         if model.stale:
@@ -400,7 +423,7 @@ class LexicalScorer:
         """These weights as the pack field `scorer.model` (`routes`: what they learned from)."""
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
-        idf, weights = self._vocabulary.idf, self._weights
+        idf, weights = self._vocabulary.idf, self._weights.dense()
         return stored_model.encode(routes, terms, idf, weights, temperature, self._calibrated)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
@@ -424,8 +447,7 @@ class LexicalScorer:
         features = self._features(message)
         if features is None:
             return None
-        result: FloatArray = features.values @ np.take(self._weights, features.ids, axis=0)
-        return result
+        return self._weights.logits(features.ids, features.values)
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The message's words and bigrams that raised `route` most, strongest first.
@@ -442,7 +464,7 @@ class LexicalScorer:
         features = self._features(message)
         if features is None or limit <= 0:
             return []
-        contributions = features.values * self._weights[features.ids, column]
+        contributions = features.values * self._weights.column(features.ids, column)
         by_source = _credit(features.words, features.ids, contributions)
         # A lone stop word ("was", "my") does count in the score, but names nothing a person
         # could act on beside a content word; its bigrams ("was charged") are kept.

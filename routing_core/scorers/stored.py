@@ -46,11 +46,18 @@ def encode(
     weights: FloatArray,
     temperature: float,
     calibrated: bool,
+    *,
+    in_place: bool = False,
 ) -> LexicalModel:
-    """The pack field for a trained scorer (weights: terms x routes)."""
+    """The pack field for a trained scorer (weights: terms x routes).
+
+    `in_place`: `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
+    """
     from routing_core.pack import LexicalModel
 
-    relative = weights - np.median(weights, axis=1, keepdims=True)
+    median = np.median(weights, axis=1, keepdims=True)
+    relative = weights if in_place else weights.copy()
+    relative -= median
     cells = np.flatnonzero(np.abs(relative) > PRUNE).astype("<u4")
     return LexicalModel(
         fingerprint=fingerprint(routes),
@@ -68,6 +75,13 @@ def decode_idf(model: LexicalModel) -> FloatArray:
     """The model's idf, one per term, as float32."""
     idf: FloatArray = _unpack(model.idf, "<f2").astype(np.float32)
     return idf
+
+
+def decode_cells(model: LexicalModel) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """The model's stored cells (ascending `term * routes + route`) and their values."""
+    cells = _unpack(model.cells, "<u4").astype(np.int64)
+    values: FloatArray = _unpack(model.weights, "<f2").astype(np.float32)
+    return cells, values
 
 
 def decode(model: LexicalModel) -> tuple[FloatArray, FloatArray]:
@@ -142,7 +156,10 @@ def with_model(
         model = reused
         reporter(1.0)
     else:
-        model = learned_model(texts, wanted, progress=reporter)
+        warm = None
+        if previous is not None and reused is not None and reused.routes == len(previous.routes):
+            warm = (reused, previous.route_names)
+        model = learned_model(texts, wanted, progress=reporter, previous=warm)
     return pack.model_copy(update={"scorer": pack.scorer.model_copy(update={"model": model})})
 
 

@@ -162,3 +162,51 @@ def test_publishing_a_stale_draft_learns_its_own_model(trained: Pack) -> None:
     published = with_model(stale, previous=stale)
     assert not _model_of(published).stale
     assert Router(published).scorer.info.details["model"] == "stored in the pack"
+
+
+def _corpus(n_routes: int, examples: int):  # noqa: ANN202 - a private pair
+    from routing_core.scorers.base import RouteText
+
+    texts = [
+        RouteText(str(r["name"]), "", tuple(r["examples"]))  # type: ignore[arg-type]
+        for r in generated_routes(n_routes, examples)
+    ]
+    return lexical._build_corpus(texts)[1]
+
+
+def test_learning_against_every_route_as_candidates_is_the_full_softmax(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The candidate learner is the full learner when every route is a candidate."""
+    from routing_core.scorers import _candidates
+
+    corpus = _corpus(12, 20)
+    full = _model.train(corpus, 12)
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 0)
+    monkeypatch.setattr(_candidates, "CANDIDATES", 12)
+    every = _model.train(corpus, 12)
+    assert every.temperature == pytest.approx(full.temperature, rel=1e-3)
+    assert abs(every.weights - full.weights).max() < 1e-3
+
+
+def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from routing_core.scorers import _candidates
+
+    corpus = _corpus(40, 12)
+    full = _model.train(corpus, 40)
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 20)
+    monkeypatch.setattr(_candidates, "CANDIDATES", 8)
+    steps: list[object] = []
+    real_step = _candidates.CandidateCorrection._step
+    monkeypatch.setattr(
+        _candidates.CandidateCorrection,
+        "_step",
+        lambda self, *args: steps.append(args) or real_step(self, *args),
+    )
+    narrow = _model.train(corpus, 40)
+    assert steps  # the candidate learner did the learning
+    logits = _model._logits(full.weights, corpus), _model._logits(narrow.weights, corpus)
+    agree = (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).mean()
+    assert agree >= 0.97
