@@ -18,10 +18,13 @@ def build_pack(
     slug: str = "built",
     name: str | None = None,
     description: str = "",
+    out_of_scope: list[str] | None = None,
 ) -> Pack:
     """A pack with default policy, scorer and triage around `[{"name", "examples", "description"?}]`.
 
-    The lexical scorer's learned weights are stored in the pack (`scorer.model`).
+    The lexical scorer's learned weights are stored in the pack (`scorer.model`), with the
+    out-of-scope floor fitted on held-out texts; `out_of_scope`: messages that belong to no
+    route, learned as such (the pack's `out_of_scope`).
 
     Raises:
         PackError: when the list is not a list of route objects, or a route is invalid.
@@ -32,6 +35,7 @@ def build_pack(
         {
             "profile": {"slug": slug, "name": name or slug, "description": description},
             "routes": routes,
+            "out_of_scope": out_of_scope or [],
         }
     )
     # Learn the scorer's weights now, so the pack loads in a fraction of a second.

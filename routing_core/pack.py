@@ -218,7 +218,9 @@ class LexicalModel(_Model):
     matches it, and the scorer then retrains from the routes at load instead. `calibrated`
     says the temperature was fitted on held-out texts; only then does the scorer score a
     message made of stop words only (absent in packs built before it existed: such a pack
-    keeps leaving those messages unscored, as it did when it was published).
+    keeps leaving those messages unscored, as it did when it was published). `floor` is the
+    out-of-scope floor fitted on those held-out texts: the scorer's floor when the policy
+    sets none (absent in older packs and in packs too small to calibrate: floor 0).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -226,6 +228,7 @@ class LexicalModel(_Model):
     routes: int = Field(ge=1, le=MAX_ROUTES)
     temperature: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
     calibrated: bool = False
+    floor: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
     terms: tuple[ModelTerm, ...] = Field(max_length=MAX_MODEL_TERMS)
     idf: str
     cells: str
@@ -378,6 +381,9 @@ class Pack(_Model):
     version: int = Field(0, ge=0, le=2**53)
     created_at: datetime | None = None
     routes: tuple[Route, ...] = Field(min_length=1, max_length=MAX_ROUTES)
+    # Messages that belong to no route (Dialogflow's negative intent): the lexical scorer
+    # learns them as a class of their own that is never offered, and evaluation counts them.
+    out_of_scope: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
     rules: tuple[Rule, ...] = Field((), max_length=MAX_ITEMS)
     default_route: RouteName | None = None
     policy: Policy = Policy()

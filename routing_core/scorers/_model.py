@@ -71,6 +71,15 @@ SEED = 7
 # pack with fewer held-out texts than MIN_CALIBRATION keeps temperature 1.
 HOLD_OUT = 10
 MIN_CALIBRATION = 20
+# The default floor refuses this share of held-out in-scope texts (`fit_floor`). Chosen on
+# CLINC150 val, the one shared set with out-of-scope messages: 0.025-0.045 all keep in-scope
+# accuracy >= 90% with out-of-scope recall >= 60%, with or without out-of-scope examples
+# (docs/benchmarks.md). Held-out texts come from the examples, so they are surer than real
+# traffic: 3% of them is about 8% of CLINC150 val's in-scope messages.
+FLOOR_REFUSED = 0.03
+# ... but never above this calibrated probability: on examples made from a few templates
+# every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
+FLOOR_CAP = 0.7
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
 # Rows scored at once when scoring the whole corpus (bounds the temporary memory).
@@ -101,15 +110,21 @@ class Model:
     """The learned weights (terms x routes, centred per term) and the score temperature.
 
     `calibrated`: the temperature was fitted on held-out texts (the pack was big enough).
+    `floor`: the out-of-scope floor fitted on those texts (`fit_floor`); None when uncalibrated.
     """
 
     weights: FloatArray
     temperature: float
     calibrated: bool = False
+    floor: float | None = None
 
 
-def train(corpus: Corpus, n_routes: int) -> Model:
-    """Learn the weights and the temperature from the corpus (see the module docstring)."""
+def train(corpus: Corpus, n_routes: int, out_of_scope: bool = False) -> Model:
+    """Learn the weights and the temperature from the corpus (see the module docstring).
+
+    `out_of_scope`: the last route holds the profile's out-of-scope examples (a class like
+    any other while learning; never scored as a route, so the floor is fitted without it).
+    """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
@@ -127,15 +142,16 @@ def train(corpus: Corpus, n_routes: int) -> Model:
     # temper the overconfidence that longer training on a handful of texts brings.
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
     learner.fit(base, ~held if calibrate else everything, epochs, SEED)
-    temperature = 1.0
+    temperature, floor = 1.0, None
     if calibrate:
         logits = base[held] + _logits(learner.weights, _select(corpus, held))
         temperature = fit_temperature(logits, corpus.routes[held])
+        floor = fit_floor(logits / temperature, corpus.routes[held], n_routes - out_of_scope)
     learner.fit(base, everything, FINAL_EPOCHS, SEED + 1)
     correction = learner.weights
     correction += NB_SCALE * bayes
     correction -= correction.mean(axis=1, keepdims=True)
-    return Model(correction, temperature, calibrate)
+    return Model(correction, temperature, calibrate, floor)
 
 
 def held_epochs(n_docs: int) -> int:
@@ -379,6 +395,29 @@ def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
         else:
             low = left
     return round(math.exp((low + high) / 2.0), 4)
+
+
+def fit_floor(logits: FloatArray, labels: IntArray, n_scored: int) -> float | None:
+    """The score under which FLOOR_REFUSED of the held-out in-scope texts' top routes fall
+    (at most FLOOR_CAP).
+
+    Scores are calibrated probabilities, but how low an in-scope message's best score sinks
+    depends on how many routes share its words; a quantile of held-out texts means the same
+    in every pack: about one in-scope message in 1 / FLOOR_REFUSED is refused. Only the first
+    `n_scored` columns are routes (the rest are out-of-scope examples' class).
+
+    Returns:
+        The floor, or None without a held-out in-scope text.
+    """
+    in_scope = labels < n_scored
+    if not in_scope.any():
+        return None
+    scaled = logits[in_scope].astype(np.float64)
+    scaled -= scaled.max(axis=1, keepdims=True)
+    probabilities = np.exp(scaled)
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    top = probabilities[:, :n_scored].max(axis=1)
+    return round(min(float(np.quantile(top, FLOOR_REFUSED)), FLOOR_CAP), 4)
 
 
 def log_loss(logits: FloatArray, labels: IntArray, temperature: float) -> float:

@@ -235,17 +235,35 @@ _LEARNED_SIZE = 4
 _LEARNING = threading.Lock()
 
 
+# The name of the class a profile's out-of-scope examples form while learning: route names
+# are never empty, so it cannot collide with one.
+OUT_OF_SCOPE = ""
+
+
+def learning_texts(routes: Sequence[RouteText], out_of_scope: Sequence[str]) -> list[RouteText]:
+    """What the model learns from: the routes, then the out-of-scope examples as one class.
+
+    Without out-of-scope examples it is the routes alone, so such a pack's model (and its
+    fingerprint) is what it was before the examples existed.
+    """
+    if not any(text.strip() for text in out_of_scope):
+        return list(routes)
+    return [*routes, RouteText(OUT_OF_SCOPE, "", tuple(out_of_scope))]
+
+
 def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
 
     A freshly learned model goes through the same compact encoding a pack stores, so a pack
     that learns at load and one that carries its model score every message identically.
+    `routes` may end with the out-of-scope class (`learning_texts`).
     """
     with _LEARNING:
         model = _LEARNED.pop(fingerprint, None)
         if model is None:
             vocabulary, corpus = _build_corpus(routes)
-            trained = _model.train(corpus, len(routes))
+            has_none = routes[-1].name == OUT_OF_SCOPE
+            trained = _model.train(corpus, len(routes), out_of_scope=has_none)
             terms = list(vocabulary.ids)
             model = stored_model.encode(
                 routes,
@@ -254,6 +272,7 @@ def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel
                 trained.weights,
                 trained.temperature,
                 trained.calibrated,
+                trained.floor,
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:
@@ -272,6 +291,7 @@ class LexicalScorer:
         temperature: float = 1.0,
         origin: str = "trained at load",
         calibrated: bool = False,
+        floor: float | None = None,
     ):
         self._names = tuple(names)
         self._index = {name: i for i, name in enumerate(self._names)}
@@ -279,12 +299,13 @@ class LexicalScorer:
         self._weights = weights
         self._inverse_temperature = 1.0 / temperature
         self._calibrated = calibrated
+        self._floor = floor
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
         self.info = ScorerInfo(
             name="lexical",
-            floor=0.0,
+            floor=0.0 if floor is None else floor,
             categorical=False,
             temperature=TEMPERATURE,
             details={
@@ -292,13 +313,18 @@ class LexicalScorer:
                 "terms": int(weights.shape[0]),
                 "calibration_temperature": temperature,
                 "calibrated": calibrated,
+                "fitted_floor": floor,
+                "out_of_scope_examples": int(weights.shape[1]) > len(self._names),
                 "model": origin,
             },
         )
 
     @classmethod
     def build(
-        cls, routes: Sequence[RouteText], stored: LexicalModel | None = None
+        cls,
+        routes: Sequence[RouteText],
+        stored: LexicalModel | None = None,
+        out_of_scope: Sequence[str] = (),
     ) -> LexicalScorer:
         """Learn every route's term weights from its description, examples and keywords.
 
@@ -306,6 +332,8 @@ class LexicalScorer:
             routes: what to learn from.
             stored: weights learned when the pack was built (`scorer.model`); used when
                 they were learned from exactly these routes, otherwise learned again.
+            out_of_scope: messages that belong to no route, learned as a class that is
+                never scored, so that messages like them score low on every route.
 
         Raises:
             ValueError: no routes, or two routes with the same name.
@@ -315,11 +343,12 @@ class LexicalScorer:
             raise ValueError("the lexical scorer needs at least one route")
         if len(set(names)) != len(names):
             raise ValueError("route names must be unique")
-        fingerprint = stored_model.fingerprint(routes)
+        texts = learning_texts(routes, out_of_scope)
+        fingerprint = stored_model.fingerprint(texts)
         if stored is not None and stored.fingerprint == fingerprint:
             return cls._from_model(names, stored, "stored in the pack")
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
-        return cls._from_model(names, learned_model(routes, fingerprint), origin)
+        return cls._from_model(names, learned_model(texts, fingerprint), origin)
 
     @classmethod
     def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
@@ -327,14 +356,19 @@ class LexicalScorer:
         terms = {term: i for i, term in enumerate(model.terms)}
         is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool)
         vocabulary = _Vocabulary(terms, idf, is_char)
-        return cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
+        return cls(
+            names, vocabulary, weights, model.temperature, origin, model.calibrated, model.floor
+        )
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
-        """These weights as the pack field `scorer.model` (`routes`: what they learned from)."""
+        """These weights as the pack field `scorer.model` (`routes`: what they learned from,
+        `learning_texts` when there were out-of-scope examples)."""
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
         idf, weights = self._vocabulary.idf, self._weights
-        return stored_model.encode(routes, terms, idf, weights, temperature, self._calibrated)
+        return stored_model.encode(
+            routes, terms, idf, weights, temperature, self._calibrated, self._floor
+        )
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """Each candidate's calibrated probability for the message, in candidate order.

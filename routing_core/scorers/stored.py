@@ -46,6 +46,7 @@ def encode(
     weights: FloatArray,
     temperature: float,
     calibrated: bool,
+    floor: float | None = None,
 ) -> LexicalModel:
     """The pack field for a trained scorer (weights: terms x routes)."""
     from routing_core.pack import LexicalModel
@@ -57,6 +58,7 @@ def encode(
         routes=len(routes),
         temperature=temperature,
         calibrated=calibrated,
+        floor=floor,
         terms=tuple(terms),
         idf=_pack(idf.astype("<f2")),
         cells=_pack(cells),
@@ -108,11 +110,11 @@ def with_model(pack: Pack) -> Pack:
     """
     from routing_core.pack import LexicalScorerSettings
     from routing_core.scorers import route_texts
-    from routing_core.scorers.lexical import learned_model
+    from routing_core.scorers.lexical import learned_model, learning_texts
 
     if not isinstance(pack.scorer, LexicalScorerSettings):
         return pack
-    texts = route_texts(pack)
+    texts = learning_texts(route_texts(pack), pack.out_of_scope)
     model = learned_model(texts, fingerprint(texts))
     return pack.model_copy(update={"scorer": pack.scorer.model_copy(update={"model": model})})
 
