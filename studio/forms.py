@@ -137,13 +137,23 @@ class PolicyForm(PackForm):
         "mode": "triage_mode",
         "ambiguity_confidence_floor": "ambiguity_confidence_floor",
         "min_action_signals": "min_action_signals",
+        "out_of_scope": "out_of_scope",
     }
+    out_of_scope = LinesField(
+        label="Out-of-scope examples",
+        help_text=(
+            "Messages no route is for, one per line (small talk, other products' questions)."
+            " The scorer learns them, so messages like them stay unmatched."
+        ),
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
 
     class Meta:
         model = Profile
         fields = [
             "scorer_kind",
             "floor",
+            "out_of_scope",
             "near_tie_margin",
             "menu_size",
             "strictness",
@@ -153,7 +163,7 @@ class PolicyForm(PackForm):
         ]
         help_texts = {
             "scorer_kind": "Which scorer ranks the routes when no rule decides; lexical needs no model.",
-            "floor": "A route must score strictly above this to be considered at all; empty means the scorer's own floor (0 for lexical).",
+            "floor": "A route must score strictly above this to be considered at all; empty means the scorer's own floor (for lexical: the one fitted on the examples, shown below).",
             "near_tie_margin": "When the best two routes are closer than this (tanh of half their score gap), the turn is a near-tie: stay on the current route, or offer a menu.",
             "menu_size": "The most routes a menu offers when the top scores are too close to call (at least 2).",
             "strictness": "Whether the agent may switch routes on its own: assist any route, guard only one from an offered menu, rails never.",

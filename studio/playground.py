@@ -66,6 +66,19 @@ def compiled_router(profile: Profile) -> Router:
     return router
 
 
+def scorer_floor(profile: Profile) -> tuple[float, bool] | None:
+    """The draft's scorer floor and whether the build fitted it (None: the draft is invalid).
+
+    What applies when the policy sets no floor; the lexical scorer fits it on held-out
+    examples once the profile is big enough to calibrate (routing_core's `fit_floor`).
+    """
+    try:
+        info = compiled_router(profile).scorer.info
+    except PackError:
+        return None
+    return info.floor or 0.0, info.details.get("fitted_floor") is not None
+
+
 def _router(pack: Pack) -> Router:
     try:
         return Router(pack)
