@@ -221,6 +221,8 @@ class LexicalModel(_Model):
     keeps leaving those messages unscored, as it did when it was published). `floor` is the
     out-of-scope floor fitted on those held-out texts: the scorer's floor when the policy
     sets none (absent in older packs and in packs too small to calibrate: floor 0).
+    `margin` is the near-tie margin fitted on them: `build_pack` makes it the built pack's
+    policy margin, and the studio suggests it (the router never applies it on its own).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -229,6 +231,7 @@ class LexicalModel(_Model):
     temperature: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
     calibrated: bool = False
     floor: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
+    margin: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
     terms: tuple[ModelTerm, ...] = Field(max_length=MAX_MODEL_TERMS)
     idf: str
     cells: str

@@ -66,17 +66,20 @@ def compiled_router(profile: Profile) -> Router:
     return router
 
 
-def scorer_floor(profile: Profile) -> tuple[float, bool] | None:
-    """The draft's scorer floor and whether the build fitted it (None: the draft is invalid).
+def scorer_floor(profile: Profile) -> tuple[float, bool, object] | None:
+    """The draft's scorer floor, whether the build fitted it, and the margin it fitted
+    (None when not fitted); None when the draft is invalid.
 
-    What applies when the policy sets no floor; the lexical scorer fits it on held-out
-    examples once the profile is big enough to calibrate (routing_core's `fit_floor`).
+    The floor applies when the policy sets none; the lexical scorer fits both on held-out
+    examples once the profile is big enough to calibrate (routing_core's `fit_floor`,
+    `fit_margin`). The margin is only suggested: the profile's own margin always applies.
     """
     try:
         info = compiled_router(profile).scorer.info
     except PackError:
         return None
-    return info.floor or 0.0, info.details.get("fitted_floor") is not None
+    details = info.details
+    return info.floor or 0.0, details.get("fitted_floor") is not None, details.get("fitted_margin")
 
 
 def _router(pack: Pack) -> Router:

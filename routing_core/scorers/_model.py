@@ -80,6 +80,13 @@ FLOOR_REFUSED = 0.03
 # ... but never above this calibrated probability: on examples made from a few templates
 # every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
 FLOOR_CAP = 0.7
+# The default near-tie margin offers a menu to about this share of the held-out in-scope
+# texts the floor keeps (`fit_margin`), and is never wider than DESIGN's 0.15. At 0.15 a
+# profile of 10-20 examples per route offered a menu on 16% of dev-fold messages (HWU64
+# 10-shot: in-scope accuracy 61.7% vs 71.1% without menus); chosen on dev folds of the
+# training splits (docs/benchmarks.md).
+MENU_SHARE = 0.02
+MARGIN_CAP = 0.15
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
 # Rows scored at once when scoring the whole corpus (bounds the temporary memory).
@@ -111,12 +118,14 @@ class Model:
 
     `calibrated`: the temperature was fitted on held-out texts (the pack was big enough).
     `floor`: the out-of-scope floor fitted on those texts (`fit_floor`); None when uncalibrated.
+    `margin`: the near-tie margin fitted on them (`fit_margin`); None when uncalibrated.
     """
 
     weights: FloatArray
     temperature: float
     calibrated: bool = False
     floor: float | None = None
+    margin: float | None = None
 
 
 def train(corpus: Corpus, n_routes: int, out_of_scope: bool = False) -> Model:
@@ -142,16 +151,19 @@ def train(corpus: Corpus, n_routes: int, out_of_scope: bool = False) -> Model:
     # temper the overconfidence that longer training on a handful of texts brings.
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
     learner.fit(base, ~held if calibrate else everything, epochs, SEED)
-    temperature, floor = 1.0, None
+    temperature, floor, margin = 1.0, None, None
     if calibrate:
         logits = base[held] + _logits(learner.weights, _select(corpus, held))
         temperature = fit_temperature(logits, corpus.routes[held])
         floor = fit_floor(logits / temperature, corpus.routes[held], n_routes - out_of_scope)
+        margin = fit_margin(
+            logits / temperature, corpus.routes[held], n_routes - out_of_scope, floor
+        )
     learner.fit(base, everything, FINAL_EPOCHS, SEED + 1)
     correction = learner.weights
     correction += NB_SCALE * bayes
     correction -= correction.mean(axis=1, keepdims=True)
-    return Model(correction, temperature, calibrate, floor)
+    return Model(correction, temperature, calibrate, floor, margin)
 
 
 def held_epochs(n_docs: int) -> int:
@@ -418,6 +430,32 @@ def fit_floor(logits: FloatArray, labels: IntArray, n_scored: int) -> float | No
     probabilities /= probabilities.sum(axis=1, keepdims=True)
     top = probabilities[:, :n_scored].max(axis=1)
     return round(min(float(np.quantile(top, FLOOR_REFUSED)), FLOOR_CAP), 4)
+
+
+def fit_margin(
+    logits: FloatArray, labels: IntArray, n_scored: int, floor: float | None
+) -> float | None:
+    """The pairwise gap under which MENU_SHARE of the held-out in-scope texts above the floor
+    fall (at most MARGIN_CAP): a menu for what is a near-tie on text like the examples.
+
+    A pack's gaps shrink as its routes get fewer examples and more alike, so one margin for
+    every pack offers menus on a large share of a small profile's turns.
+
+    Returns:
+        The margin, or None without a held-out in-scope text above the floor.
+    """
+    if n_scored < 2:
+        return None
+    scaled = logits[labels < n_scored].astype(np.float64)
+    scaled -= scaled.max(axis=1, keepdims=True)
+    probabilities = np.exp(scaled)
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    ordered = np.sort(probabilities[:, :n_scored], axis=1)
+    alive = ordered[:, -1] > (floor or 0.0)
+    if not alive.any():
+        return None
+    gaps = np.tanh((ordered[alive, -1] - ordered[alive, -2]) / 2.0)
+    return round(min(float(np.quantile(gaps, MENU_SHARE)), MARGIN_CAP), 4)
 
 
 def log_loss(logits: FloatArray, labels: IntArray, temperature: float) -> float:

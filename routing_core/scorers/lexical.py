@@ -273,6 +273,7 @@ def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel
                 trained.temperature,
                 trained.calibrated,
                 trained.floor,
+                trained.margin,
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:
@@ -292,6 +293,7 @@ class LexicalScorer:
         origin: str = "trained at load",
         calibrated: bool = False,
         floor: float | None = None,
+        margin: float | None = None,
     ):
         self._names = tuple(names)
         self._index = {name: i for i, name in enumerate(self._names)}
@@ -299,7 +301,7 @@ class LexicalScorer:
         self._weights = weights
         self._inverse_temperature = 1.0 / temperature
         self._calibrated = calibrated
-        self._floor = floor
+        self._floor, self._margin = floor, margin
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
@@ -314,6 +316,7 @@ class LexicalScorer:
                 "calibration_temperature": temperature,
                 "calibrated": calibrated,
                 "fitted_floor": floor,
+                "fitted_margin": margin,
                 "out_of_scope_examples": int(weights.shape[1]) > len(self._names),
                 "model": origin,
             },
@@ -357,7 +360,14 @@ class LexicalScorer:
         is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool)
         vocabulary = _Vocabulary(terms, idf, is_char)
         return cls(
-            names, vocabulary, weights, model.temperature, origin, model.calibrated, model.floor
+            names,
+            vocabulary,
+            weights,
+            model.temperature,
+            origin,
+            model.calibrated,
+            model.floor,
+            model.margin,
         )
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
@@ -367,7 +377,7 @@ class LexicalScorer:
         terms = list(self._vocabulary.ids)
         idf, weights = self._vocabulary.idf, self._weights
         return stored_model.encode(
-            routes, terms, idf, weights, temperature, self._calibrated, self._floor
+            routes, terms, idf, weights, temperature, self._calibrated, self._floor, self._margin
         )
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:

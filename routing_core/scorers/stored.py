@@ -47,6 +47,7 @@ def encode(
     temperature: float,
     calibrated: bool,
     floor: float | None = None,
+    margin: float | None = None,
 ) -> LexicalModel:
     """The pack field for a trained scorer (weights: terms x routes)."""
     from routing_core.pack import LexicalModel
@@ -59,6 +60,7 @@ def encode(
         temperature=temperature,
         calibrated=calibrated,
         floor=floor,
+        margin=margin,
         terms=tuple(terms),
         idf=_pack(idf.astype("<f2")),
         cells=_pack(cells),

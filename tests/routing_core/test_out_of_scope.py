@@ -1,4 +1,4 @@
-"""Out of scope at the pack's defaults: the fitted floor and the profile's out-of-scope examples."""
+"""The pack's defaults fitted at build: the out-of-scope floor, out-of-scope examples, the margin."""
 
 from __future__ import annotations
 
@@ -190,8 +190,37 @@ def test_the_command_line_builds_with_out_of_scope_examples_and_eval_shows_the_f
     assert stored is not None and stored.floor is not None
     report = cli("eval", str(pack_path), str(cases))
     assert f"floor               {stored.floor:.2f} (fitted at build)" in report.stdout
-    assert "near-tie margin     0.15" in report.stdout
+    assert stored.margin is not None and pack.policy.near_tie_margin == stored.margin
+    assert f"near-tie margin     {stored.margin:.2f}" in report.stdout
     overridden = json.loads(
         cli("eval", str(pack_path), str(cases), "--json", "--floor", "0.3").stdout
     )
     assert (overridden["floor"], overridden["floor_source"]) == (0.3, "policy")
+
+
+def test_fit_margin_is_the_gap_under_which_a_share_of_held_out_texts_gets_a_menu() -> None:
+    # Ten routes. 150 texts lead with 0.5 against 0.5 - d (gaps d from 0 to 0.2, the rest
+    # spread evenly); 50 more score 0.1 everywhere, under the floor, and do not count.
+    d = np.linspace(0.0, 0.2, 150)
+    led = np.column_stack([np.full(150, 0.5), 0.5 - d, *([d / 8 + 1e-9] * 8)])
+    probabilities = np.vstack([led, np.full((50, 10), 0.1)])
+    logits = np.log(probabilities).astype(np.float32)
+    labels = np.zeros(200, np.int64)
+    margin = _model.fit_margin(logits, labels, 10, 0.3)
+    assert margin == pytest.approx(np.quantile(np.tanh(d / 2), _model.MENU_SHARE), abs=2e-3)
+    assert _model.fit_margin(logits, labels, 10, 0.7) is None  # nothing above the floor
+    assert _model.fit_margin(logits[:, :1], labels, 1, None) is None  # one route: no ties
+
+
+def test_fit_margin_is_never_wider_than_the_design_default() -> None:
+    apart = np.log(np.array([[0.98, 0.01, 0.01]] * 40)).astype(np.float32)
+    assert _model.fit_margin(apart, np.zeros(40, np.int64), 3, 0.5) == _model.MARGIN_CAP
+
+
+def test_a_built_pack_takes_the_fitted_margin_as_its_policy_margin(plain: Pack) -> None:
+    stored = _model_of(plain).model
+    assert stored is not None and stored.margin is not None
+    assert plain.policy.near_tie_margin == stored.margin
+    assert Router(plain).scorer.info.details["fitted_margin"] == stored.margin
+    tiny = build_pack([{"name": "a", "examples": ["hello a"]}, {"name": "b", "examples": ["b"]}])
+    assert tiny.policy.near_tie_margin == Policy().near_tie_margin == 0.15

@@ -104,6 +104,7 @@ def test_a_small_profile_says_its_scorer_has_no_fitted_floor_yet(
     page = client_for(viewer).get(reverse("policy", args=[profile.slug])).content.decode()
     assert "Effective floor now: the scorer's own (0.00)" in page
     assert "200 route texts" in page
+    assert "Near-tie margin that fits" not in page  # nothing fitted in a small profile
 
 
 def test_a_floor_set_by_a_person_overrides_the_fitted_one(
@@ -124,3 +125,14 @@ def test_an_imported_pack_brings_its_out_of_scope_examples(large: Profile, owner
     large.save()
     copy = import_pack(dump_pack(release_pack(large)), user=owner, slug="copy")
     assert Profile.objects.get(pk=copy.pk).out_of_scope == OUT_OF_SCOPE
+
+
+def test_the_policy_page_suggests_the_margin_fitted_for_the_profiles_size(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    large.near_tie_margin = 0.5  # far from anything fitted: the suggestion shows
+    large.save()
+    fitted = compiled_router(large).scorer.info.details["fitted_margin"]
+    assert isinstance(fitted, float)
+    page = client_for(viewer).get(reverse("policy", args=[large.slug])).content.decode()
+    assert f"Near-tie margin that fits this profile's size: {fitted:.2f}" in page
