@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers._terms import is_segmented
 from routing_core.scorers.base import RouteText
 
 if TYPE_CHECKING:
@@ -26,7 +27,13 @@ if TYPE_CHECKING:
 # Changing what a term is must invalidate stored models: their weights index the terms. A
 # change in how weights are learned does not: a stored model is still a valid model of its
 # routes, and a published pack keeps scoring exactly as it did when it was published.
-FEATURES_VERSION = "lexical-features/3"
+# Version 4 keeps combining marks inside words and splits scripts without spaces into
+# character bigrams (`_terms.message_words`). Only route texts with such characters have
+# other terms than under version 3, so only their models are fingerprinted as version 4:
+# every other stored model (English, Arabic and Hebrew without points, ...) stays valid and
+# loads without learning again.
+FEATURES_VERSION = "lexical-features/4"
+UNCHANGED_FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
 
 FloatArray = npt.NDArray[np.float32]
@@ -35,7 +42,11 @@ FloatArray = npt.NDArray[np.float32]
 def fingerprint(routes: Sequence[RouteText]) -> str:
     """`sha256:<hex>` of everything the scorer learns from, in order, plus the feature version."""
     texts = [[r.name, r.description, list(r.examples), list(r.keywords)] for r in routes]
-    canonical = json.dumps([FEATURES_VERSION, texts], ensure_ascii=False, separators=(",", ":"))
+    changed = any(
+        is_segmented(t) for r in routes for t in (r.description, *r.examples, *r.keywords)
+    )
+    version = FEATURES_VERSION if changed else UNCHANGED_FEATURES_VERSION
+    canonical = json.dumps([version, texts], ensure_ascii=False, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
