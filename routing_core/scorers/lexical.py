@@ -384,14 +384,16 @@ class LexicalScorer:
         """Each candidate's calibrated probability for the message, in candidate order.
 
         All zeros when the message has no known term, or (in a pack too small to calibrate)
-        no content word: empty, punctuation, stop words only.
+        no content word: empty, punctuation, stop words only; and when the profile's
+        out-of-scope examples are its likeliest class (Dialogflow's negative intent), so that
+        it is unmatched at any floor, even in a pack too small to fit one.
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
         columns = self._columns(candidates)
         posterior = self._posterior(message)
-        if posterior is None:
+        if posterior is None or self._is_out_of_scope(posterior):
             return [0.0] * len(columns)
         result: list[float] = posterior[columns].tolist()
         return result
@@ -438,6 +440,9 @@ class LexicalScorer:
         tell "hi" in a small pack (never scored) from a message the routes do not know.
         """
         if self._features(message) is not None:
+            posterior = self._posterior(message)
+            if posterior is not None and self._is_out_of_scope(posterior):
+                return "it reads like this profile's out-of-scope examples"
             return None
         words, has_content = self._vocabulary.resolve(message)
         if not words:
@@ -449,6 +454,10 @@ class LexicalScorer:
                 " keywords) to calibrate on; an entry rule can route it meanwhile"
             )
         return "none of its words, nor parts of them, appear in any route's texts"
+
+    def _is_out_of_scope(self, posterior: FloatArray) -> bool:
+        """Whether the out-of-scope examples' class (the last column, if any) leads."""
+        return len(posterior) > len(self._names) and int(posterior.argmax()) >= len(self._names)
 
     def _scores(self, has_content: bool) -> bool:
         """Whether this pack scores a message with (or, when calibrated, without) a content word."""

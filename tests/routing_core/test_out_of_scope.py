@@ -224,3 +224,24 @@ def test_a_built_pack_takes_the_fitted_margin_as_its_policy_margin(plain: Pack) 
     assert Router(plain).scorer.info.details["fitted_margin"] == stored.margin
     tiny = build_pack([{"name": "a", "examples": ["hello a"]}, {"name": "b", "examples": ["b"]}])
     assert tiny.policy.near_tie_margin == Policy().near_tie_margin == 0.15
+
+
+def test_a_small_pack_leaves_unmatched_what_reads_like_its_out_of_scope_examples() -> None:
+    routes = [
+        {"name": "refunds", "examples": ["I want my money back", "when will my refund arrive"]},
+        {"name": "orders", "examples": ["cancel my order", "change the address of my order"]},
+    ]
+    outside = ["what's the weather like today", "tell me a joke", "recommend a good movie"]
+    pack = build_pack(routes, out_of_scope=outside)
+    stored = _model_of(pack).model
+    assert stored is not None and not stored.calibrated and stored.floor is None
+    router = Router(pack)
+    decision = router.route("what's the weather like in Paris")
+    assert decision.verdict == "unmatched" and decision.floor == 0.0
+    assert router.scorer.unscored_reason("what's the weather like in Paris") == (
+        "it reads like this profile's out-of-scope examples"
+    )
+    without = Router(build_pack(routes))
+    assert without.route("what's the weather like in Paris").verdict != "unmatched"
+    assert router.route("when will my refund arrive").route == "refunds"
+    assert router.scorer.unscored_reason("when will my refund arrive") is None

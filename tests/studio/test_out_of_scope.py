@@ -136,3 +136,25 @@ def test_the_policy_page_suggests_the_margin_fitted_for_the_profiles_size(
     assert isinstance(fitted, float)
     page = client_for(viewer).get(reverse("policy", args=[large.slug])).content.decode()
     assert f"Near-tie margin that fits this profile's size: {fitted:.2f}" in page
+
+
+def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
+    db: Any, viewer: Any, client_for: Any
+) -> None:
+    from studio import playground
+    from studio.demo import load_demo_profile
+
+    playground.clear_cache()
+    demo = load_demo_profile()
+    assert demo.out_of_scope  # the demo ships out-of-scope examples
+    [case] = demo.test_cases.filter(expected_route="")
+    response = client_for(viewer).post(
+        reverse("playground", args=[demo.slug]), {"message": case.message}, **htmx()
+    )
+    page = response.content.decode()
+    assert 'data-testid="verdict-kind">unmatched<' in page
+    assert "Not scored: it reads like this profile&#x27;s out-of-scope examples." in page
+    refund = client_for(viewer).post(
+        reverse("playground", args=[demo.slug]), {"message": "I want a refund"}, **htmx()
+    )
+    assert 'data-testid="verdict-kind">unmatched<' not in refund.content.decode()
