@@ -148,6 +148,8 @@ class IntentClassifier:
     def _uncovered(self, message: str, verdict: TriageVerdict) -> TriageVerdict | None:
         """The no-signal verdict said as "not my language" when no letter of the message is
         in a script of the lexicons (a Chinese message against English verbs), else None."""
+        if message.isascii() and "Latin" in self._scripts:
+            return None
         found = scripts(message[:_SCRIPT_SAMPLE])
         if not found or found & self._scripts:
             return None
