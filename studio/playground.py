@@ -66,20 +66,32 @@ def compiled_router(profile: Profile) -> Router:
     return router
 
 
-def scorer_floor(profile: Profile) -> tuple[float, bool, object] | None:
-    """The draft's scorer floor, whether the build fitted it, and the margin it fitted
-    (None when not fitted); None when the draft is invalid.
+@dataclass(frozen=True, slots=True)
+class ScorerDefaults:
+    """What the draft's scorer brings when the policy leaves it to the scorer.
 
-    The floor applies when the policy sets none; the lexical scorer fits both on held-out
-    examples once the profile is big enough to calibrate (routing_core's `fit_floor`,
-    `fit_margin`). The margin is only suggested: the profile's own margin always applies.
+    The floor applies when the policy sets none; the lexical scorer fits it and a margin on
+    held-out examples once the profile is big enough to calibrate (routing_core's
+    `fit_floor`, `fit_margin`). The margin is only suggested: the profile's own applies.
     """
+
+    floor: float
+    is_fitted: bool
+    margin: float | None
+
+
+def scorer_defaults(profile: Profile) -> ScorerDefaults | None:
+    """The draft's scorer floor and fitted margin; None when the draft is invalid."""
     try:
         info = compiled_router(profile).scorer.info
     except PackError:
         return None
-    details = info.details
-    return info.floor or 0.0, details.get("fitted_floor") is not None, details.get("fitted_margin")
+    margin = info.details.get("fitted_margin")
+    return ScorerDefaults(
+        info.floor or 0.0,
+        info.details.get("fitted_floor") is not None,
+        margin if isinstance(margin, float) else None,
+    )
 
 
 def _router(pack: Pack) -> Router:

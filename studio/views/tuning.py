@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from routing_core import triage
 from studio.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import Profile
-from studio.playground import scorer_floor
+from studio.playground import scorer_defaults
 from studio.services import Conflict, Refused, save_profile
 from studio.views._common import (
     HtmxHttpRequest,
@@ -96,7 +96,7 @@ def _scorer(profile: Profile) -> dict[str, object]:
     settings = profile.active_scorer_settings
     return {
         "scorer_settings": json.dumps(settings, indent=2) if settings else "",
-        "scorer_floor": scorer_floor(profile),
+        "scorer_defaults": scorer_defaults(profile),
     }
 
 
