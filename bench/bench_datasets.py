@@ -1,6 +1,7 @@
 """Benchmark routing_core on the public data sets: build, load, latency, memory and accuracy.
 
 Usage: .venv/bin/python bench/bench_datasets.py [--data ../shared/datasets] [--only clinc150]
+       [--defaults-only]   (quality at the pack's own defaults only: no costs, no sweep)
 
 Data sets: CLINC150, Banking77 and HWU64 (full and 10-shot), all read from `--data`; HWU64 is
 public data the defaults were never tuned on (see each SOURCE.md). Thresholds
@@ -56,12 +57,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--only", help="one data set by folder name, e.g. hwu64")
+    parser.add_argument("--defaults-only", action="store_true", help="skip costs and the sweep")
     args = parser.parse_args()
     folders = [Path(args.data) / name for name in DATASETS]
     for folder in folders:
         if args.only and folder.name != args.only:
             continue
-        bench(folder)
+        if args.defaults_only:
+            print(f"\n=== {folder.name} ===")
+            report_defaults(folder)
+        else:
+            bench(folder)
 
 
 def bench(folder: Path) -> None:
@@ -133,6 +139,50 @@ def bench(folder: Path) -> None:
         report_calibration(router, split, cases)
     if splits:
         choose_thresholds(router, splits[0][1], test)
+    report_defaults(folder)
+
+
+def report_defaults(folder: Path) -> None:
+    """In-scope accuracy, out-of-scope recall and menu rate at the built pack's own defaults.
+
+    `routing-core build` fits the floor and the margin; nothing here is chosen. With a
+    `train.jsonl` that has out-of-scope rows (CLINC150), the pack is built a second time
+    with them as out-of-scope examples (`routing-core build --out-of-scope`).
+    """
+    routes = folder / "routes.json"
+    train = folder / "train.jsonl"
+    oos = [c.text for c in load_cases(train) if c.expected is None] if train.exists() else []
+    variants = [("routes.json", None), *([(f"+ {len(oos)} oos examples", oos)] if oos else [])]
+    names = [s for s in ("val", "test") if (folder / f"{s}.jsonl").exists()]
+    splits = [(s, load_cases(folder / f"{s}.jsonl")) for s in names]
+    for label, examples in variants:
+        pack = build_pack_file(routes, slug=folder.name.replace("_", "-"), out_of_scope=examples)
+        model = pack.scorer.model
+        print(
+            f"defaults ({label}): floor {_f(model.floor)}, margin {pack.policy.near_tie_margin:.4f}"
+            f" (fitted {_f(model.margin)}), T {model.temperature}; load average {_load()}"
+        )
+        router = Router(pack)
+        for split, cases in splits:
+            r = evaluate(router, cases)
+            print(
+                f"  {split}: top-1 {_p(r.top1_accuracy)}, in-scope {_p(r.in_scope_accuracy)}, "
+                f"oos recall {_p(r.oos_recall)}, menu rate {_p(r.menu_rate)} "
+                f"(floor {_f(r.floor)} {r.floor_source}, margin {r.near_tie_margin:.4f})"
+            )
+        for label, policy in (
+            ("margin 0.15", router.policy_with(near_tie_margin=0.15)),
+            (
+                "floor 0, margin 0.15 (the old defaults)",
+                router.policy_with(floor=0.0, near_tie_margin=0.15),
+            ),
+        ):
+            for split, cases in splits:
+                r = evaluate(router, cases, policy=policy)
+                print(
+                    f"  {split} at {label}: in-scope {_p(r.in_scope_accuracy)}, "
+                    f"oos recall {_p(r.oos_recall)}, menu {_p(r.menu_rate)}"
+                )
 
 
 def report_calibration(router: Router, split: str, cases: list[Case]) -> None:
@@ -152,6 +202,7 @@ def report_calibration(router: Router, split: str, cases: list[Case]) -> None:
             confident.append(0.0), raw_confident.append(0.0), right.append(False)
             continue
         names = router.pack.route_names
+        logits = logits[: len(names)]  # an out-of-scope class's column is never a route
         right.append(names[int(np.argmax(logits))] == case.expected)
         confident.append(_top_probability(logits * inverse))
         raw_confident.append(_top_probability(logits))

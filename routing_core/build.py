@@ -18,10 +18,14 @@ def build_pack(
     slug: str = "built",
     name: str | None = None,
     description: str = "",
+    out_of_scope: list[str] | None = None,
 ) -> Pack:
     """A pack with default policy, scorer and triage around `[{"name", "examples", "description"?}]`.
 
-    The lexical scorer's learned weights are stored in the pack (`scorer.model`).
+    The lexical scorer's learned weights are stored in the pack (`scorer.model`), with the
+    out-of-scope floor and the near-tie margin fitted on held-out texts (the margin becomes
+    the policy's); `out_of_scope`: messages that belong to no route, learned as such (the
+    pack's `out_of_scope`).
 
     Raises:
         PackError: when the list is not a list of route objects, or a route is invalid.
@@ -32,10 +36,24 @@ def build_pack(
         {
             "profile": {"slug": slug, "name": name or slug, "description": description},
             "routes": routes,
+            "out_of_scope": out_of_scope or [],
         }
     )
     # Learn the scorer's weights now, so the pack loads in a fraction of a second.
-    return with_model(pack)
+    return with_fitted_margin(with_model(pack))
+
+
+def with_fitted_margin(pack: Pack) -> Pack:
+    """The pack with the near-tie margin its lexical model fitted as its policy's margin.
+
+    A fresh pack has no margin a person chose; the fitted one keeps menus for what is a
+    near-tie on text like the examples, whatever the profile's size (`_model.fit_margin`).
+    """
+    model = getattr(pack.scorer, "model", None)
+    if model is None or model.margin is None:
+        return pack
+    policy = pack.policy.model_copy(update={"near_tie_margin": model.margin})
+    return pack.model_copy(update={"policy": policy})
 
 
 def build_pack_file(path: str | Path, **identity: Any) -> Pack:

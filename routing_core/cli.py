@@ -57,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--slug", default="built")
     build.add_argument("--name")
     build.add_argument("-o", "--output", help="write here instead of stdout")
+    build.add_argument(
+        "--out-of-scope",
+        metavar="CASES",
+        help="JSONL cases: those with expected null are learned as out-of-scope examples",
+    )
     build.set_defaults(handler=_build)
 
     ev = commands.add_parser("eval", help="measure a pack on JSONL cases")
@@ -94,7 +99,11 @@ def _route(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    text = dump_pack(build_pack_file(args.routes, slug=args.slug, name=args.name), indent=1)
+    out_of_scope = None
+    if args.out_of_scope:
+        out_of_scope = [c.text for c in load_cases(args.out_of_scope) if c.expected is None]
+    pack = build_pack_file(args.routes, slug=args.slug, name=args.name, out_of_scope=out_of_scope)
+    text = dump_pack(pack, indent=1)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             out.write(text + "\n")
@@ -209,6 +218,7 @@ def render_report(report: EvalReport, worst: int = 10) -> str:
         f"out-of-scope recall {pct(report.oos_recall)}",
         f"oos precision       {pct(report.oos_precision)}",
         f"menu rate           {pct(report.menu_rate)}",
+        *_threshold_lines(report),
         f"latency p50 / p99   {report.latency_us['p50']:.0f} / {report.latency_us['p99']:.0f} µs"
         f" (first case apart: {report.latency_us['first']:.0f} µs)",
         *_tier_lines(report),
@@ -222,6 +232,17 @@ def render_report(report: EvalReport, worst: int = 10) -> str:
     lines.append("worst confusions (expected → predicted):")
     lines += [f"  {e} → {p}: {c}" for e, p, c in report.confusions[:worst]]
     return "\n".join(lines)
+
+
+def _threshold_lines(report: EvalReport) -> list[str]:
+    """The floor and margin the cases were judged with, and where the floor came from."""
+    if report.near_tie_margin is None:
+        return []
+    floor = "none" if report.floor is None else f"{report.floor:.2f}"
+    return [
+        f"floor               {floor} ({report.floor_source})",
+        f"near-tie margin     {report.near_tie_margin:.2f}",
+    ]
 
 
 def _tier_lines(report: EvalReport) -> list[str]:

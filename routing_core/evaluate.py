@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from routing_core.cases import Case
@@ -88,6 +88,11 @@ class EvalReport:
     results: list[CaseResult] = field(repr=False, default_factory=list)
     tiers: dict[str, TierStats] = field(default_factory=dict)
     decided_by: dict[str, int] = field(default_factory=dict)
+    # The thresholds the cases were judged with (`evaluate` fills them): the effective floor
+    # and where it came from ("policy", "fitted at build", "scorer").
+    floor: float | None = None
+    floor_source: str | None = None
+    near_tie_margin: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`routing-core eval --json`)."""
@@ -114,6 +119,9 @@ class EvalReport:
             "latency_us": {k: round(v, 1) for k, v in self.latency_us.items()},
             "tiers": {name: t.to_dict(self.n) for name, t in self.tiers.items()},
             "decided_by": dict(self.decided_by),
+            "floor": self.floor,
+            "floor_source": self.floor_source,
+            "near_tie_margin": self.near_tie_margin,
         }
 
 
@@ -160,7 +168,21 @@ def evaluate(
         results.append(result)
         if progress is not None:
             progress(i, len(cases))
-    return summarize(results, router.pack.route_names)
+    report = summarize(results, router.pack.route_names)
+    return replace(report, **judged_by(router, policy or router.pack.policy))
+
+
+def judged_by(router: Router, policy: Policy) -> dict[str, Any]:
+    """The effective floor (the policy's, else the scorer's), its source, and the margin."""
+    info = router.scorer.info
+    floor: float | None
+    if policy.floor is not None:
+        floor, source = policy.floor, "policy"
+    elif info.details.get("fitted_floor") is not None:
+        floor, source = info.floor, "fitted at build"
+    else:
+        floor, source = info.floor, "scorer"
+    return {"floor": floor, "floor_source": source, "near_tie_margin": policy.near_tie_margin}
 
 
 def run_case(

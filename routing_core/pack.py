@@ -231,7 +231,11 @@ class LexicalModel(_Model):
     a model carried over from earlier route texts (`stored.with_stale_model`, for a
     playground that answers while the new model trains): its `fingerprint` is that of the
     texts it learned from, its columns follow this pack's routes, and the scorer uses it as
-    it is and says so. Written only when true, so other packs keep their checksums.
+    it is and says so. Written only when true, so other packs keep their checksums. `floor`
+    is the out-of-scope floor fitted on those held-out texts: the scorer's floor when the
+    policy sets none (absent in older packs and in packs too small to calibrate: floor 0).
+    `margin` is the near-tie margin fitted on them: `build_pack` makes it the built pack's
+    policy margin, and the studio suggests it (the router never applies it on its own).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -240,6 +244,8 @@ class LexicalModel(_Model):
     temperature: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
     calibrated: bool = False
     stale: bool = False
+    floor: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
+    margin: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
     terms: tuple[ModelTerm, ...] = Field(max_length=MAX_MODEL_TERMS)
     idf: str
     cells: str
@@ -402,6 +408,9 @@ class Pack(_Model):
     version: int = Field(0, ge=0, le=2**53)
     created_at: datetime | None = None
     routes: tuple[Route, ...] = Field(min_length=1, max_length=MAX_ROUTES)
+    # Messages that belong to no route (Dialogflow's negative intent): the lexical scorer
+    # learns them as a class of their own that is never offered, and evaluation counts them.
+    out_of_scope: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
     rules: tuple[Rule, ...] = Field((), max_length=MAX_ITEMS)
     default_route: RouteName | None = None
     policy: Policy = Policy()

@@ -16,6 +16,8 @@ Default lexicons (our judgement, for English):
 
 from __future__ import annotations
 
+import dataclasses
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -135,6 +137,7 @@ class IntentClassifier:
         pattern = DEFAULT_QUESTION_PATTERN if question_pattern is None else question_pattern
         self.question = compile_user_regex(pattern)
         self._tools = ToolMatcher(tool_keywords or {})
+        self._scripts = frozenset().union(*map(scripts, self.action_verbs | self.knowledge_verbs))
 
     def classify(
         self,
@@ -161,7 +164,22 @@ class IntentClassifier:
         is_question = found is not None
         action = _lane(tokens, self.action_verbs, bonus=bool(tools), bonus_name="tool")
         knowledge = _lane(tokens, self.knowledge_verbs, bonus=is_question, bonus_name="question")
-        return self._resolve(action, knowledge, tools)
+        verdict = self._resolve(action, knowledge, tools)
+        if verdict.action_score == verdict.knowledge_score == 0:
+            return self._uncovered(message, verdict) or verdict
+        return verdict
+
+    def _uncovered(self, message: str, verdict: TriageVerdict) -> TriageVerdict | None:
+        """The no-signal verdict said as "not my language" when no letter of the message is
+        in a script of the lexicons (a Chinese message against English verbs), else None."""
+        if message.isascii() and "Latin" in self._scripts:
+            return None
+        found = scripts(message[:_SCRIPT_SAMPLE])
+        if not found or found & self._scripts:
+            return None
+        names = ", ".join(sorted(found))
+        reason = f"no signals: the triage lexicons do not cover this language ({names} script)"
+        return dataclasses.replace(verdict, reasoning=reason)
 
     def _resolve(self, action: _Lane, knowledge: _Lane, tools: tuple[str, ...]) -> TriageVerdict:
         a, k = action.score, knowledge.score
@@ -186,6 +204,18 @@ class IntentClassifier:
             )
             label = "ambiguous"
         return TriageVerdict(label, confidence, tools, f"{outcome}; {why}", a, k, signals)
+
+
+# Unicode names a script's letters share a first word with, said the way people name them.
+_SCRIPT_NAMES = {"CJK": "Han", "FULLWIDTH": "Latin"}
+# Characters of a message looked at to name its scripts (its language shows early).
+_SCRIPT_SAMPLE = 1000
+
+
+def scripts(text: str) -> frozenset[str]:
+    """The scripts of the text's letters, by the first word of their Unicode names."""
+    found = {unicodedata.name(c, "").split(" ")[0] for c in text if c.isalpha()}
+    return frozenset(_SCRIPT_NAMES.get(s, s.title()) for s in found if s)
 
 
 def _lexicon(given: Iterable[str] | None, default: frozenset[str]) -> frozenset[str]:

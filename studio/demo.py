@@ -12,6 +12,17 @@ PROFILE = {
     "slug": "support",
     "name": "Customer support",
     "description": "Storefront support agent: billing, refunds, shipping, orders and accounts.",
+    # Messages no route is for: the scorer learns them, so messages like them stay unmatched.
+    "out_of_scope": [
+        "what's the weather like today",
+        "tell me a joke",
+        "who won the football game last night",
+        "what is the capital of France",
+        "write me a poem about the sea",
+        "how tall is Mount Everest",
+        "what time is it in Tokyo",
+        "recommend a good movie",
+    ],
 }
 
 ROUTES: list[dict[str, Any]] = [

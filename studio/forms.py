@@ -139,13 +139,23 @@ class PolicyForm(PackForm):
         "mode": "triage_mode",
         "ambiguity_confidence_floor": "ambiguity_confidence_floor",
         "min_action_signals": "min_action_signals",
+        "out_of_scope": "out_of_scope",
     }
+    out_of_scope = LinesField(
+        label="Out-of-scope examples",
+        help_text=(
+            "Messages no route is for, one per line (small talk, other products' questions)."
+            " The scorer learns them, so messages like them stay unmatched."
+        ),
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
 
     class Meta:
         model = Profile
         fields = [
             "scorer_kind",
             "floor",
+            "out_of_scope",
             "near_tie_margin",
             "menu_size",
             "strictness",
@@ -155,7 +165,7 @@ class PolicyForm(PackForm):
         ]
         help_texts = {
             "scorer_kind": "Which scorer ranks the routes when no rule decides; lexical needs no model.",
-            "floor": "How sure the scorer must be before a route counts at all. A turn where no route clears it is unmatched: it goes to the default route, or the agent asks. Leave empty for the scorer's own (none for lexical).",
+            "floor": "How sure the scorer must be before a route counts at all. A turn where no route clears it is unmatched: it goes to the default route, or the agent asks. Leave empty for the scorer's own: for lexical, the one fitted on the examples, shown below.",
             "near_tie_margin": "How far ahead the best route must be to win on its own. When the runner-up is closer than this, the turn is too close to call: the conversation stays where it is, or the agent offers a menu. Larger means more menus.",
             "menu_size": "The most routes a menu offers when the top scores are too close to call (at least 2).",
             "strictness": "Whether the agent may switch routes on its own: assist any route, guard only one from an offered menu, rails never.",

@@ -58,6 +58,8 @@ class Profile(Editable):
 
     # policy
     floor = models.FloatField(null=True, blank=True)
+    # Messages that belong to no route (the pack's `out_of_scope`): the scorer learns them.
+    out_of_scope = models.JSONField(default=list, blank=True)
     near_tie_margin = models.FloatField(default=0.15)
     menu_size = models.PositiveSmallIntegerField(default=3)
     strictness = models.CharField(

@@ -66,6 +66,34 @@ def compiled_router(profile: Profile) -> Router:
     return router
 
 
+@dataclass(frozen=True, slots=True)
+class ScorerDefaults:
+    """What the draft's scorer brings when the policy leaves it to the scorer.
+
+    The floor applies when the policy sets none; the lexical scorer fits it and a margin on
+    held-out examples once the profile is big enough to calibrate (routing_core's
+    `fit_floor`, `fit_margin`). The margin is only suggested: the profile's own applies.
+    """
+
+    floor: float
+    is_fitted: bool
+    margin: float | None
+
+
+def scorer_defaults(profile: Profile) -> ScorerDefaults | None:
+    """The draft's scorer floor and fitted margin; None when the draft is invalid."""
+    try:
+        info = compiled_router(profile).scorer.info
+    except PackError:
+        return None
+    margin = info.details.get("fitted_margin")
+    return ScorerDefaults(
+        info.floor or 0.0,
+        info.details.get("fitted_floor") is not None,
+        margin if isinstance(margin, float) else None,
+    )
+
+
 def _router(pack: Pack) -> Router:
     try:
         return Router(pack)

@@ -89,6 +89,7 @@ def build_pack_dict(
         "version": profile.draft_revision,
         "created_at": None,
         "routes": [_route_dict(r) for r in routes],
+        "out_of_scope": list(profile.out_of_scope or []),
         "rules": [_rule_dict(r) for r in rules],
         "default_route": profile.default_route or None,
         "policy": {

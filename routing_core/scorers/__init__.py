@@ -7,6 +7,7 @@ pack names a cascade); optional scorers are imported only when a pack names them
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from routing_core.errors import PackError
@@ -56,7 +57,7 @@ def build_scorer(pack: Pack, settings: TierSettings | None = None) -> Scorer:
     chosen = settings or pack.scorer
     if isinstance(chosen, CascadeScorerSettings):
         chosen = chosen.tiers[0]
-    return _build(route_texts(pack), chosen, "scorer")
+    return _build(route_texts(pack), chosen, "scorer", pack.out_of_scope)
 
 
 def build_tiers(pack: Pack) -> tuple[Tier, ...]:
@@ -75,7 +76,9 @@ def build_tiers(pack: Pack) -> tuple[Tier, ...]:
     texts = route_texts(pack)
     return tuple(
         Tier(
-            _build(texts, s, where), getattr(s, "floor", None), getattr(s, "near_tie_margin", None)
+            _build(texts, s, where, pack.out_of_scope),
+            getattr(s, "floor", None),
+            getattr(s, "near_tie_margin", None),
         )
         for where, s in located
     )
@@ -91,7 +94,9 @@ def build_decider(pack: Pack) -> LlmDecider | None:
     return LlmDecider.build(route_texts(pack), settings.decider)
 
 
-def _build(texts: list[RouteText], settings: TierSettings, where: str) -> Scorer:
+def _build(
+    texts: list[RouteText], settings: TierSettings, where: str, out_of_scope: Sequence[str] = ()
+) -> Scorer:
     if isinstance(settings, LlmScorerSettings):
         from routing_core.scorers.llm import LlmScorer
 
@@ -100,7 +105,7 @@ def _build(texts: list[RouteText], settings: TierSettings, where: str) -> Scorer
         return _build_embedding(texts, settings, where)
     from routing_core.scorers.lexical import LexicalScorer
 
-    return LexicalScorer.build(texts, settings.model)
+    return LexicalScorer.build(texts, settings.model, out_of_scope)
 
 
 def _build_embedding(

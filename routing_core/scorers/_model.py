@@ -78,6 +78,22 @@ SEED = 7
 # pack with fewer held-out texts than MIN_CALIBRATION keeps temperature 1.
 HOLD_OUT = 10
 MIN_CALIBRATION = 20
+# The default floor refuses this share of held-out in-scope texts (`fit_floor`). Chosen on
+# CLINC150 val, the one shared set with out-of-scope messages: 0.025-0.045 all keep in-scope
+# accuracy >= 90% with out-of-scope recall >= 60%, with or without out-of-scope examples
+# (docs/benchmarks.md). Held-out texts come from the examples, so they are surer than real
+# traffic: the floor that 3% of them fall under holds 4.2% of CLINC150 val's in-scope ones.
+FLOOR_REFUSED = 0.03
+# ... but never above this calibrated probability: on examples made from a few templates
+# every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
+FLOOR_CAP = 0.7
+# The default near-tie margin offers a menu to about this share of the held-out in-scope
+# texts the floor keeps (`fit_margin`), and is never wider than DESIGN's 0.15. At 0.15 a
+# profile of 10-20 examples per route offered a menu on 16% of dev-fold messages (HWU64
+# 10-shot: in-scope accuracy 61.7% vs 71.1% without menus); chosen on dev folds of the
+# training splits (docs/benchmarks.md).
+MENU_SHARE = 0.02
+MARGIN_CAP = 0.15
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
 
@@ -103,11 +119,15 @@ class Model:
     """The learned weights (terms x routes, centred per term) and the score temperature.
 
     `calibrated`: the temperature was fitted on held-out texts (the pack was big enough).
+    `floor`: the out-of-scope floor fitted on those texts (`fit_floor`); None when uncalibrated.
+    `margin`: the near-tie margin fitted on them (`fit_margin`); None when uncalibrated.
     """
 
     weights: FloatArray
     temperature: float
     calibrated: bool = False
+    floor: float | None = None
+    margin: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +173,15 @@ class Warm:
     known_terms: npt.NDArray[np.bool_]
     known_routes: npt.NDArray[np.bool_]
     temperature: float
+    floor: float | None = None
+    margin: float | None = None
 
 
 def train(
     corpus: Corpus,
     n_routes: int,
     *,
+    out_of_scope: bool = False,
     warm: Warm | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> Model:
@@ -167,6 +190,9 @@ def train(
     Args:
         corpus: the route texts.
         n_routes: how many routes (columns).
+        out_of_scope: the last route holds the profile's out-of-scope examples (a class like
+            any other while learning; never scored as a route, so the floor is fitted
+            without it).
         warm: an earlier model to start from (used when both it and this pack are
             calibrated): WARM_EPOCHS passes over every text, the earlier temperature kept.
         progress: told the fraction done after every step.
@@ -197,16 +223,18 @@ def train(
         rates = _rates(corpus, calibrate)
         learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
         labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
+        columns: IntArray | None = chosen
     else:
         base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
         learner = _Correction(corpus, n_routes, chars=calibrate, margin=margin)
         if initial is not None:
             learner.weights[:] = initial
         labels = corpus.routes
+        columns = None
     if initial is not None and warm is not None:
         # The earlier model saw the held-out texts: its temperature is the honest one.
         learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress)
-        return _finish(learner, bayes, warm.temperature, calibrate)
+        return _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
@@ -214,12 +242,16 @@ def train(
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
     share = epochs / (epochs + FINAL_EPOCHS)
     learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
-    temperature = 1.0
+    temperature, floor, menu_margin = 1.0, None, None
     if calibrate:
         logits = base[held] + learner.logits(held)
         temperature = fit_temperature(logits, labels[held])
+        calibrated, n_scored = logits / temperature, n_routes - out_of_scope
+        routes_of = None if columns is None else columns[held]
+        floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
+        menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
     learner.fit(base, everything, FINAL_EPOCHS, SEED + 1, progress.part(share, 1.0))
-    return _finish(learner, bayes, temperature, calibrate)
+    return _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
 
 
 def _finish(
@@ -227,6 +259,8 @@ def _finish(
     bayes: FloatArray,
     temperature: float,
     calibrated: bool,
+    floor: float | None = None,
+    margin: float | None = None,
 ) -> Model:
     """The final weights: scaled naive Bayes plus the correction, centred per term.
 
@@ -235,7 +269,7 @@ def _finish(
     bayes *= NB_SCALE
     learner.add_to(bayes)
     bayes -= bayes.mean(axis=1, keepdims=True)
-    return Model(bayes, temperature, calibrated)
+    return Model(bayes, temperature, calibrated, floor, margin)
 
 
 def held_epochs(n_docs: int) -> int:
@@ -476,6 +510,81 @@ def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
         else:
             low = left
     return round(math.exp((low + high) / 2.0), 4)
+
+
+def fit_floor(
+    logits: FloatArray, labels: IntArray, n_scored: int, routes_of: IntArray | None = None
+) -> float | None:
+    """The score under which FLOOR_REFUSED of the held-out in-scope texts' top routes fall
+    (at most FLOOR_CAP).
+
+    Scores are calibrated probabilities, but how low an in-scope message's best score sinks
+    depends on how many routes share its words; a quantile of held-out texts means the same
+    in every pack: about one in-scope message in 1 / FLOOR_REFUSED is refused.
+
+    Args:
+        logits: the held-out texts' calibrated logits (texts x columns).
+        labels: each text's own column.
+        n_scored: routes below this index are scored; the rest are the out-of-scope class.
+        routes_of: the route of each text's each column, when a large pack learned against
+            candidate routes (texts x candidates); None when column i is route i.
+
+    Returns:
+        The floor, or None without a held-out in-scope text.
+    """
+    probabilities = _route_probabilities(logits, labels, n_scored, routes_of)
+    if probabilities is None:
+        return None
+    top = probabilities.max(axis=1)
+    return round(min(float(np.quantile(top, FLOOR_REFUSED)), FLOOR_CAP), 4)
+
+
+def fit_margin(
+    logits: FloatArray,
+    labels: IntArray,
+    n_scored: int,
+    floor: float | None,
+    routes_of: IntArray | None = None,
+) -> float | None:
+    """The pairwise gap under which MENU_SHARE of the held-out in-scope texts above the floor
+    fall (at most MARGIN_CAP): a menu for what is a near-tie on text like the examples.
+
+    A pack's gaps shrink as its routes get fewer examples and more alike, so one margin for
+    every pack offers menus on a large share of a small profile's turns. Arguments as for
+    `fit_floor`.
+
+    Returns:
+        The margin, or None without two routes or a held-out in-scope text above the floor.
+    """
+    if n_scored < 2:
+        return None
+    probabilities = _route_probabilities(logits, labels, n_scored, routes_of)
+    if probabilities is None or probabilities.shape[1] < 2:
+        return None
+    ordered = np.sort(probabilities, axis=1)
+    alive = ordered[:, -1] > (floor or 0.0)
+    if not alive.any():
+        return None
+    gaps = np.tanh((ordered[alive, -1] - ordered[alive, -2]) / 2.0)
+    return round(min(float(np.quantile(gaps, MENU_SHARE)), MARGIN_CAP), 4)
+
+
+def _route_probabilities(
+    logits: FloatArray, labels: IntArray, n_scored: int, routes_of: IntArray | None
+) -> npt.NDArray[np.float64] | None:
+    """The in-scope texts' softmax over every column, the out-of-scope class's cells at 0."""
+    if routes_of is None:
+        routes_of = np.broadcast_to(np.arange(logits.shape[1]), logits.shape)
+    rows = np.arange(len(labels))
+    in_scope = routes_of[rows, labels] < n_scored
+    if not in_scope.any():
+        return None
+    scaled = logits[in_scope].astype(np.float64)
+    scaled -= scaled.max(axis=1, keepdims=True)
+    probabilities = np.exp(scaled)
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    probabilities[routes_of[in_scope] >= n_scored] = 0.0
+    return probabilities
 
 
 def log_loss(logits: FloatArray, labels: IntArray, temperature: float) -> float:

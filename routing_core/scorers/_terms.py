@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import regex
+
 from routing_core.text import words
 
 # Longer messages are scored on their first MAX_CHARS characters: a routing request states
@@ -79,12 +81,71 @@ def char_size(term: str) -> int:
     return len(term) - len(CHAR_PREFIX) if term.startswith(CHAR_PREFIX) else 0
 
 
+# A word: letters and digits of any script with the combining marks that follow them
+# (Devanagari and Thai vowel signs, Arabic harakat, Hebrew points), so that "मुझे" or
+# "ต้องการ" stays one word instead of breaking at every mark. Underscores split words.
+_WORD = regex.compile(r"(?:[\p{L}\p{N}]\p{M}*)+")
+# Scripts written without spaces between words. A run of them is split into overlapping
+# character bigrams (each character with its marks): Chinese, Japanese and Thai words are
+# mostly one or two characters long, and bigrams are the standard unsegmented unit (no
+# dictionary to ship, no language to guess). Script extensions, so that the Japanese
+# prolonged sound mark "ー" belongs to its katakana.
+_UNSPACED_SCRIPTS = r"\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}"
+_UNSPACED_RUN = regex.compile(rf"(?:[{_UNSPACED_SCRIPTS}]\p{{M}}*)+")
+_CHARACTER = regex.compile(r"\P{M}\p{M}*")
+# What the rules above changed against plain letter-and-digit runs (FEATURES_VERSION 3).
+_CHANGED_BY_SEGMENTING = regex.compile(rf"[\p{{M}}{_UNSPACED_SCRIPTS}]")
+
+
 def message_words(text: str) -> list[str]:
-    """The lowercased words of a message, capped at MAX_CHARS characters (MAX_WORD_CHARS each)."""
-    found = words(text[:MAX_CHARS])
+    """The lowercased words of a message, capped at MAX_CHARS characters (MAX_WORD_CHARS each).
+
+    A word in a script without spaces comes out as its character bigrams ("我想退款" as
+    "我想", "想退", "退款"); a word mixing scripts keeps its other runs whole ("iphone").
+    """
+    text = text[:MAX_CHARS]
+    if text.isascii() or _CHANGED_BY_SEGMENTING.search(text) is None:
+        found = words(text)  # the same words (tested), ten times faster than the rules below
+    else:
+        found = marked_words(text)
     if len(text) <= MAX_WORD_CHARS:  # no word can be too long: the common case costs nothing
         return found
     return [w[:MAX_WORD_CHARS] for w in found]
+
+
+def marked_words(text: str) -> list[str]:
+    """`message_words` by its rules alone: words with their marks, unspaced runs as bigrams."""
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if _UNSPACED_RUN.search(word) is None:
+            out.append(word)
+        else:
+            out += _segmented(word)
+    return out
+
+
+def _segmented(word: str) -> list[str]:
+    """A word's runs in scripts without spaces as bigrams, its other runs whole, in order."""
+    out: list[str] = []
+    last = 0
+    for run in _UNSPACED_RUN.finditer(word):
+        if run.start() > last:
+            out.append(word[last : run.start()])
+        characters = _CHARACTER.findall(run.group())
+        if len(characters) == 1:
+            out += characters
+        else:
+            out += [a + b for a, b in zip(characters, characters[1:], strict=False)]
+        last = run.end()
+    if last < len(word):
+        out.append(word[last:])
+    return out
+
+
+def is_segmented(text: str) -> bool:
+    """Whether the text has a character the word rules above treat differently from plain
+    letter-and-digit runs (a combining mark, a script without spaces)."""
+    return _CHANGED_BY_SEGMENTING.search(text[:MAX_CHARS]) is not None
 
 
 def is_content(word: str) -> bool:

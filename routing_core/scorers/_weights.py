@@ -35,6 +35,11 @@ class DenseWeights:
     def n_terms(self) -> int:
         return int(self.matrix.shape[0])
 
+    @property
+    def n_routes(self) -> int:
+        """Columns: the routes, and the out-of-scope examples' class when there are some."""
+        return int(self.matrix.shape[1])
+
     def logits(self, ids: IntArray, values: FloatArray) -> FloatArray:
         """`values @ W[ids]`: a message's logits over every route."""
         result: FloatArray = values @ np.take(self.matrix, ids, axis=0)

@@ -302,6 +302,20 @@ _LEARNING = threading.Lock()
 
 # Shares of a build's progress: counting the texts, then learning (encoding is quick).
 _CORPUS_SHARE = 0.2
+# The name of the class a profile's out-of-scope examples form while learning: route names
+# are never empty, so it cannot collide with one.
+OUT_OF_SCOPE = ""
+
+
+def learning_texts(routes: Sequence[RouteText], out_of_scope: Sequence[str]) -> list[RouteText]:
+    """What the model learns from: the routes, then the out-of-scope examples as one class.
+
+    Without out-of-scope examples it is the routes alone, so such a pack's model (and its
+    fingerprint) is what it was before the examples existed.
+    """
+    if not any(text.strip() for text in out_of_scope):
+        return list(routes)
+    return [*routes, RouteText(OUT_OF_SCOPE, "", tuple(out_of_scope))]
 
 
 def learned_model(
@@ -317,13 +331,20 @@ def learned_model(
     that learns at load and one that carries its model score every message identically.
     `progress` is told the fraction done as learning proceeds; what it raises aborts.
     `previous` (an earlier model and the route names of its columns) warm-starts learning,
-    matched by term and route name.
+    matched by term and route name. `routes` may end with the out-of-scope class
+    (`learning_texts`).
     """
     with _LEARNING:
         model = _LEARNED.pop(fingerprint, None)
         if model is None:
             vocabulary, corpus = _build_corpus(routes, progress.part(0.0, _CORPUS_SHARE))
-            trained = _model.train(corpus, len(routes), progress=progress.part(_CORPUS_SHARE, 1.0))
+            has_none = routes[-1].name == OUT_OF_SCOPE
+            trained = _model.train(
+                corpus,
+                len(routes),
+                out_of_scope=has_none,
+                progress=progress.part(_CORPUS_SHARE, 1.0),
+            )
             terms = list(vocabulary.ids)
             model = stored_model.encode(
                 routes,
@@ -332,6 +353,8 @@ def learned_model(
                 trained.weights,
                 trained.temperature,
                 trained.calibrated,
+                trained.floor,
+                trained.margin,
                 in_place=True,
             )
         _LEARNED[fingerprint] = model
@@ -356,6 +379,8 @@ class LexicalScorer:
         temperature: float = 1.0,
         origin: str = "trained at load",
         calibrated: bool = False,
+        floor: float | None = None,
+        margin: float | None = None,
     ):
         self._names = tuple(names)
         self._index = {name: i for i, name in enumerate(self._names)}
@@ -363,12 +388,13 @@ class LexicalScorer:
         self._weights = weights
         self._inverse_temperature = 1.0 / temperature
         self._calibrated = calibrated
+        self._floor, self._margin = floor, margin
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
         self.info = ScorerInfo(
             name="lexical",
-            floor=0.0,
+            floor=0.0 if floor is None else floor,
             categorical=False,
             temperature=TEMPERATURE,
             details={
@@ -376,13 +402,19 @@ class LexicalScorer:
                 "terms": weights.n_terms,
                 "calibration_temperature": temperature,
                 "calibrated": calibrated,
+                "fitted_floor": floor,
+                "fitted_margin": margin,
+                "out_of_scope_examples": weights.n_routes > len(self._names),
                 "model": origin,
             },
         )
 
     @classmethod
     def build(
-        cls, routes: Sequence[RouteText], stored: LexicalModel | None = None
+        cls,
+        routes: Sequence[RouteText],
+        stored: LexicalModel | None = None,
+        out_of_scope: Sequence[str] = (),
     ) -> LexicalScorer:
         """Learn every route's term weights from its description, examples and keywords.
 
@@ -391,6 +423,8 @@ class LexicalScorer:
             stored: weights learned when the pack was built (`scorer.model`); used when
                 they were learned from exactly these routes, otherwise learned again; a
                 model marked `stale` is used as it is (`stored.with_stale_model`).
+            out_of_scope: messages that belong to no route, learned as a class that is
+                never scored, so that messages like them score low on every route.
 
         Raises:
             ValueError: no routes, or two routes with the same name.
@@ -400,13 +434,14 @@ class LexicalScorer:
             raise ValueError("the lexical scorer needs at least one route")
         if len(set(names)) != len(names):
             raise ValueError("route names must be unique")
-        if stored is not None and stored.stale and stored.routes == len(names):
+        texts = learning_texts(routes, out_of_scope)
+        if stored is not None and stored.stale and stored.routes == len(texts):
             return cls._from_model(names, stored, STALE_ORIGIN)
-        fingerprint = stored_model.fingerprint(routes)
+        fingerprint = stored_model.fingerprint(texts)
         if stored is not None and stored.fingerprint == fingerprint and not stored.stale:
             return cls._from_model(names, stored, "stored in the pack")
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
-        return cls._from_model(names, learned_model(routes, fingerprint), origin)
+        return cls._from_model(names, learned_model(texts, fingerprint), origin)
 
     @classmethod
     def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
@@ -414,30 +449,44 @@ class LexicalScorer:
         cells, values = stored_model.decode_cells(model)
         weights = weights_of(cells, values, len(model.terms), model.routes)
         vocabulary = _vocabulary_of(model.terms, idf)
-        scorer = cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
+        scorer = cls(
+            names,
+            vocabulary,
+            weights,
+            model.temperature,
+            origin,
+            model.calibrated,
+            model.floor,
+            model.margin,
+        )
         if model.stale:
             scorer.info.details.update(stale=True, trained_fingerprint=model.fingerprint)
         return scorer
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
-        """These weights as the pack field `scorer.model` (`routes`: what they learned from)."""
+        """These weights as the pack field `scorer.model` (`routes`: what they learned from,
+        `learning_texts` when there were out-of-scope examples)."""
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
         idf, weights = self._vocabulary.idf, self._weights.dense()
-        return stored_model.encode(routes, terms, idf, weights, temperature, self._calibrated)
+        return stored_model.encode(
+            routes, terms, idf, weights, temperature, self._calibrated, self._floor, self._margin
+        )
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """Each candidate's calibrated probability for the message, in candidate order.
 
         All zeros when the message has no known term, or (in a pack too small to calibrate)
-        no content word: empty, punctuation, stop words only.
+        no content word: empty, punctuation, stop words only; and when the profile's
+        out-of-scope examples are its likeliest class (Dialogflow's negative intent), so that
+        it is unmatched at any floor, even in a pack too small to fit one.
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
         columns = self._columns(candidates)
         posterior = self._posterior(message)
-        if posterior is None:
+        if posterior is None or self._is_out_of_scope(posterior):
             return [0.0] * len(columns)
         result: list[float] = posterior[columns].tolist()
         return result
@@ -483,6 +532,9 @@ class LexicalScorer:
         tell "hi" in a small pack (never scored) from a message the routes do not know.
         """
         if self._features(message) is not None:
+            posterior = self._posterior(message)
+            if posterior is not None and self._is_out_of_scope(posterior):
+                return "it reads like this profile's out-of-scope examples"
             return None
         words, has_content = self._vocabulary.resolve(message)
         if not words:
@@ -494,6 +546,10 @@ class LexicalScorer:
                 " keywords) to calibrate on; an entry rule can route it meanwhile"
             )
         return "none of its words, nor parts of them, appear in any route's texts"
+
+    def _is_out_of_scope(self, posterior: FloatArray) -> bool:
+        """Whether the out-of-scope examples' class (the last column, if any) leads."""
+        return len(posterior) > len(self._names) and int(posterior.argmax()) >= len(self._names)
 
     def _scores(self, has_content: bool) -> bool:
         """Whether this pack scores a message with (or, when calibrated, without) a content word."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers._terms import is_segmented
 from routing_core.scorers.base import RouteText
 
 if TYPE_CHECKING:
@@ -26,7 +27,13 @@ if TYPE_CHECKING:
 # Changing what a term is must invalidate stored models: their weights index the terms. A
 # change in how weights are learned does not: a stored model is still a valid model of its
 # routes, and a published pack keeps scoring exactly as it did when it was published.
-FEATURES_VERSION = "lexical-features/3"
+# Version 4 keeps combining marks inside words and splits scripts without spaces into
+# character bigrams (`_terms.message_words`). Only route texts with such characters have
+# other terms than under version 3, so only their models are fingerprinted as version 4:
+# every other stored model (English, Arabic and Hebrew without points, ...) stays valid and
+# loads without learning again.
+FEATURES_VERSION = "lexical-features/4"
+UNCHANGED_FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
 
 FloatArray = npt.NDArray[np.float32]
@@ -35,7 +42,11 @@ FloatArray = npt.NDArray[np.float32]
 def fingerprint(routes: Sequence[RouteText]) -> str:
     """`sha256:<hex>` of everything the scorer learns from, in order, plus the feature version."""
     texts = [[r.name, r.description, list(r.examples), list(r.keywords)] for r in routes]
-    canonical = json.dumps([FEATURES_VERSION, texts], ensure_ascii=False, separators=(",", ":"))
+    changed = any(
+        is_segmented(t) for r in routes for t in (r.description, *r.examples, *r.keywords)
+    )
+    version = FEATURES_VERSION if changed else UNCHANGED_FEATURES_VERSION
+    canonical = json.dumps([version, texts], ensure_ascii=False, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -46,6 +57,8 @@ def encode(
     weights: FloatArray,
     temperature: float,
     calibrated: bool,
+    floor: float | None = None,
+    margin: float | None = None,
     *,
     in_place: bool = False,
 ) -> LexicalModel:
@@ -64,6 +77,8 @@ def encode(
         routes=len(routes),
         temperature=temperature,
         calibrated=calibrated,
+        floor=floor,
+        margin=margin,
         terms=tuple(terms),
         idf=_pack(idf.astype("<f2")),
         cells=_pack(cells),
@@ -141,7 +156,6 @@ def with_model(
             the build and propagates (that is how a job is cancelled).
     """
     from routing_core.pack import LexicalScorerSettings
-    from routing_core.scorers import route_texts
     from routing_core.scorers._model import Progress
     from routing_core.scorers.lexical import learned_model
 
@@ -149,7 +163,7 @@ def with_model(
     if not isinstance(pack.scorer, LexicalScorerSettings):
         reporter(1.0)
         return pack
-    texts = route_texts(pack)
+    texts = _learning_texts(pack)
     wanted = fingerprint(texts)
     reused = _model_of(previous)
     if reused is not None and reused.fingerprint == wanted and not reused.stale:
@@ -157,8 +171,10 @@ def with_model(
         reporter(1.0)
     else:
         warm = None
-        if previous is not None and reused is not None and reused.routes == len(previous.routes):
-            warm = (reused, previous.route_names)
+        if previous is not None and reused is not None:
+            old_names = [text.name for text in _learning_texts(previous)]
+            if reused.routes == len(old_names):
+                warm = (reused, old_names)
         model = learned_model(texts, wanted, progress=reporter, previous=warm)
     return pack.model_copy(update={"scorer": pack.scorer.model_copy(update={"model": model})})
 
@@ -182,19 +198,27 @@ def with_stale_model(draft: Pack, trained: Pack) -> Pack:
         trained model as it is when the route texts are the same.
     """
     from routing_core.pack import LexicalScorerSettings
-    from routing_core.scorers import route_texts
 
     old = _model_of(trained)
     if not isinstance(draft.scorer, LexicalScorerSettings) or old is None:
         return draft
-    if old.routes != len(trained.routes):  # columns that follow no route list: cannot map
+    old_texts = _learning_texts(trained)
+    if old.routes != len(old_texts):  # columns that follow no route list: cannot map
         return draft
-    texts = route_texts(draft)
+    texts = _learning_texts(draft)
     if old.fingerprint == fingerprint(texts) and not old.stale:
         model = old
     else:
-        model = _carried(old, route_texts(trained), texts)
+        model = _carried(old, old_texts, texts)
     return draft.model_copy(update={"scorer": draft.scorer.model_copy(update={"model": model})})
+
+
+def _learning_texts(pack: Pack) -> list[RouteText]:
+    """What a pack's lexical model learns from: its routes, then its out-of-scope examples."""
+    from routing_core.scorers import route_texts
+    from routing_core.scorers.lexical import learning_texts
+
+    return learning_texts(route_texts(pack), pack.out_of_scope)
 
 
 def _model_of(pack: Pack | None) -> LexicalModel | None:

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from routing_core import triage
 from studio.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import Profile
+from studio.playground import scorer_defaults
 from studio.services import Conflict, Refused, save_profile
 from studio.views._common import (
     HtmxHttpRequest,
@@ -60,7 +61,8 @@ def _edit(
 
 def _default(name: str) -> object:
     field = Profile._meta.get_field(name)
-    return field.get_default() if isinstance(field, models.Field) else None
+    value = field.get_default() if isinstance(field, models.Field) else None
+    return None if value == [] else value  # an empty list reads "none"
 
 
 def _save(request: HtmxHttpRequest, form: PackForm) -> int:
@@ -93,9 +95,13 @@ def policy(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 def _scorer(profile: Profile) -> dict[str, object]:
-    """The imported scorer settings, which the policy page shows read-only ("" when none)."""
+    """The imported scorer settings, which the policy page shows read-only ("" when none),
+    and the floor the scorer uses when the policy sets none."""
     settings = profile.active_scorer_settings
-    return {"scorer_settings": json.dumps(settings, indent=2) if settings else ""}
+    return {
+        "scorer_settings": json.dumps(settings, indent=2) if settings else "",
+        "scorer_defaults": scorer_defaults(profile),
+    }
 
 
 @require_http_methods(["GET", "POST"])

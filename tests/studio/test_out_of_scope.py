@@ -1,0 +1,160 @@
+"""A profile's out-of-scope examples and the fitted floor, as the policy page shows and edits them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from routing_core import dump_pack
+from studio.models import Profile, Route
+from studio.playground import compiled_router
+from studio.publishing import import_pack
+from studio.services import release_pack
+from tests.studio.conftest import htmx
+
+TOPICS = {
+    "billing": ["invoice", "charge", "payment", "refund", "card", "receipt", "bill", "fee"],
+    "orders": ["parcel", "delivery", "package", "tracking", "shipment", "order", "courier"],
+    "weather": ["rain", "forecast", "sunny", "temperature", "snow", "wind", "storm"],
+}
+TEMPLATES = [
+    "where is my {}",
+    "a question about the {}",
+    "{} please",
+    "help with the {} now",
+    "what about the {}",
+    "i have a {} problem",
+    "tell me more on {}",
+    "something odd with {}",
+    "the {} again",
+    "any news on the {}",
+]
+OUT_OF_SCOPE = ["tell me a joke about cats", "what is the capital of france"]
+
+
+def policy_data(**changes: str) -> dict[str, str]:
+    data = {
+        "scorer_kind": "lexical",
+        "floor": "",
+        "out_of_scope": "",
+        "near_tie_margin": "0.15",
+        "menu_size": "3",
+        "strictness": "assist",
+        "triage_mode": "enforce",
+        "ambiguity_confidence_floor": "0.55",
+        "min_action_signals": "2",
+        "revision": "1",
+    }
+    return {**data, **changes}
+
+
+@pytest.fixture
+def large(db: Any) -> Profile:
+    """A profile with enough examples (220 texts) for the scorer to calibrate and fit a floor."""
+    p = Profile.objects.create(slug="large", name="Large")
+    for order, (name, words) in enumerate(TOPICS.items()):
+        examples = [t.format(w) for t in TEMPLATES for w in words]
+        Route.objects.create(profile=p, name=name, order=order, examples=examples)
+    return p
+
+
+def test_an_editor_saves_out_of_scope_examples_and_the_scorer_learns_them(
+    large: Profile, editor: Any, client_for: Any
+) -> None:
+    text = "\n".join(OUT_OF_SCOPE) + "\n\n"
+    response = client_for(editor).post(
+        reverse("policy", args=[large.slug]), policy_data(out_of_scope=text)
+    )
+    assert response.status_code == 302
+    large.refresh_from_db()
+    assert large.out_of_scope == OUT_OF_SCOPE
+    assert release_pack(large).out_of_scope == tuple(OUT_OF_SCOPE)
+    details = compiled_router(large).scorer.info.details
+    assert details["out_of_scope_examples"] is True
+    page = client_for(editor).get(reverse("policy", args=[large.slug]))
+    assert "tell me a joke about cats\nwhat is the capital of france" in page.content.decode()
+
+
+def test_a_viewer_cannot_save_out_of_scope_examples(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    response = client_for(viewer).post(
+        reverse("policy", args=[large.slug]), policy_data(out_of_scope="hello")
+    )
+    assert response.status_code == 403
+    large.refresh_from_db()
+    assert large.out_of_scope == []
+
+
+def test_the_policy_page_shows_the_floor_fitted_on_the_examples(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    fitted = compiled_router(large).scorer.info.floor
+    assert fitted is not None and fitted > 0
+    page = client_for(viewer).get(reverse("policy", args=[large.slug])).content.decode()
+    assert f"Effective floor now: {fitted:.2f}, fitted on this profile's examples" in page
+    assert "Type a floor to override it." in page
+
+
+def test_a_small_profile_says_its_scorer_has_no_fitted_floor_yet(
+    profile: Profile, viewer: Any, client_for: Any
+) -> None:
+    page = client_for(viewer).get(reverse("policy", args=[profile.slug])).content.decode()
+    assert "Effective floor now: the scorer's own (0.00)" in page
+    assert "200 route texts" in page
+    assert "Near-tie margin that fits" not in page  # nothing fitted in a small profile
+
+
+def test_a_floor_set_by_a_person_overrides_the_fitted_one(
+    large: Profile, editor: Any, client_for: Any
+) -> None:
+    response = client_for(editor).post(
+        reverse("policy", args=[large.slug]), policy_data(floor="0.3"), **htmx()
+    )
+    assert response.status_code == 200
+    assert "Effective floor now" not in response.content.decode()
+    large.refresh_from_db()
+    decision = compiled_router(large).route("the storm bill parcel")
+    assert decision.floor == 0.3
+
+
+def test_an_imported_pack_brings_its_out_of_scope_examples(large: Profile, owner: Any) -> None:
+    large.out_of_scope = OUT_OF_SCOPE
+    large.save()
+    copy = import_pack(dump_pack(release_pack(large)), user=owner, slug="copy")
+    assert Profile.objects.get(pk=copy.pk).out_of_scope == OUT_OF_SCOPE
+
+
+def test_the_policy_page_suggests_the_margin_fitted_for_the_profiles_size(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    large.near_tie_margin = 0.5  # far from anything fitted: the suggestion shows
+    large.save()
+    fitted = compiled_router(large).scorer.info.details["fitted_margin"]
+    assert isinstance(fitted, float)
+    page = client_for(viewer).get(reverse("policy", args=[large.slug])).content.decode()
+    assert f"Near-tie margin that fits this profile's size: {fitted:.2f}" in page
+
+
+def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
+    db: Any, viewer: Any, client_for: Any
+) -> None:
+    from studio import playground
+    from studio.demo import load_demo_profile
+
+    playground.clear_cache()
+    demo = load_demo_profile()
+    assert demo.out_of_scope  # the demo ships out-of-scope examples
+    [case] = demo.test_cases.filter(expected_route="")
+    response = client_for(viewer).post(
+        reverse("playground", args=[demo.slug]), {"message": case.message}, **htmx()
+    )
+    page = response.content.decode()
+    assert 'data-testid="verdict-kind">unmatched<' in page
+    assert "Not scored: it reads like this profile&#x27;s out-of-scope examples." in page
+    refund = client_for(viewer).post(
+        reverse("playground", args=[demo.slug]), {"message": "I want a refund"}, **htmx()
+    )
+    assert 'data-testid="verdict-kind">unmatched<' not in refund.content.decode()
