@@ -90,7 +90,7 @@ def read_export(source: Source) -> ExportFiles:
 
 def read_upload(data: bytes, filename: str) -> ExportFiles:
     """An uploaded file: a zip's files, or the one file under its own (base) name."""
-    if zipfile.is_zipfile(io.BytesIO(data)):
+    if zipfile.is_zipfile(io.BytesIO(data)) or filename.lower().endswith(".zip"):
         return _read_zip(data, filename)
     return ExportFiles({PurePosixPath(filename.replace("\\", "/")).name or "upload": data})
 

@@ -85,6 +85,18 @@ class ImportResult:
     def example_count(self) -> int:
         return sum(len(r.examples) for r in self.routes)
 
+    def to_document(self, *, slug: str = "imported", name: str | None = None) -> dict[str, Any]:
+        """The pack document (not yet validated): profile identity, routes and rules."""
+        return {
+            "profile": {
+                "slug": slug,
+                "name": (name or self.name or slug)[:200],
+                "description": self.description[:8000],
+            },
+            "routes": [r.to_document() for r in self.routes],
+            "rules": list(self.rules),
+        }
+
     def to_pack(self, *, slug: str = "imported", name: str | None = None) -> Pack:
         """A validated pack of the imported routes and rules, the scorer's weights learned.
 
@@ -94,16 +106,7 @@ class ImportResult:
         from routing_core.codec import load_pack
         from routing_core.scorers.stored import with_model
 
-        document = {
-            "profile": {
-                "slug": slug,
-                "name": (name or self.name or slug)[:200],
-                "description": self.description[:8000],
-            },
-            "routes": [r.to_document() for r in self.routes],
-            "rules": list(self.rules),
-        }
-        return with_model(load_pack(document))
+        return with_model(load_pack(self.to_document(slug=slug, name=name)))
 
 
 class Collector:

@@ -135,6 +135,8 @@ PAGES: dict[str, list[Call]] = {
     ],
     "import": [Call("get", VIEWER), Call("post", _edit(422))],
     "import-draft": [Call("get", VIEWER), Call("post", _edit(422))],
+    # importing from another tool is only offered to editors: viewers do not even see the form
+    "import-from": [Call("get", _edit(200)), Call("post", _edit(422))],
     "profile-detail": [Call("get", VIEWER)],
     "profile-settings": [Call("post", _edit(422))],
     "rules": [Call("get", VIEWER)],
