@@ -1,4 +1,4 @@
-"""Import from another tool (Rasa, Dialogflow ES/CX, semantic-router): preview, then create.
+"""Import from another tool (Rasa, Dialogflow, semantic-router, Lex, CLU): preview, then create.
 
 The export is parsed by `routing_core.importers` and validated as a pack before anything
 is saved; the person sees what came over and what was left out, then confirms. Creation

@@ -1,4 +1,5 @@
-"""Importers: other tools' intents (Rasa, Dialogflow ES/CX, semantic-router) as packs.
+"""Importers: other tools' intents (Rasa, Dialogflow ES/CX, semantic-router, Lex V2, Azure
+CLU) as packs.
 
 Each importer is a pure function `(source, *, language=None) -> ImportResult`, where the
 source is a path (file, folder or zip) or the bytes of a zip or file upload. Nothing is
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from routing_core.importers.azure_clu import import_azure_clu
 from routing_core.importers.dialogflow_cx import import_dialogflow_cx
 from routing_core.importers.dialogflow_es import import_dialogflow_es
 from routing_core.importers.files import Source, read_upload
+from routing_core.importers.lex_v2 import import_lex_v2
 from routing_core.importers.rasa import import_rasa
 from routing_core.importers.result import ImportedRoute, ImportResult, Note
 from routing_core.importers.semantic_router import import_semantic_router
@@ -24,12 +27,16 @@ IMPORTERS: dict[str, Importer] = {
     "dialogflow-es": import_dialogflow_es,
     "dialogflow-cx": import_dialogflow_cx,
     "semantic-router": import_semantic_router,
+    "lex-v2": import_lex_v2,
+    "azure-clu": import_azure_clu,
 }
 LABELS = {
     "rasa": "Rasa (NLU YAML or a project zip)",
     "dialogflow-es": "Dialogflow ES (agent export zip)",
     "dialogflow-cx": "Dialogflow CX (agent JSON package zip)",
     "semantic-router": "semantic-router (route config, JSON or YAML)",
+    "lex-v2": "Amazon Lex V2 (bot export zip)",
+    "azure-clu": "Azure AI Language CLU (project JSON)",
 }
 
 

@@ -21,7 +21,7 @@ def add_import_command(commands: Any) -> None:
     """Register `import` on the `routing-core` subparsers."""
     command = commands.add_parser(
         "import",
-        help="make a pack from a Rasa, Dialogflow ES/CX or semantic-router export",
+        help="make a pack from a Rasa, Dialogflow, semantic-router, Lex V2 or Azure CLU export",
         description="; ".join(f"{k}: {v}" for k, v in LABELS.items()),
     )
     command.add_argument("format", choices=sorted(IMPORTERS))

@@ -251,7 +251,9 @@ class Collector:
 
 def route_name(raw: str) -> str:
     """A pack route name for another tool's intent name: lowercase, other characters as `_`."""
-    name = re.sub(r"[^a-z0-9_-]+", "_", raw.strip().lower())
+    # "BookRoom" → "book_room": camel case is how Lex and CLU names are usually written
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", raw.strip())
+    name = re.sub(r"[^a-z0-9_-]+", "_", spaced.lower())
     # "checkout - late" → "checkout-late", not "checkout_-_late"
     name = re.sub(r"[_-]{2,}", lambda m: "-" if "-" in m[0] else "_", name)
     name = re.sub(r"^[^a-z0-9]+", "", name)[:MAX_NAME].rstrip("_-")

@@ -20,7 +20,9 @@ def test_import_from_dialogflow_cx_with_a_preview_before_anything_is_saved(
 
     sign_in(page, live_server.url)
     page.goto(f"{live_server.url}/profiles/")
-    page.get_by_role("link", name="Import from Rasa, Dialogflow or semantic-router").click()
+    page.get_by_role(
+        "link", name="Import from Rasa, Dialogflow, semantic-router, Lex or CLU"
+    ).click()
     expect(page.get_by_role("heading", name="Import from another tool")).to_be_visible()
 
     page.get_by_label("The file comes from").select_option("dialogflow-cx")

@@ -54,3 +54,11 @@ def test_an_unknown_format_is_a_usage_error():
     result = cli("import", "watson", "x")
     assert result.returncode == 2
     assert "invalid choice: 'watson'" in result.stderr
+
+
+def test_lex_and_clu_exports_import_from_the_command_line(tmp_path):
+    for fmt, path in (("lex-v2", EXPORTS / "lex_v2"), ("azure-clu", EXPORTS / "azure_clu.json")):
+        out = tmp_path / f"{fmt}.json"
+        result = cli("import", fmt, str(path), "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        assert len(load_pack(out).routes) == (2 if fmt == "lex-v2" else 3)
