@@ -8,7 +8,16 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
-from studio.views import health, importing, items, playground, profiles, publishing, tuning
+from studio.views import (
+    health,
+    importing,
+    items,
+    playground,
+    profiles,
+    publishing,
+    suggestions,
+    tuning,
+)
 
 
 def _item_urls(kind: str) -> list[URLPattern]:
@@ -58,6 +67,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/<slug:slug>/tokens/", publishing.tokens_page, name="tokens"),
     path("profiles/<slug:slug>/import/", publishing.import_page, name="import-draft"),
     *_item_urls("routes"),
+    path(
+        "profiles/<slug:slug>/routes/<int:pk>/suggest/",
+        suggestions.route_suggestions,
+        name="route-suggest",
+    ),
     *_item_urls("rules"),
     *_item_urls("tools"),
     path("admin/", admin.site.urls),
