@@ -80,16 +80,29 @@ def find_repair(
     passing = {i for i, r in enumerate(baseline) if not r.failures}
     attempts = []
     for edit in candidates(pack, case, baseline[failing], wording)[:MAX_CANDIDATES]:
-        edited = apply_edit(pack, edit)
-        results = evaluate(Router(edited), cases).results
-        fixes = not results[failing].failures
-        breaks = tuple(cases[i].text for i in sorted(passing) if results[i].failures)
-        attempts.append(Attempt(edit, fixes, breaks))
-        if fixes and not breaks:
+        attempt, edited = _try(pack, cases, failing, passing, edit)
+        attempts.append(attempt)
+        if attempt.fixes and not attempt.breaks:
             return RepairReport(case, edit, tuple(attempts), pack=edited)
     return RepairReport(
         case, None, tuple(attempts), reason="no single edit fixes it without breaking another"
     )
+
+
+def check_edit(pack: Pack, cases: Sequence[Case], failing: int, edit: Edit) -> Attempt:
+    """Whether `edit` still fixes `cases[failing]` without breaking a case that passes now."""
+    baseline = evaluate(Router(pack), cases).results
+    passing = {i for i, r in enumerate(baseline) if not r.failures}
+    return _try(pack, cases, failing, passing, edit)[0]
+
+
+def _try(
+    pack: Pack, cases: Sequence[Case], failing: int, passing: set[int], edit: Edit
+) -> tuple[Attempt, Pack]:
+    edited = apply_edit(pack, edit)
+    results = evaluate(Router(edited), cases).results
+    breaks = tuple(cases[i].text for i in sorted(passing) if results[i].failures)
+    return Attempt(edit, not results[failing].failures, breaks), edited
 
 
 def candidates(

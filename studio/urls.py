@@ -15,6 +15,7 @@ from studio.views import (
     playground,
     profiles,
     publishing,
+    repairs,
     suggestions,
     tuning,
 )
@@ -72,6 +73,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
         suggestions.route_suggestions,
         name="route-suggest",
     ),
+    path("profiles/<slug:slug>/tests/<int:pk>/fix/", repairs.case_fix, name="tests-fix"),
     *_item_urls("rules"),
     *_item_urls("tools"),
     path("admin/", admin.site.urls),
