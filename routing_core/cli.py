@@ -1,4 +1,4 @@
-"""`routing-core`: validate, route, build, eval, lint and schema from the command line."""
+"""`routing-core`: validate, route, build, eval, lint, import and schema from the command line."""
 
 from __future__ import annotations
 
@@ -75,6 +75,10 @@ def _parser() -> argparse.ArgumentParser:
     lint = commands.add_parser("lint", help="find routes that fight each other; exit 1 on errors")
     lint.add_argument("pack")
     lint.set_defaults(handler=_lint)
+
+    from routing_core.importers.command import add_import_command
+
+    add_import_command(commands)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of the pack format")
     schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))

@@ -119,6 +119,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STUDIO_MAX_IMPORT_BYTES = envint("STUDIO_MAX_IMPORT_BYTES", str(5 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_IMPORT_BYTES + 64 * 1024  # room for the other fields
 
+# Authoring help from a language model (issue 21): any OpenAI-compatible endpoint. The key is
+# read from the environment variable *named* by STUDIO_LLM_API_KEY_ENV (empty: no key, e.g. a
+# local server); none of this ever goes into a pack. Without a base URL and a model the
+# suggestion pages say how to configure them.
+STUDIO_LLM_BASE_URL = os.getenv("STUDIO_LLM_BASE_URL", "")
+STUDIO_LLM_MODEL = os.getenv("STUDIO_LLM_MODEL", "")
+STUDIO_LLM_API_KEY_ENV = os.getenv("STUDIO_LLM_API_KEY_ENV", "STUDIO_LLM_API_KEY")
+STUDIO_LLM_TIMEOUT_S = envint("STUDIO_LLM_TIMEOUT_S", "30")
+
 # Sign-in throttling (django-axes): 5 failures for one username from one IP lock that pair out for
 # 15 minutes. Attempts live in the database, so the lockout holds across every studio process.
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", "5")

@@ -8,7 +8,17 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
-from studio.views import health, items, playground, profiles, publishing, tuning
+from studio.views import (
+    health,
+    importing,
+    items,
+    playground,
+    profiles,
+    publishing,
+    repairs,
+    suggestions,
+    tuning,
+)
 
 
 def _item_urls(kind: str) -> list[URLPattern]:
@@ -31,6 +41,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/", profiles.profile_list, name="profile-list"),
     # before profiles/<slug>/: "import" is not a profile
     path("profiles/import/", publishing.import_page, name="import"),
+    path("profiles/import/from/", importing.import_from, name="import-from"),
     path("profiles/<slug:slug>/", profiles.profile_detail, name="profile-detail"),
     path("profiles/<slug:slug>/settings/", profiles.profile_settings, name="profile-settings"),
     path("profiles/<slug:slug>/rules/", items.item_page, {"kind": "rules"}, name="rules"),
@@ -57,6 +68,12 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/<slug:slug>/tokens/", publishing.tokens_page, name="tokens"),
     path("profiles/<slug:slug>/import/", publishing.import_page, name="import-draft"),
     *_item_urls("routes"),
+    path(
+        "profiles/<slug:slug>/routes/<int:pk>/suggest/",
+        suggestions.route_suggestions,
+        name="route-suggest",
+    ),
+    path("profiles/<slug:slug>/tests/<int:pk>/fix/", repairs.case_fix, name="tests-fix"),
     *_item_urls("rules"),
     *_item_urls("tools"),
     path("admin/", admin.site.urls),

@@ -135,6 +135,12 @@ PAGES: dict[str, list[Call]] = {
     ],
     "import": [Call("get", VIEWER), Call("post", _edit(422))],
     "import-draft": [Call("get", VIEWER), Call("post", _edit(422))],
+    # importing from another tool is only offered to editors: viewers do not even see the form
+    "import-from": [Call("get", _edit(200)), Call("post", _edit(422))],
+    # suggestions cost model calls: editors only; with no endpoint configured a POST is a no-op
+    "route-suggest": [Call("get", _edit(200)), Call("post", _edit(200))],
+    # a POST with no valid edit is refused with a message and sent back to the page
+    "tests-fix": [Call("get", _edit(200)), Call("post", _edit(302))],
     "profile-detail": [Call("get", VIEWER)],
     "profile-settings": [Call("post", _edit(422))],
     "rules": [Call("get", VIEWER)],

@@ -1,0 +1,260 @@
+"""What an importer brings over, and the report of everything it could not: the shared result.
+
+Every importer fills a `Collector` and ends with `Collector.finish()`. The collector owns the
+rules every format shares, so they read the same whatever the source: names become route
+names (renames reported), blank, too long and repeated examples are reported, lexicons
+(entity values and synonyms) become keywords of the routes whose examples annotate that
+entity, and nothing is dropped without a note saying where it was and why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from routing_core.errors import PackError
+from routing_core.pack import MAX_ITEMS, MAX_ROUTES, MAX_TEXT, Pack
+from routing_core.text import compile_user_regex
+
+NoteKind = Literal["left out", "changed", "kept aside"]
+MAX_NAME = 64
+
+
+@dataclass(frozen=True)
+class Note:
+    """One thing the reader of the import should know: `path: reason`."""
+
+    kind: NoteKind
+    path: str
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class ImportedRoute:
+    """A route being built from another tool's intent (`source` is the intent's own name)."""
+
+    name: str
+    source: str
+    description: str = ""
+    examples: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    entities: set[str] = field(default_factory=set)
+
+    def to_document(self) -> dict[str, Any]:
+        """The route as a pack's `routes[]` entry."""
+        doc: dict[str, Any] = {"name": self.name, "examples": list(self.examples)}
+        if self.description:
+            doc["description"] = self.description
+        if self.keywords:
+            doc["keywords"] = list(self.keywords)
+        return doc
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """The routes, rules, lexicons and out-of-scope examples that came over, and the report.
+
+    Attributes:
+        format: the importer's name (`rasa`, `dialogflow-es`, …).
+        name: the agent's own name when the export has one.
+        language: the language whose examples were imported, when the export has several.
+        out_of_scope: examples of what the agent must not take (fallback / negative intents).
+            Packs have no field for them yet: they are kept aside here and in the report.
+        lexicons: entity name → values and synonyms, as found in the export.
+        notes: every change and every thing left out or kept aside, as `path: reason`.
+    """
+
+    format: str
+    routes: tuple[ImportedRoute, ...]
+    rules: tuple[dict[str, Any], ...] = ()
+    lexicons: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    out_of_scope: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    name: str = ""
+    description: str = ""
+    language: str | None = None
+
+    def notes_of(self, kind: NoteKind) -> list[Note]:
+        return [n for n in self.notes if n.kind == kind]
+
+    @property
+    def example_count(self) -> int:
+        return sum(len(r.examples) for r in self.routes)
+
+    def to_document(self, *, slug: str = "imported", name: str | None = None) -> dict[str, Any]:
+        """The pack document (not yet validated): profile identity, routes and rules."""
+        return {
+            "profile": {
+                "slug": slug,
+                "name": (name or self.name or slug)[:200],
+                "description": self.description[:8000],
+            },
+            "routes": [r.to_document() for r in self.routes],
+            "rules": list(self.rules),
+        }
+
+    def to_pack(self, *, slug: str = "imported", name: str | None = None) -> Pack:
+        """A validated pack of the imported routes and rules, the scorer's weights learned.
+
+        Raises:
+            PackError: every `path: reason` the pack's own validation finds.
+        """
+        from routing_core.codec import load_pack
+        from routing_core.scorers.stored import with_model
+
+        return with_model(load_pack(self.to_document(slug=slug, name=name)))
+
+
+class Collector:
+    """Gathers one import's routes and notes; `finish()` makes the `ImportResult`."""
+
+    def __init__(self, format: str) -> None:
+        self.format = format
+        self.routes: dict[str, ImportedRoute] = {}
+        self._by_source: dict[str, ImportedRoute] = {}
+        self.rules: list[dict[str, Any]] = []
+        self.lexicons: dict[str, list[str]] = {}
+        self.out_of_scope: list[str] = []
+        self.notes: list[Note] = []
+        self.name = ""
+        self.description = ""
+        self.language: str | None = None
+
+    # -- notes ------------------------------------------------------------------------------
+
+    def left_out(self, path: str, reason: str) -> None:
+        self.notes.append(Note("left out", path, reason))
+
+    def changed(self, path: str, reason: str) -> None:
+        self.notes.append(Note("changed", path, reason))
+
+    def kept_aside(self, path: str, reason: str) -> None:
+        self.notes.append(Note("kept aside", path, reason))
+
+    # -- routes -----------------------------------------------------------------------------
+
+    def route(self, source_name: str, path: str) -> ImportedRoute:
+        """The route for an intent, created on first sight (the same intent twice is merged)."""
+        if source_name in self._by_source:
+            return self._by_source[source_name]
+        name = self._unique(route_name(source_name))
+        if name != source_name:
+            self.changed(path, f"intent {source_name!r} is named {name!r} here")
+        route = ImportedRoute(name=name, source=source_name)
+        self.routes[name] = route
+        self._by_source[source_name] = route
+        return route
+
+    def find(self, source_name: str) -> ImportedRoute | None:
+        return self._by_source.get(source_name)
+
+    def add_example(self, route: ImportedRoute, text: str, path: str) -> None:
+        """Add an example, reporting the ones a pack cannot hold or already has."""
+        text = " ".join(text.split())
+        if not text:
+            self.left_out(path, "blank example")
+        elif len(text) > MAX_TEXT:
+            self.left_out(path, f"example longer than {MAX_TEXT} characters")
+        elif text in route.examples:
+            self.left_out(path, f"repeats an example of {route.name!r}")
+        elif len(route.examples) >= MAX_ITEMS:
+            self.left_out(path, f"{route.name!r} already has {MAX_ITEMS} examples")
+        else:
+            route.examples.append(text)
+
+    def add_out_of_scope(self, text: str, path: str) -> None:
+        text = " ".join(text.split())
+        if text and text not in self.out_of_scope and len(text) <= MAX_TEXT:
+            self.out_of_scope.append(text)
+        elif text:
+            self.left_out(path, "repeated or too long out-of-scope example")
+
+    def add_lexicon(self, name: str, words: list[str]) -> None:
+        kept = self.lexicons.setdefault(name, [])
+        for word in words:
+            word = " ".join(str(word).split())
+            if word and len(word) <= MAX_TEXT and word not in kept:
+                kept.append(word)
+
+    def add_regex_rule(self, route: ImportedRoute, pattern: str, path: str) -> None:
+        """A rule for `route` if the pattern is one the pack accepts, else a note why not."""
+        try:
+            compile_user_regex(pattern)
+        except ValueError as exc:
+            self.left_out(path, f"regex not made a rule: {exc}")
+            return
+        if len(pattern) > MAX_TEXT:
+            self.left_out(path, f"regex longer than {MAX_TEXT} characters")
+            return
+        self.rules.append({"route": route.name, "match": {"regex": pattern}})
+
+    def _unique(self, name: str) -> str:
+        candidate, n = name, 2
+        while candidate in self.routes:
+            suffix = f"-{n}"
+            candidate, n = name[: MAX_NAME - len(suffix)] + suffix, n + 1
+        return candidate
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def finish(self) -> ImportResult:
+        """Attach lexicons, drop (and report) routes without examples, check the limits.
+
+        Raises:
+            PackError: nothing routable came over, or more routes than a pack holds.
+        """
+        self._attach_lexicons()
+        routes = []
+        for route in self.routes.values():
+            if route.examples or route.keywords:
+                routes.append(route)
+            else:
+                self.left_out(f"intent {route.source!r}", "no examples: an empty intent")
+        if not routes:
+            raise PackError([("$", "no intent with examples was found in the export")])
+        if len(routes) > MAX_ROUTES:
+            raise PackError([("$", f"{len(routes)} intents: a pack holds at most {MAX_ROUTES}")])
+        kept = {r.name for r in routes}
+        rules = [r for r in self.rules if r["route"] in kept]
+        return ImportResult(
+            format=self.format,
+            routes=tuple(routes),
+            rules=tuple(rules),
+            lexicons={k: tuple(v) for k, v in self.lexicons.items()},
+            out_of_scope=tuple(self.out_of_scope),
+            notes=tuple(self.notes),
+            name=self.name,
+            description=self.description,
+            language=self.language,
+        )
+
+    def _attach_lexicons(self) -> None:
+        """Each lexicon's words become keywords of the routes whose examples annotate it."""
+        for lexicon, words in self.lexicons.items():
+            users = [r for r in self.routes.values() if lexicon in r.entities]
+            if not users:
+                self.kept_aside(
+                    f"lexicon {lexicon!r}",
+                    f"{len(words)} word(s) kept aside: no intent's examples mark this entity",
+                )
+                continue
+            for route in users:
+                fresh = [w for w in words if w not in route.keywords]
+                route.keywords += fresh[: MAX_ITEMS - len(route.keywords)]
+            names = ", ".join(r.name for r in users)
+            self.changed(f"lexicon {lexicon!r}", f"{len(words)} word(s) became keywords of {names}")
+
+
+def route_name(raw: str) -> str:
+    """A pack route name for another tool's intent name: lowercase, other characters as `_`."""
+    # "BookRoom" → "book_room": camel case is how Lex and CLU names are usually written
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", raw.strip())
+    name = re.sub(r"[^a-z0-9_-]+", "_", spaced.lower())
+    # "checkout - late" → "checkout-late", not "checkout_-_late"
+    name = re.sub(r"[_-]{2,}", lambda m: "-" if "-" in m[0] else "_", name)
+    name = re.sub(r"^[^a-z0-9]+", "", name)[:MAX_NAME].rstrip("_-")
+    return name or "intent"

@@ -1,0 +1,53 @@
+"""Page: the smallest fix for a failing test case, and applying it (editors)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from routing_core import PackError
+from routing_core.repair import Edit
+from studio.models import TestCase
+from studio.repairs import apply_repair, repair_case
+from studio.roles import can_edit
+from studio.services import Refused
+from studio.suggestions import llm_client
+from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
+
+_KINDS = ("add_keyword", "add_example", "move_example")
+
+
+@require_http_methods(["GET", "POST"])
+@studio_page
+def case_fix(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    if not can_edit(request.user):
+        raise PermissionDenied("Fixing cases is for editors.")
+    test_case = get_object_or_404(TestCase, profile=get_profile(slug), pk=pk)
+    if request.method == "POST":
+        return _apply(request, test_case)
+    try:
+        report, note = repair_case(test_case, llm_client())
+    except PackError:
+        report, note = None, "The draft has problems to fix first (see the routes page)."
+    context = profile_context(request, test_case.profile, case=test_case, repair=report, note=note)
+    return render(request, "studio/case_fix.html", context)
+
+
+def _apply(request: HtmxHttpRequest, test_case: TestCase) -> HttpResponse:
+    kind = request.POST.get("kind", "")
+    edit = Edit(
+        kind if kind in _KINDS else "add_example",  # type: ignore[arg-type]
+        request.POST.get("route", ""),
+        request.POST.get("text", ""),
+        request.POST.get("source") or None,
+    )
+    try:
+        apply_repair(test_case, edit, user=request.user)
+    except (Refused, PackError) as exc:
+        messages.error(request, "; ".join(m for _, m in exc.errors))
+        return redirect("tests-fix", slug=test_case.profile.slug, pk=test_case.pk)
+    messages.success(request, f"Applied: {edit.describe()}.")
+    return redirect("tests", slug=test_case.profile.slug)

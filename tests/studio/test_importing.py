@@ -1,0 +1,149 @@
+"""'Import from another tool': preview first, nothing saved, then one audited creation."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from studio.models import AuditEntry, Profile
+from studio.views.importing import SESSION_KEY
+from tests.routing_core.importers.conftest import EXPORTS
+
+URL = "/profiles/import/from/"
+
+
+def _zip_of(folder) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def _es_upload() -> SimpleUploadedFile:
+    return SimpleUploadedFile("hotel.zip", _zip_of(EXPORTS / "dialogflow_es"), "application/zip")
+
+
+def _preview(client, **fields):
+    data = {"format": "dialogflow-es", "file": _es_upload(), **fields}
+    return client.post(URL, data)
+
+
+def test_the_new_profile_card_offers_the_import(editor, client_for):
+    html = client_for(editor).get("/profiles/").content.decode()
+    assert 'href="/profiles/import/from/"' in html
+
+
+def test_a_preview_shows_what_comes_over_and_saves_nothing(editor, client_for):
+    response = _preview(client_for(editor))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "A new profile <strong>Hotel Desk</strong> (<code>hotel_desk</code>)" in html
+    assert "3 routes" in html and "8 examples" in html
+    assert "<td><code>room_book</code></td><td>room.book</td><td>3</td><td>5</td>" in html
+    assert "spa.hours" in html and "no examples: an empty intent" in html
+    assert "2 examples of what the agent must not take" in html
+    assert not Profile.objects.exists()
+    assert not AuditEntry.objects.exists()
+
+
+def test_confirming_creates_the_profile_with_its_routes_and_audits_the_report(editor, client_for):
+    client = client_for(editor)
+    _preview(client, slug="hotel", name="Front desk")
+    token = client.session[SESSION_KEY]["token"]
+    response = client.post(URL, {"confirm": "1", "token": token})
+    assert response.status_code == 302 and response["Location"] == "/profiles/hotel/"
+    profile = Profile.objects.get(slug="hotel")
+    assert profile.name == "Front desk"
+    routes = list(profile.routes.order_by("order"))
+    assert [r.name for r in routes] == ["default_welcome_intent", "checkout-late", "room_book"]
+    assert routes[2].keywords == ["double", "double bed", "twin", "suite", "junior suite"]
+    entry = AuditEntry.objects.get(profile=profile, action="profile.import-from")
+    assert entry.username == "editor"
+    assert entry.after["out_of_scope"] == ["what is the capital of France", "tell me a joke"]
+    assert "intent 'spa.hours': no examples: an empty intent" in entry.after["left out"]
+    assert AuditEntry.objects.filter(profile=profile, action="profile.import").exists()
+    assert SESSION_KEY not in client.session
+
+
+def test_a_stale_or_forged_confirmation_creates_nothing(editor, client_for):
+    client = client_for(editor)
+    _preview(client)
+    response = client.post(URL, {"confirm": "1", "token": "forged"}, follow=True)
+    assert "That preview has expired" in response.content.decode()
+    assert not Profile.objects.exists()
+
+
+def test_a_slug_taken_since_the_preview_is_refused_and_nothing_half_made(
+    profile, editor, client_for
+):
+    client = client_for(editor)
+    _preview(client, slug="hotel")
+    Profile.objects.create(slug="hotel", name="Someone else's")
+    token = client.session[SESSION_KEY]["token"]
+    response = client.post(URL, {"confirm": "1", "token": token})
+    assert response.status_code == 422
+    assert "a profile &#x27;hotel&#x27; exists already" in response.content.decode()
+    assert Profile.objects.get(slug="hotel").routes.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"format": "rasa", "file": SimpleUploadedFile("nlu.yml", b"nlu: [\n")},
+            "nlu.yml: not valid YAML",
+        ),
+        (
+            {"format": "dialogflow-cx", "file": SimpleUploadedFile("x.zip", b"PK\x03\x04junk")},
+            "x.zip: not a zip file",
+        ),
+        (
+            {"format": "dialogflow-es", "file": SimpleUploadedFile("notes.txt", b"hello")},
+            "agent.json: not found: this is not a Dialogflow ES agent export",
+        ),
+    ],
+)
+def test_a_bad_file_gives_a_clear_error_and_keeps_the_form(editor, client_for, fields, message):
+    response = client_for(editor).post(URL, {**fields, "slug": "keep-me"})
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "Nothing was imported" in html and message in html
+    assert 'value="keep-me"' in html
+    assert not Profile.objects.exists()
+
+
+def test_an_unknown_language_names_the_languages_there_are(editor, client_for):
+    response = _preview(client_for(editor), language="fr")
+    assert response.status_code == 422
+    assert "the agent has no &#x27;fr&#x27; examples; it has: de, en" in response.content.decode()
+
+
+def test_an_oversized_upload_is_refused(editor, client_for, monkeypatch):
+    monkeypatch.setattr("studio.publishing.MAX_IMPORT_BYTES", 2048)
+    monkeypatch.setattr("studio.views.importing.MAX_IMPORT_BYTES", 2048)
+    response = _preview(client_for(editor))
+    assert response.status_code == 422
+    assert "file: the file is larger than the 2 KB import limit" in response.content.decode()
+    assert not Profile.objects.exists()
+
+
+def test_viewers_cannot_import_and_anonymous_people_are_sent_to_sign_in(viewer, client_for):
+    assert client_for(viewer).get(URL).status_code == 403
+    assert client_for(viewer).post(URL, {"format": "rasa"}).status_code == 403
+    response = client_for(None).get(URL)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_the_form_needs_a_csrf_token(editor):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(editor)
+    response = client.post(URL, {"format": "dialogflow-es", "file": _es_upload()})
+    assert response.status_code == 403
+    assert not Profile.objects.exists()
