@@ -355,9 +355,15 @@ class TokenBase(models.Model):
         return self.revoked_at is None
 
 
-class ReadToken(TokenBase):
-    """Lets an agent pull one profile's packs, nothing else."""
+class TokenScope(models.TextChoices):
+    PULL = "pull", "pull packs"
+    EVENTS = "events", "send decision events"
 
+
+class ReadToken(TokenBase):
+    """Lets an agent pull one profile's packs (scope pull) or send its events (scope events)."""
+
+    scope = models.CharField(max_length=16, choices=TokenScope.choices, default=TokenScope.PULL)
     profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="read_tokens")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -446,3 +452,7 @@ class OverlapCheck(Job):
 
     def __str__(self) -> str:
         return f"{self.profile_id} overlap {self.pk}"
+
+
+# The traffic loop's models (issue 20) live in their own module; importing them here registers them.
+from studio.traffic_models import Agent, Event, ReplayRun, TrafficSettings  # noqa: E402, F401

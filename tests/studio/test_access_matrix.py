@@ -22,11 +22,12 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from routing_core import Router
 from studio.api import api
-from studio.models import Profile, ReadToken, Route, TestCase
+from studio.models import Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing import promote, publish
 from studio.roles import grant
-from studio.services import build_pack_dict, delete_item
+from studio.services import build_pack, build_pack_dict, delete_item
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token, revoke
 
@@ -353,7 +354,14 @@ def _operations(world: World) -> dict[str, Op]:
         f"{p}profiles_delete": Op(EDIT, 204, {"slug": "other"}),
         f"{p}publishing_import_new": Op(EDIT, 201, query="?slug=imported"),
         f"{p}playground_route_message": Op(VIEW, 200, body={"message": "refund please"}),
+        # Only the profile's event token may send events (see the loop below): users get 401.
+        f"{p}events_post_events": Op(VIEW, 202, body={"events": [_event_record(world)]}),
     }
+
+
+def _event_record(world: World) -> dict[str, Any]:
+    event = Router(build_pack(world.profile)).route("refund please").to_event()
+    return {"message": "refund please", "event": event}
 
 
 def _schema_operations() -> dict[str, tuple[str, str]]:
@@ -401,6 +409,9 @@ def tokens(world: World) -> dict[str, str]:
         "read-revoked": read_secret,
         "read-own": create_read_token(world.profile, "agent", user=world.users["admin"])[1],
         "read-other": create_read_token(world.other, "agent", user=world.users["admin"])[1],
+        "events-own": create_read_token(
+            world.profile, "events", user=world.users["admin"], scope=TokenScope.EVENTS
+        )[1],
     }
 
 
@@ -411,17 +422,21 @@ def test_each_api_operation_answers_each_caller_as_the_matrix_says(world, tokens
         method, path = schema[op_id]
         url = _url(path, op, op.path.get("slug", world.profile.slug))
         is_pull = op_id.endswith("pull_pack")
+        is_events = op_id.endswith("post_events")
         callers: dict[str, str | None] = {
             "anonymous": None,
             "revoked": tokens["revoked"],
             "read-revoked": tokens["read-revoked"],
             "read-own": tokens["read-own"],
+            "events-own": tokens["events-own"],
             **{role: tokens[role] for role in RANK},
         }
         for caller, token in callers.items():
             response = _send(Client(), method, url, op, token)
             got[f"{op_id} {caller}"] = response.status_code
-            if caller in RANK:
+            if is_events:
+                wanted[f"{op_id} {caller}"] = op.ok if caller == "events-own" else 401
+            elif caller in RANK:
                 allowed = RANK[caller] >= NEEDS[op.needs]
                 wanted[f"{op_id} {caller}"] = op.ok if allowed else 403
             elif caller == "read-own" and is_pull:
