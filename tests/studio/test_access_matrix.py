@@ -24,12 +24,15 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from routing_core import Router
 from studio.api import api
+from studio.events import EventBatchIn, ingest
 from studio.models import Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing import promote, publish
+from studio.replays import start_replay
 from studio.roles import grant
 from studio.services import build_pack, build_pack_dict, delete_item
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token, revoke
+from studio.traffic_models import Event
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "publisher", "admin")
 MISSING = "no-such-profile"
@@ -66,7 +69,11 @@ def world(profile: Profile, owner: User) -> World:
     promote(version, "production", user=owner)
     case = TestCase.objects.create(profile=profile, message="where is my parcel", order=0)
     run = start_run(profile, user=owner)
+    event = _stored_event(profile)
+    replay = start_replay(profile, "draft", user=owner)
     ids = {
+        "event": event.pk,
+        "replay": replay.pk,
         "route": profile.routes.get(name="shipping").pk,
         "rule": profile.rules.get().pk,
         "tool": profile.tools.get(name="refund_order").pk,
@@ -77,6 +84,12 @@ def world(profile: Profile, owner: User) -> World:
         "audit": 10**6,  # replaced by a real deletion where the restore itself is requested
     }
     return World(profile, other, users, ids)
+
+
+def _stored_event(profile: Profile) -> Event:
+    event = Router(build_pack(profile)).route("what is the weather").to_event()
+    ingest(profile, EventBatchIn.model_validate({"events": [{"message": "hm", "event": event}]}))
+    return Event.objects.get(profile=profile)
 
 
 def _client(user: User | None) -> Client:
@@ -179,6 +192,12 @@ PAGES: dict[str, list[Call]] = {
     "overlap-start": [Call("post", READER_POST)],
     "tuning": [Call("get", VIEWER)],
     "tuning-apply": [Call("post", _edit(302))],
+    "agents": [Call("get", VIEWER)],
+    "traffic": [Call("get", VIEWER), Call("post", _publish(302), {"retention_days": "7"})],
+    "traffic-review": [Call("get", VIEWER)],
+    "traffic-label": [Call("post", _edit(302), {"route": "billing", "as": "test"})],
+    "replay-start": [Call("post", READER_POST, {"target": "draft"})],
+    "replay": [Call("get", VIEWER)],
     **{
         name.format(kind=kind): calls
         for kind in ITEM_KINDS
@@ -216,7 +235,10 @@ def _kwargs(name: str, world: World, slug: str) -> dict[str, Any]:
         kwargs["number"] = world.ids["version"]
     if "pk" in params:
         kind = name.split("-")[0]
-        key = {"tests": "case", "test": "run", "audit": "audit"}.get(kind, ITEM_KINDS.get(kind))
+        key = {"tests": "case", "test": "run", "audit": "audit", "traffic": "event"}.get(
+            kind, ITEM_KINDS.get(kind)
+        )
+        key = "replay" if name == "replay" else key
         kwargs["pk"] = world.ids[key or "route"]
     return kwargs
 
