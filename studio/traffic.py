@@ -84,7 +84,7 @@ def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Peri
         now_counts, before_counts = _counts(current, column), _counts(previous, column)
         keys = sorted(set(now_counts) | set(before_counts), key=lambda k: -now_counts.get(k, 0))
         return [
-            Share((labels or {}).get(k, k or "(no route)"), now_counts.get(k, 0),
+            Share((labels or {}).get(k, k or "no route (a menu, or nothing matched)"), now_counts.get(k, 0),
                   before_counts.get(k, 0), total, total_before)
             for k in keys[:top]
         ]  # fmt: skip
