@@ -27,6 +27,9 @@ from routing_core.version import user_agent
 log = logging.getLogger("routing_core.reporting")
 
 MAX_BATCH = 500  # the studio refuses larger batches
+# The studio refuses bodies over ~5 MB, and an event ranks every route (a 150-route pack's is
+# ~10 KB): a batch is split so that each POST stays under this many bytes.
+MAX_BODY_BYTES = 1_000_000
 MAX_MESSAGE_CHARS = 4000  # the studio keeps no more of a message
 
 
@@ -168,18 +171,21 @@ class EventReporter:
         return batch
 
     def _send(self, batch: list[dict[str, Any]]) -> None:
-        body = json.dumps({"events": batch}, allow_nan=False).encode()
+        for body, n in _bodies(batch):
+            self._post(body, n)
+
+    def _post(self, body: bytes, n: int) -> None:
         request = urllib.request.Request(
             self.url, data=body, method="POST", headers=self._headers()
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 response.read()
-            self._settle(len(batch), "sent", None)
+            self._settle(n, "sent", None)
         except urllib.error.HTTPError as exc:
-            self._settle(len(batch), "failed", f"HTTP {exc.code} from the studio")
+            self._settle(n, "failed", f"HTTP {exc.code} from the studio")
         except (OSError, ValueError) as exc:  # URLError, timeouts, resets
-            self._settle(len(batch), "failed", f"cannot reach the studio: {exc}")
+            self._settle(n, "failed", f"cannot reach the studio: {exc}")
 
     def _headers(self) -> dict[str, str]:
         return {
@@ -201,3 +207,22 @@ class EventReporter:
     def _count(self, outcome: str) -> None:
         with self._lock:
             self._counts[outcome] += 1
+
+
+def _bodies(batch: list[dict[str, Any]]) -> list[tuple[bytes, int]]:
+    """The batch as POST bodies of at most MAX_BODY_BYTES (one record each at the least)."""
+    encoded = [json.dumps(r, allow_nan=False).encode() for r in batch]
+    bodies: list[tuple[bytes, int]] = []
+    start, size = 0, 0
+    for i, one in enumerate(encoded):
+        if i > start and size + len(one) > MAX_BODY_BYTES:
+            bodies.append((_body(encoded[start:i]), i - start))
+            start, size = i, 0
+        size += len(one) + 1
+    if start < len(encoded):
+        bodies.append((_body(encoded[start:]), len(encoded) - start))
+    return bodies
+
+
+def _body(records: list[bytes]) -> bytes:
+    return b'{"events": [' + b",".join(records) + b"]}"

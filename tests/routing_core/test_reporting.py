@@ -148,3 +148,18 @@ def test_redacted_text_never_holds_an_email_or_a_long_digit_run(text):
     out = redact(text)
     assert not re.search(r"[\w.+-]+@[\w-]+\.[\w-]+", out, flags=re.ASCII)
     assert not re.search(r"[0-9]{6,}", out)
+
+
+def test_a_batch_of_large_events_is_split_into_posts_under_the_body_limit(
+    sink, router, monkeypatch
+):
+    monkeypatch.setattr("routing_core.reporting.MAX_BODY_BYTES", 6_000)
+    reporter = EventReporter(sink.url, token="t", batch_size=20, flush_every=0.2)
+    decision = router.route("I want a refund")
+    for i in range(20):
+        reporter.report(decision, f"turn {i}")
+    assert reporter.flush(5)
+    assert len(sink.batches) > 1
+    assert all(len(json.dumps(b)) < 6_000 + 3_000 for b in sink.batches)  # one record may overshoot
+    assert [r["message"] for r in sink.records] == [f"turn {i}" for i in range(20)]
+    assert reporter.stats.sent == 20
