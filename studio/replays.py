@@ -10,11 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.utils import timezone
+
 from routing_core import PackError, Router
 from routing_core.replay import PartialReplay, replay_turns, summarise
-from studio.models import Profile
+from studio.models import JobStatus, Profile
 from studio.publishing import pack_at
-from studio.suites import _signed_in, finish, launch, progress_writer
+from studio.suites import STALE_AFTER, _signed_in, finish, launch, progress_writer
 from studio.traffic_models import Event, ReplayRun
 
 log = logging.getLogger(__name__)
@@ -74,3 +76,12 @@ def _parts(router: Router, run: ReplayRun) -> list[PartialReplay]:
             chunk = []
     parts.append(replay_turns(router, chunk))
     return parts
+
+
+def interrupt_stale_replays(profile: Profile) -> int:
+    """Mark replays silent for STALE_AFTER as interrupted (their process died), as suites does."""
+    now = timezone.now()
+    error = "Interrupted: the studio was probably restarted. Run the replay again."
+    return ReplayRun.objects.filter(
+        profile=profile, status=JobStatus.RUNNING, updated_at__lt=now - STALE_AFTER
+    ).update(status=JobStatus.INTERRUPTED, finished_at=now, error=error)

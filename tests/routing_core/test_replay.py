@@ -156,3 +156,13 @@ def test_the_command_says_ray_is_not_the_engine_it_uses(tmp_path):
         text=True,
     )
     assert done.returncode == 2 and "use --engine dask" in done.stderr
+
+
+def test_the_traffic_modules_import_neither_django_nor_the_replay_extra():
+    code = (
+        "import sys, routing_core.reporting, routing_core.replay, routing_core.replay_engines, "
+        "routing_core.cli; bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('django', 'dask', 'distributed', 'pyarrow', 'fsspec')]; print(bad); sys.exit(bool(bad))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -8,6 +8,8 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from routing_core import Router
 from studio.agents import agent_engine, can_read, unable_to_read
@@ -160,3 +162,31 @@ def test_events_older_than_the_retention_period_expire(profile, event_token):
     Event.objects.filter(pk=old.pk).update(received=timezone.now() - timedelta(days=8))
     assert expire_events() == 1
     assert Event.objects.count() == 1
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+RECORD = st.fixed_dictionaries(
+    {"event": st.fixed_dictionaries({"schema": st.just("route-decision/1")}, optional={
+        "verdict": st.sampled_from(["move", "stay", "menu", "unmatched", "x"]),
+        "by": st.sampled_from(["rule", "scorer", "none", "?"]), "route": JSON,
+        "ranked": JSON, "runner_up": JSON, "tiers": JSON, "pack": JSON})},
+    optional={"message": JSON, "turn": JSON, "conversation": JSON, "at": JSON},
+)  # fmt: skip
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=st.one_of(JSON, st.fixed_dictionaries({"events": st.lists(RECORD | JSON, max_size=3)})))
+def test_any_json_body_is_stored_or_refused_never_a_server_error(profile, event_token, body):
+    before = Event.objects.count()
+    response = post(event_token, body)
+    assert response.status_code in (202, 422), response.content[:300]
+    stored = Event.objects.count() - before
+    assert stored == (response.json()["accepted"] if response.status_code == 202 else 0)

@@ -182,3 +182,10 @@ def test_the_agents_page_and_the_publish_page_name_an_agent_on_an_older_engine(
     assert "old agent" in agents and "0.0.1" in agents and "upgrade it before you publish" in agents
     publish_page = client.get(reverse("publish", args=["shop"])).content.decode()
     assert re.search(r"old agent on production: routing_core 0\.0\.1", publish_page)
+
+
+def test_a_replay_whose_process_died_is_shown_as_interrupted(profile, viewer, client_for):
+    run = ReplayRun.objects.create(profile=profile, target="draft", total=10)
+    ReplayRun.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(minutes=11))
+    html = client_for(viewer).get(reverse("replay", args=["shop", run.pk])).content.decode()
+    assert "Interrupted" in html and "Run the replay again" in html
