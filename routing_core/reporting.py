@@ -171,7 +171,7 @@ class EventReporter:
         return batch
 
     def _send(self, batch: list[dict[str, Any]]) -> None:
-        for body, n in _bodies(batch):
+        for body, n in _bodies(batch, self.stats.dropped):
             self._post(body, n)
 
     def _post(self, body: bytes, n: int) -> None:
@@ -209,20 +209,24 @@ class EventReporter:
             self._counts[outcome] += 1
 
 
-def _bodies(batch: list[dict[str, Any]]) -> list[tuple[bytes, int]]:
-    """The batch as POST bodies of at most MAX_BODY_BYTES (one record each at the least)."""
+def _bodies(batch: list[dict[str, Any]], dropped: int = 0) -> list[tuple[bytes, int]]:
+    """The batch as POST bodies of at most MAX_BODY_BYTES (one record each at the least).
+
+    Each body also carries `dropped`, the records this reporter dropped so far, so that the
+    studio can show that an agent's queue overflowed.
+    """
     encoded = [json.dumps(r, allow_nan=False).encode() for r in batch]
     bodies: list[tuple[bytes, int]] = []
     start, size = 0, 0
     for i, one in enumerate(encoded):
         if i > start and size + len(one) > MAX_BODY_BYTES:
-            bodies.append((_body(encoded[start:i]), i - start))
+            bodies.append((_body(encoded[start:i], dropped), i - start))
             start, size = i, 0
         size += len(one) + 1
     if start < len(encoded):
-        bodies.append((_body(encoded[start:]), len(encoded) - start))
+        bodies.append((_body(encoded[start:], dropped), len(encoded) - start))
     return bodies
 
 
-def _body(records: list[bytes]) -> bytes:
-    return b'{"events": [' + b",".join(records) + b"]}"
+def _body(records: list[bytes], dropped: int) -> bytes:
+    return b'{"dropped": %d, "events": [' % dropped + b",".join(records) + b"]}"

@@ -15,7 +15,7 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core.redaction import redact
-from studio.models import Profile
+from studio.models import Profile, ReadToken, TokenScope
 from studio.traffic_models import Event, TrafficSettings
 
 MAX_BATCH = 500
@@ -56,6 +56,8 @@ class EventBatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     events: list[EventIn] = Field(max_length=MAX_BATCH)
+    # How many turns the agent's reporter dropped so far (its queue was full): shown on Traffic.
+    dropped: Annotated[int, Field(ge=0, le=2**62)] | None = None
 
 
 def traffic_settings(profile: Profile) -> TrafficSettings:
@@ -64,13 +66,24 @@ def traffic_settings(profile: Profile) -> TrafficSettings:
     return found or TrafficSettings(profile=profile)
 
 
-def ingest(profile: Profile, batch: EventBatchIn) -> int:
-    """Store a validated batch in one INSERT; returns how many events were stored."""
+def ingest(profile: Profile, batch: EventBatchIn, token: ReadToken | None = None) -> int:
+    """Store a validated batch in one INSERT; returns how many events were stored.
+
+    With the sending `token`, also records the reporter's dropped count when it changed.
+    """
     keep_text = traffic_settings(profile).keep_message_text
     now = timezone.now()
     rows = [_row(profile, e, now, keep_text) for e in batch.events]
     Event.objects.bulk_create(rows, batch_size=MAX_BATCH)
+    if token is not None and batch.dropped is not None and batch.dropped != token.events_dropped:
+        ReadToken.objects.filter(pk=token.pk).update(events_dropped=batch.dropped)
     return len(rows)
+
+
+def dropped_by_agents(profile: Profile) -> int:
+    """Turns the profile's active event tokens' reporters say they dropped (queue full)."""
+    counts = profile.read_tokens.filter(scope=TokenScope.EVENTS, revoked_at=None)
+    return sum(counts.values_list("events_dropped", flat=True))
 
 
 def _row(profile: Profile, item: EventIn, now: datetime, keep_text: bool) -> Event:

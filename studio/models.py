@@ -364,6 +364,8 @@ class ReadToken(TokenBase):
     """Lets an agent pull one profile's packs (scope pull) or send its events (scope events)."""
 
     scope = models.CharField(max_length=16, choices=TokenScope.choices, default=TokenScope.PULL)
+    # Scope events: the turns the agent's reporter last said it dropped (its queue was full).
+    events_dropped = models.PositiveBigIntegerField(default=0)
     profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="read_tokens")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -69,6 +69,7 @@ class Period:
     outcomes: list[Share] = field(default_factory=list)
     by: list[Share] = field(default_factory=list)
     routes: list[Share] = field(default_factory=list)
+    tiers: list[Share] = field(default_factory=list)
 
 
 def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Period:
@@ -100,6 +101,7 @@ def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Peri
         outcomes=[s for s in shares("verdict", outcome) if s.label in outcome.values()],
         by=shares("by", BY_LABELS),
         routes=shares("route"),
+        tiers=shares("tier", {"": "no scoring tier (a rule, or none stood)"}),
     )
 
 

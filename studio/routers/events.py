@@ -39,4 +39,4 @@ def post_events(request: HttpRequest, payload: EventBatchIn, slug: str = SLUG) -
     profile = Profile.objects.filter(slug=slug, pk=token.profile_id).first()
     if profile is None:
         raise Http404
-    return Status(202, {"accepted": ingest(profile, payload)})
+    return Status(202, {"accepted": ingest(profile, payload, token)})

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from routing_core.version import engine_version
 from studio.agents import agents, can_read
-from studio.events import traffic_settings
+from studio.events import dropped_by_agents, traffic_settings
 from studio.models import Profile
 from studio.replays import interrupt_stale_replays, start_replay
 from studio.roles import PUBLISH
@@ -67,6 +67,8 @@ def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         outcome_chart=share_chart(figures.outcomes),
         by_chart=share_chart(figures.by),
         route_chart=share_chart(figures.routes),
+        tier_chart=share_chart(figures.tiers) if len(figures.tiers) > 1 else None,
+        dropped=dropped_by_agents(profile),
         replays=list(profile.replay_runs.defer("report")[:5]),
         numbers=list(profile.versions.values_list("number", flat=True)),
     )

@@ -163,3 +163,12 @@ def test_a_batch_of_large_events_is_split_into_posts_under_the_body_limit(
     assert all(len(json.dumps(b)) < 6_000 + 3_000 for b in sink.batches)  # one record may overshoot
     assert [r["message"] for r in sink.records] == [f"turn {i}" for i in range(20)]
     assert reporter.stats.sent == 20
+
+
+def test_each_post_tells_the_studio_how_many_records_were_dropped(sink, router):
+    sink.delay = 0.3  # the first POST is in flight while the queue overflows
+    reporter = EventReporter(sink.url, token="t", batch_size=1, max_queue=2, flush_every=0.01)
+    decision = router.route("I want a refund")
+    accepted = [reporter.report(decision, "x") for _ in range(6)]
+    assert reporter.flush(5)
+    assert sink.batches[-1]["dropped"] == accepted.count(False) == reporter.stats.dropped > 0

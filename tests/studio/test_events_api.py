@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -190,3 +191,9 @@ def test_any_json_body_is_stored_or_refused_never_a_server_error(profile, event_
     assert response.status_code in (202, 422), response.content[:300]
     stored = Event.objects.count() - before
     assert stored == (response.json()["accepted"] if response.status_code == 202 else 0)
+
+
+def test_the_traffic_page_shows_what_agents_dropped(profile, owner, event_token, client_for):
+    post(event_token, {"dropped": 17, "events": _records(profile, ["download my invoice"])})
+    html = client_for(owner).get("/profiles/shop/traffic/").content.decode()
+    assert re.search(r'data-testid="dropped"><strong class="warn">17</strong>', html)
