@@ -15,6 +15,7 @@ from routing_core.decision import Decision
 from routing_core.errors import PackError
 from routing_core.evaluate import EvalReport, Progress, evaluate
 from routing_core.policy import Policy
+from routing_core.replay_cli import add_replay_command
 from routing_core.router import Router
 from routing_core.schema import pack_schema
 
@@ -82,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the JSON Schema of the pack format")
     schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))
+
+    add_replay_command(commands)
     return parser
 
 

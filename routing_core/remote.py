@@ -17,7 +17,9 @@ from routing_core.decision import Decision
 from routing_core.errors import PackError
 from routing_core.pack import Pack
 from routing_core.policy import Policy
+from routing_core.reporting import EventReporter
 from routing_core.router import Router
+from routing_core.version import user_agent
 
 log = logging.getLogger("routing_core.remote")
 
@@ -107,7 +109,8 @@ class PackFetcher:
         return FetchResult("updated", pack, ignored=tuple(ignored))
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
+        # The studio records the agent's routing_core version from this (its Agents page).
+        headers = {"Accept": "application/json", "User-Agent": user_agent()}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
         if self.etag:
@@ -124,9 +127,16 @@ class RemoteRouter(LiveRouter):
 
     Construct it with a pack to start from (a bundled copy) or let it pull the first one;
     `refresh()` is cheap (a 304 when nothing changed) so an agent can call it every minute.
+    With a `reporter`, every turn's decision is also queued for the studio (never waiting on it).
     """
 
-    def __init__(self, fetcher: PackFetcher, initial: Pack | None = None) -> None:
+    def __init__(
+        self,
+        fetcher: PackFetcher,
+        initial: Pack | None = None,
+        *,
+        reporter: EventReporter | None = None,
+    ) -> None:
         """Start from `initial`, or pull the first pack now.
 
         Raises:
@@ -134,6 +144,7 @@ class RemoteRouter(LiveRouter):
                 cannot route without one, so this is the one failure it must see.
         """
         self.fetcher = fetcher
+        self.reporter = reporter
         self.last_error: str | None = None
         if initial is None:
             first = fetcher.fetch()
@@ -141,6 +152,26 @@ class RemoteRouter(LiveRouter):
                 raise PackError([("$", f"no pack to start from: {first.error}")])
             initial = first.pack
         super().__init__(Router(initial))
+
+    def route(
+        self,
+        message: Any,
+        incumbent: str | None = None,
+        *,
+        policy: Policy | None = None,
+        conversation: str | None = None,
+        turn: int | None = None,
+    ) -> Decision:
+        """Route (see `Router.route`) and queue the decision for the studio when reporting.
+
+        Args:
+            conversation: an id that groups the turns of one conversation in the studio's review.
+            turn: the turn's number within the conversation.
+        """
+        decision = super().route(message, incumbent, policy=policy)
+        if self.reporter is not None:
+            self.reporter.report(decision, message, conversation=conversation, turn=turn)
+        return decision
 
     def refresh(self) -> FetchResult:
         """Pull once and swap in a new pack; keeps serving the old one on any failure."""

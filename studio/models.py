@@ -362,9 +362,17 @@ class TokenBase(models.Model):
         return self.revoked_at is None
 
 
-class ReadToken(TokenBase):
-    """Lets an agent pull one profile's packs, nothing else."""
+class TokenScope(models.TextChoices):
+    PULL = "pull", "pull packs"
+    EVENTS = "events", "send decision events"
 
+
+class ReadToken(TokenBase):
+    """Lets an agent pull one profile's packs (scope pull) or send its events (scope events)."""
+
+    scope = models.CharField(max_length=16, choices=TokenScope.choices, default=TokenScope.PULL)
+    # Scope events: the turns the agent's reporter last said it dropped (its queue was full).
+    events_dropped = models.PositiveBigIntegerField(default=0)
     profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="read_tokens")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -462,3 +470,6 @@ class OverlapCheck(Job):
             key = str(finding.get("outcome", "")).replace("-", "_")
             counts[key] = counts.get(key, 0) + 1
         return counts
+
+# The traffic loop's models (issue 20) live in their own module; importing them here registers them.
+from studio.traffic_models import Agent, Event, ReplayRun, TrafficSettings  # noqa: E402, F401

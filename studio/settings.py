@@ -142,6 +142,8 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # without it each process counts alone (LocMemCache), so N workers allow up to N times the rate.
 STUDIO_RATE_ROUTE = os.getenv("STUDIO_RATE_ROUTE", "600/m")
 STUDIO_RATE_PACK_PULL = os.getenv("STUDIO_RATE_PACK_PULL", "1200/m")
+# Event batches per token (each up to 500 events): 600/m is 5,000 events/s from one agent.
+STUDIO_RATE_EVENTS = os.getenv("STUDIO_RATE_EVENTS", "600/m")
 if os.getenv("REDIS_URL"):
     CACHES = {
         "default": {

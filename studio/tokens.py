@@ -1,6 +1,7 @@
 """Bearer tokens: per-profile read tokens for agents, per-user API tokens for scripts.
 
-A token is `rsp_…` (pack reader) or `rsu_…` (user) followed by 256 random bits. Only its sha256 is
+A token is `rsp_…` (pack reader), `rse_…` (event writer: sends one profile's decision events and
+can read nothing) or `rsu_…` (user) followed by 256 random bits. Only its sha256 is
 stored: a high-entropy secret needs no slow hash, and looking it up by digest leaks nothing
 about other tokens. The secret is returned once, at creation. `last_used_at` is written at
 most once a minute so that a busy agent does not turn every pull into a write.
@@ -18,10 +19,12 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import HttpBearer
 
-from studio.models import ApiToken, AuditEntry, Profile, ReadToken, TokenBase
+from studio.models import ApiToken, AuditEntry, Profile, ReadToken, TokenBase, TokenScope
 from studio.services import _audit
 
 READ_PREFIX = "rsp_"
+EVENTS_PREFIX = "rse_"
+PREFIXES = {TokenScope.PULL: READ_PREFIX, TokenScope.EVENTS: EVENTS_PREFIX}
 USER_PREFIX = "rsu_"
 TOUCH_EVERY = timedelta(minutes=1)
 
@@ -36,18 +39,25 @@ def _new_secret(prefix: str) -> str:
     return prefix + secrets.token_urlsafe(32)
 
 
-def create_read_token(profile: Profile, name: str, *, user: Any) -> tuple[ReadToken, str]:
-    """A token that pulls this profile's packs. Returns the token and its secret (shown once)."""
-    secret = _new_secret(READ_PREFIX)
+def create_read_token(
+    profile: Profile, name: str, *, user: Any, scope: str = TokenScope.PULL
+) -> tuple[ReadToken, str]:
+    """A token that pulls this profile's packs, or (scope events) only sends its decision events.
+
+    Returns the token and its secret (shown once).
+    """
+    secret = _new_secret(PREFIXES[TokenScope(scope)])
     with transaction.atomic():
         token = ReadToken.objects.create(
             profile=profile,
+            scope=scope,
             name=name,
             prefix=secret[:12],
             digest=digest(secret),
             created_by=user,
         )
-        _audit(user, profile, "token.create", token, None, {"name": name, "prefix": token.prefix})
+        after = {"name": name, "prefix": token.prefix, "scope": scope}
+        _audit(user, profile, "token.create", token, None, after)
     return token, secret
 
 
@@ -85,13 +95,15 @@ def _user_audit(user: Any, action: str, token: TokenBase) -> None:
     )
 
 
-def find(model: type[T], secret: str, *related: str) -> T | None:
+def find(model: type[T], secret: str, *related: str, **where: Any) -> T | None:
     """The active token with this secret, its last use recorded; None for any other secret.
 
-    `related` names foreign keys to fetch in the same query (the user behind an API token).
+    `related` names foreign keys to fetch in the same query (the user behind an API token);
+    `where` narrows the match (a read token's scope).
     """
     # The digest is unique, so no ORDER BY (`.first()` would add one for every request).
-    found = model._default_manager.filter(digest=digest(secret), revoked_at=None).order_by()
+    found = model._default_manager.filter(digest=digest(secret), revoked_at=None, **where)
+    found = found.order_by()
     token = next(iter(found.select_related(*related)[:1] if related else found[:1]), None)
     if token is not None:
         now = timezone.now()
@@ -123,4 +135,13 @@ class ReadTokenAuth(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> ReadToken | None:
         if not token.startswith(READ_PREFIX):
             return None
-        return find(ReadToken, token)
+        return find(ReadToken, token, scope=TokenScope.PULL)
+
+
+class EventTokenAuth(HttpBearer):
+    """`Authorization: Bearer rse_…`: may send one profile's decision events and nothing else."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> ReadToken | None:
+        if not token.startswith(EVENTS_PREFIX):
+            return None
+        return find(ReadToken, token, scope=TokenScope.EVENTS)

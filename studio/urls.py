@@ -78,5 +78,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     *_item_urls("tools"),
     path("admin/", admin.site.urls),
     path("", include("studio.suite_urls")),  # test suites and authoring help (issue 6)
+    path("", include("studio.traffic_urls")),  # agents, traffic, review, replay (issue 20)
     path("api/", api.urls),
 ]

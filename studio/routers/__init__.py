@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ninja import Router
 
+from studio.routers import events as _events
 from studio.routers import items as _items
 from studio.routers import packs as _packs
 from studio.routers import playground as _playground
@@ -14,6 +15,7 @@ ROUTERS: list[tuple[str, Router]] = [
     ("/profiles", _items.router),
     ("/profiles", _publishing.router),
     ("/profiles", _packs.router),
+    ("/profiles", _events.router),
     ("/profiles", _profiles.router),
     ("/imports", _publishing.imports),
     ("/profiles", _playground.router),

@@ -15,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response
 from ninja import Router
 
+from studio.agents import record_pull
 from studio.models import Environment, ReadToken, Version
 from studio.ratelimits import limit
 from studio.roles import VIEW
@@ -44,13 +45,15 @@ def pull_pack(
     rows = (
         Environment.objects.filter(profile__slug=slug, name=environment)
         .order_by()
-        .values_list("profile_id", "version_id", "version__checksum")[:1]
+        .values_list("profile_id", "version_id", "version__checksum", "version__number")[:1]
     )
     found = next(iter(rows), None)
     if isinstance(auth, ReadToken) and (found is None or found[0] != auth.profile_id):
         raise Http404  # another profile's token: the same answer as a missing profile
     if found is None or found[1] is None:
         raise Http404
+    if isinstance(auth, ReadToken):
+        record_pull(auth, environment, request.headers.get("User-Agent", ""), found[3])
     etag = f'"{found[2]}"'
     unchanged = get_conditional_response(request, etag=etag)
     response = unchanged or HttpResponse(

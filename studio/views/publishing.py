@@ -13,9 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from routing_core import PackError
+from studio.agents import unable_to_read
 from studio.diff import PackDiff, diff_packs
 from studio.downloads import attachment
-from studio.models import ApiToken, Profile, ReadToken, Version
+from studio.models import ApiToken, Profile, ReadToken, TokenScope, Version
 from studio.publishing import (
     MAX_IMPORT_BYTES,
     environments,
@@ -92,7 +93,12 @@ def _against_production(profile: Profile) -> dict[str, Any]:
     if report.is_valid:
         old = str(production.version.number) if production.version else None
         diff = pack_diff(profile, old, "draft") if old else _first_diff(profile)
-    return {"production": production, "diff": diff, "draft_problems": report.problems}
+    return {
+        "production": production,
+        "diff": diff,
+        "draft_problems": report.problems,
+        "outdated_agents": unable_to_read(profile),
+    }
 
 
 def _first_diff(profile: Profile) -> PackDiff:
@@ -171,7 +177,8 @@ def tokens_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     context = _context(
         request,
         profile,
-        read_tokens=list(profile.read_tokens.all()),
+        read_tokens=list(profile.read_tokens.filter(scope=TokenScope.PULL)),
+        event_tokens=list(profile.read_tokens.filter(scope=TokenScope.EVENTS)),
         api_tokens=list(ApiToken.objects.filter(user_id=_user_id(request))),
         secret=secret,
     )
@@ -184,6 +191,10 @@ def _token_action(request: HtmxHttpRequest, profile: Profile) -> str | None:
     if action == "create-read":
         _publisher(request)
         return create_read_token(profile, name or "agent", user=request.user)[1]
+    if action == "create-events":
+        _publisher(request)
+        scope = TokenScope.EVENTS
+        return create_read_token(profile, name or "agent events", user=request.user, scope=scope)[1]
     if action == "create-api":
         return create_api_token(request.user, name or "script")[1]
     if action == "revoke-read":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import pytest
 from routing_core import dump_pack, load_pack
 from routing_core.remote import LiveRouter, PackFetcher, RemoteRouter
 from routing_core.router import Router
+from routing_core.version import user_agent
 from tests.routing_core.conftest import minimal_doc
 
 
@@ -24,6 +26,7 @@ class PackServer:
         self.body = dump_pack(load_pack(minimal_doc())).encode()
         self.mode = "ok"  # ok | 500 | garbage | invalid | slow
         self.seen_tokens: list[str | None] = []
+        self.seen_agents: list[str | None] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -32,6 +35,7 @@ class PackServer:
 
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
                 server.seen_tokens.append(self.headers.get("Authorization"))
+                server.seen_agents.append(self.headers.get("User-Agent"))
                 etag = '"' + json.loads(server.body)["checksum"] + '"'
                 if server.mode == "500":
                     return self._send(500, b"boom")
@@ -79,6 +83,8 @@ def test_it_pulls_a_pack_then_gets_304_until_it_changes(server):
     assert result.status == "updated" and result.pack is not None
     assert result.pack.default_route == "human"
     assert server.seen_tokens[0] == "Bearer tok-1"
+    assert server.seen_agents[0] == user_agent()
+    assert re.fullmatch(r"routing-core/\S+ python/3\.\d+", user_agent())
 
 
 @pytest.mark.parametrize(

@@ -22,13 +22,17 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from routing_core import Router
 from studio.api import api
-from studio.models import Profile, ReadToken, Route, TestCase
+from studio.events import EventBatchIn, ingest
+from studio.models import Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing import promote, publish
+from studio.replays import start_replay
 from studio.roles import grant
-from studio.services import build_pack_dict, delete_item
+from studio.services import build_pack, build_pack_dict, delete_item
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token, revoke
+from studio.traffic_models import Event
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "publisher", "admin")
 MISSING = "no-such-profile"
@@ -65,7 +69,11 @@ def world(profile: Profile, owner: User) -> World:
     promote(version, "production", user=owner)
     case = TestCase.objects.create(profile=profile, message="where is my parcel", order=0)
     run = start_run(profile, user=owner)
+    event = _stored_event(profile)
+    replay = start_replay(profile, "draft", user=owner)
     ids = {
+        "event": event.pk,
+        "replay": replay.pk,
         "route": profile.routes.get(name="shipping").pk,
         "rule": profile.rules.get().pk,
         "tool": profile.tools.get(name="refund_order").pk,
@@ -76,6 +84,12 @@ def world(profile: Profile, owner: User) -> World:
         "audit": 10**6,  # replaced by a real deletion where the restore itself is requested
     }
     return World(profile, other, users, ids)
+
+
+def _stored_event(profile: Profile) -> Event:
+    event = Router(build_pack(profile)).route("what is the weather").to_event()
+    ingest(profile, EventBatchIn.model_validate({"events": [{"message": "hm", "event": event}]}))
+    return Event.objects.get(profile=profile)
 
 
 def _client(user: User | None) -> Client:
@@ -184,6 +198,12 @@ PAGES: dict[str, list[Call]] = {
     "overlap-start": [Call("post", READER_POST)],
     "tuning": [Call("get", VIEWER)],
     "tuning-apply": [Call("post", _edit(302))],
+    "agents": [Call("get", VIEWER)],
+    "traffic": [Call("get", VIEWER), Call("post", _publish(302), {"retention_days": "7"})],
+    "traffic-review": [Call("get", VIEWER)],
+    "traffic-label": [Call("post", _edit(302), {"route": "billing", "as": "test"})],
+    "replay-start": [Call("post", READER_POST, {"target": "draft"})],
+    "replay": [Call("get", VIEWER)],
     **{
         name.format(kind=kind): calls
         for kind in ITEM_KINDS
@@ -221,7 +241,10 @@ def _kwargs(name: str, world: World, slug: str) -> dict[str, Any]:
         kwargs["number"] = world.ids["version"]
     if "pk" in params:
         kind = name.split("-")[0]
-        key = {"tests": "case", "test": "run", "audit": "audit"}.get(kind, ITEM_KINDS.get(kind))
+        key = {"tests": "case", "test": "run", "audit": "audit", "traffic": "event"}.get(
+            kind, ITEM_KINDS.get(kind)
+        )
+        key = "replay" if name == "replay" else key
         kwargs["pk"] = world.ids[key or "route"]
     return kwargs
 
@@ -359,7 +382,14 @@ def _operations(world: World) -> dict[str, Op]:
         f"{p}profiles_delete": Op(EDIT, 204, {"slug": "other"}),
         f"{p}publishing_import_new": Op(EDIT, 201, query="?slug=imported"),
         f"{p}playground_route_message": Op(VIEW, 200, body={"message": "refund please"}),
+        # Only the profile's event token may send events (see the loop below): users get 401.
+        f"{p}events_post_events": Op(VIEW, 202, body={"events": [_event_record(world)]}),
     }
+
+
+def _event_record(world: World) -> dict[str, Any]:
+    event = Router(build_pack(world.profile)).route("refund please").to_event()
+    return {"message": "refund please", "event": event}
 
 
 def _schema_operations() -> dict[str, tuple[str, str]]:
@@ -407,6 +437,9 @@ def tokens(world: World) -> dict[str, str]:
         "read-revoked": read_secret,
         "read-own": create_read_token(world.profile, "agent", user=world.users["admin"])[1],
         "read-other": create_read_token(world.other, "agent", user=world.users["admin"])[1],
+        "events-own": create_read_token(
+            world.profile, "events", user=world.users["admin"], scope=TokenScope.EVENTS
+        )[1],
     }
 
 
@@ -417,17 +450,21 @@ def test_each_api_operation_answers_each_caller_as_the_matrix_says(world, tokens
         method, path = schema[op_id]
         url = _url(path, op, op.path.get("slug", world.profile.slug))
         is_pull = op_id.endswith("pull_pack")
+        is_events = op_id.endswith("post_events")
         callers: dict[str, str | None] = {
             "anonymous": None,
             "revoked": tokens["revoked"],
             "read-revoked": tokens["read-revoked"],
             "read-own": tokens["read-own"],
+            "events-own": tokens["events-own"],
             **{role: tokens[role] for role in RANK},
         }
         for caller, token in callers.items():
             response = _send(Client(), method, url, op, token)
             got[f"{op_id} {caller}"] = response.status_code
-            if caller in RANK:
+            if is_events:
+                wanted[f"{op_id} {caller}"] = op.ok if caller == "events-own" else 401
+            elif caller in RANK:
                 allowed = RANK[caller] >= NEEDS[op.needs]
                 wanted[f"{op_id} {caller}"] = op.ok if allowed else 403
             elif caller == "read-own" and is_pull:

@@ -1,0 +1,195 @@
+"""Replay logged turns against a pack: which turns would change route, verdict or tools.
+
+Pure: records in (what `EventReporter` sends and the studio stores: `message`, `event`), a
+report out. Each turn is replayed on its own with the incumbent it had then (`event.from_route`),
+so turns are independent and any split into partitions gives the same report: the in-process
+replay and a cluster's agree exactly (tested).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from routing_core.decision import Decision
+from routing_core.router import Router
+
+MENU, UNMATCHED = "(menu)", "(unmatched)"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnChange:
+    """One turn whose outcome differs on the new pack."""
+
+    message: str
+    incumbent: str | None
+    old: str  # a route name, (menu) or (unmatched)
+    new: str
+    old_verdict: str
+    new_verdict: str
+    old_tools: tuple[str, ...]
+    new_tools: tuple[str, ...]
+    changed: tuple[str, ...]  # which of route, verdict, tools
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "message": self.message,
+            "incumbent": self.incumbent,
+            "old": self.old,
+            "new": self.new,
+            "old_verdict": self.old_verdict,
+            "new_verdict": self.new_verdict,
+            "old_tools": list(self.old_tools),
+            "new_tools": list(self.new_tools),
+            "changed": list(self.changed),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PartialReplay:
+    """What one partition gave: its changes and how many turns it replayed or skipped."""
+
+    changes: tuple[TurnChange, ...]
+    replayed: int
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlipGroup:
+    """Every change from one outcome to another, e.g. billing → refunds."""
+
+    old: str
+    new: str
+    share: float  # of the replayed turns
+    changes: tuple[TurnChange, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "old": self.old,
+            "new": self.new,
+            "count": len(self.changes),
+            "share": round(self.share, 6),
+            "turns": [c.to_dict() for c in self.changes],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    """The flip report: groups biggest first, and the share of replayed turns that moves."""
+
+    replayed: int
+    skipped: int
+    groups: tuple[FlipGroup, ...] = field(default=())
+
+    @property
+    def changed(self) -> int:
+        return sum(len(g.changes) for g in self.groups)
+
+    @property
+    def share_changed(self) -> float:
+        return self.changed / self.replayed if self.replayed else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form: what `routing-core replay --json` prints and the studio stores."""
+        return {
+            "replayed": self.replayed,
+            "skipped": self.skipped,
+            "changed": self.changed,
+            "share_changed": round(self.share_changed, 6),
+            "groups": [g.to_dict() for g in self.groups],
+        }
+
+
+def outcome(route: str | None, verdict: str) -> str:
+    """A turn's outcome as one label: its route, or (menu) / (unmatched) when it has none."""
+    if verdict == "menu":
+        return MENU
+    if verdict == "unmatched":
+        return UNMATCHED
+    return route or UNMATCHED
+
+
+def replay_turns(router: Router, records: Iterable[Mapping[str, Any]]) -> PartialReplay:
+    """Route every record's message again on `router` and keep the turns that changed.
+
+    Records without a message (the profile keeps no text) or without an event are skipped.
+    """
+    changes: list[TurnChange] = []
+    replayed = skipped = 0
+    for record in records:
+        message, event = record.get("message"), _event(record.get("event"))
+        if not isinstance(message, str) or event is None:
+            skipped += 1
+            continue
+        replayed += 1
+        change = _compare(message, event, router.route(message, event.get("from_route")))
+        if change is not None:
+            changes.append(change)
+    return PartialReplay(tuple(changes), replayed, skipped)
+
+
+def summarise(parts: Iterable[PartialReplay]) -> ReplayReport:
+    """Merge partitions into one report; the order of partitions does not matter."""
+    parts = list(parts)
+    replayed = sum(p.replayed for p in parts)
+    grouped: dict[tuple[str, str], list[TurnChange]] = {}
+    for change in (c for p in parts for c in p.changes):
+        grouped.setdefault((change.old, change.new), []).append(change)
+    groups = [
+        FlipGroup(old, new, len(rows) / replayed, tuple(sorted(rows, key=_change_key)))
+        for (old, new), rows in grouped.items()
+    ]
+    groups.sort(key=lambda g: (-len(g.changes), g.old, g.new))
+    return ReplayReport(replayed, sum(p.skipped for p in parts), tuple(groups))
+
+
+def replay(router: Router, records: Iterable[Mapping[str, Any]]) -> ReplayReport:
+    """Replay records in this process (see `replay_turns`) and report the flips."""
+    return summarise([replay_turns(router, records)])
+
+
+def _event(value: Any) -> Mapping[str, Any] | None:
+    """The event as a mapping: Parquet files may hold it as a JSON string."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, Mapping) else None
+
+
+def _compare(message: str, event: Mapping[str, Any], decision: Decision) -> TurnChange | None:
+    old_verdict = str(event.get("verdict"))
+    old_tools = tuple((event.get("tools") or {}).get("kept") or ())
+    old = outcome(event.get("route"), old_verdict)
+    new = outcome(decision.route, decision.verdict)
+    changed = tuple(
+        name
+        for name, differs in (
+            ("route", old != new),
+            ("verdict", old_verdict != decision.verdict),
+            ("tools", old_tools != decision.tools.kept),
+        )
+        if differs
+    )
+    if not changed:
+        return None
+    return TurnChange(
+        message=message,
+        incumbent=event.get("from_route"),
+        old=old,
+        new=new,
+        old_verdict=old_verdict,
+        new_verdict=decision.verdict,
+        old_tools=old_tools,
+        new_tools=decision.tools.kept,
+        changed=changed,
+    )
+
+
+def _change_key(change: TurnChange) -> tuple[str, str, str, str]:
+    return (change.message, change.incumbent or "", change.old_verdict, change.new_verdict)

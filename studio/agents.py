@@ -1,0 +1,76 @@
+"""The agents the studio knows about: who pulls which pack with which routing_core.
+
+Every pull by a read token upserts one row (one `INSERT … ON CONFLICT DO UPDATE`, on SQLite and
+PostgreSQL alike), so a 304 costs one small write more and never a read-modify-write.
+Before publishing, agents whose routing_core is older than the studio's are listed: the pack
+about to be made may use what they cannot read. `can_read` is the one place that rule lives.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.utils import timezone
+from packaging.version import InvalidVersion, Version
+
+from routing_core.version import engine_version
+from studio.models import Profile, ReadToken
+from studio.traffic_models import Agent
+
+_ENGINE = re.compile(r"\brouting-core/(\S{1,40})")
+
+
+def agent_engine(user_agent: str) -> str:
+    """The routing_core version in a User-Agent (`routing-core/0.1.0 python/3.12`), or ""."""
+    found = _ENGINE.search(user_agent)
+    return found.group(1) if found else ""
+
+
+def can_read(agent_version: str, pack_made_by: str) -> bool:
+    """May an agent running `agent_version` read a pack made by routing_core `pack_made_by`?
+
+    For now: when it is not older. An unknown or unparsable version cannot be vouched for.
+    (The format-compatibility rule of the reliability issue refines this one function.)
+    """
+    try:
+        return Version(agent_version) >= Version(pack_made_by)
+    except InvalidVersion:
+        return False
+
+
+def record_pull(
+    token: ReadToken, environment: str, user_agent: str, served_version: int | None
+) -> None:
+    """Upsert the token's agent row for this environment: version seen, pack served, last seen."""
+    now = timezone.now()
+    row = Agent(
+        token=token,
+        profile_id=token.profile_id,
+        environment=environment,
+        user_agent=user_agent[:200],
+        engine_version=agent_engine(user_agent),
+        served_version=served_version,
+        first_seen=now,
+        last_seen=now,
+    )
+    Agent.objects.bulk_create(
+        [row],
+        update_conflicts=True,
+        unique_fields=["token", "environment"],
+        update_fields=["user_agent", "engine_version", "served_version", "last_seen"],
+    )
+
+
+def agents(profile: Profile) -> list[Agent]:
+    """The profile's agents, most recently seen first, with their tokens."""
+    return list(profile.agents.select_related("token"))
+
+
+def unable_to_read(profile: Profile, made_by: str | None = None) -> list[Agent]:
+    """Agents of active tokens that may not read a pack made by `made_by` (the studio's engine)."""
+    made_by = made_by or engine_version()
+    return [
+        a
+        for a in agents(profile)
+        if a.token.revoked_at is None and not can_read(a.engine_version, made_by)
+    ]

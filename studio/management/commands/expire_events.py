@@ -1,0 +1,20 @@
+"""`manage.py expire_events`: delete decision events older than each profile's retention period.
+
+Run it daily (cron, or the task queue's periodic schedule).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from studio.events import expire_events
+
+
+class Command(BaseCommand):
+    help = "Delete decision events older than each profile's retention period."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        deleted = expire_events()
+        self.stdout.write(f"deleted {deleted} expired events")

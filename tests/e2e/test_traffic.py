@@ -1,0 +1,39 @@
+"""Browser test of the review queue: open it from Traffic, label a turn, find it among the test cases."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from routing_core import Router
+from studio.events import EventBatchIn, ingest
+from studio.models import Profile
+from studio.services import build_pack
+from tests.e2e.conftest import sign_in
+
+MESSAGE = "my thing is broken and nobody answers"
+
+
+def _unmatched_turn(profile: Profile) -> None:
+    event = Router(build_pack(profile)).route(MESSAGE).to_event()
+    event.update(verdict="unmatched", route=None, by="none")
+    ingest(profile, EventBatchIn.model_validate({"events": [{"message": MESSAGE, "event": event}]}))
+
+
+def test_a_person_labels_a_real_turn_and_finds_it_among_the_test_cases(
+    page: Page, live_server, demo
+) -> None:
+    profile = Profile.objects.get(slug="support")
+    _unmatched_turn(profile)
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/traffic/")
+    expect(page.get_by_test_id("turns-total")).to_have_text("1")
+    page.get_by_test_id("open-review").click()
+    item = page.get_by_test_id("review-item").filter(has_text=MESSAGE)
+    expect(item).to_contain_text("nothing matched")
+    item.get_by_label("The right route").select_option("human")
+    item.get_by_role("button", name="Save as test case").click()
+    expect(page.locator(".flash")).to_contain_text("as a test case")
+    expect(page.get_by_test_id("review-item").filter(has_text=MESSAGE)).to_have_count(0)
+    page.goto(f"{live_server.url}/profiles/support/tests/")
+    row = page.locator("tr", has_text=MESSAGE)
+    expect(row).to_contain_text("human")
