@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from routing_core.errors import PackError
-from routing_core.importers.files import Source, read_export
+from routing_core.importers.files import Source, fields, items, read_export
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "azure-clu"
@@ -46,15 +46,15 @@ def import_azure_clu(source: Source, *, language: str | None = None) -> ImportRe
     collect.name = str(metadata.get("projectName") or "")
     collect.description = str(metadata.get("description") or "")
     default = str(metadata.get("language") or "en-us").lower()
-    utterances = [u for u in assets.get("utterances") or [] if isinstance(u, dict)]
+    utterances = [u for u in items(assets.get("utterances")) if isinstance(u, dict)]
     lang = collect.language = _language(utterances, default, language, path)
-    for i, intent in enumerate(assets.get("intents") or []):
+    for i, intent in enumerate(items(assets.get("intents"))):
         name = intent.get("category") if isinstance(intent, dict) else None
         if isinstance(name, str) and name != NONE_INTENT:
             collect.route(name, f"{path}: assets.intents[{i}]")
     _read_utterances(utterances, lang, default, path, collect)
-    _read_entities(assets.get("entities") or [], lang, path, collect)
-    threshold = (metadata.get("settings") or {}).get("confidenceThreshold")
+    _read_entities(items(assets.get("entities")), lang, path, collect)
+    threshold = fields(metadata.get("settings")).get("confidenceThreshold")
     if isinstance(threshold, int | float) and threshold:
         collect.left_out(
             f"{path}: metadata.settings.confidenceThreshold",
@@ -94,7 +94,7 @@ def _read_utterances(
             collect.add_out_of_scope(text, where)
         else:
             route = collect.route(intent, where)
-            for entity in utterance.get("entities") or []:
+            for entity in items(utterance.get("entities")):
                 if isinstance(entity, dict) and isinstance(entity.get("category"), str):
                     route.entities.add(entity["category"])
                     tally = marked.setdefault(route.name, {})
@@ -128,14 +128,14 @@ def _read_entities(entities: list[Any], lang: str, path: str, collect: Collector
             continue
         name, where = entity["category"], f"{path}: assets.entities[{i}]"
         words: list[str] = []
-        for sublist in (entity.get("list") or {}).get("sublists") or []:
+        for sublist in map(fields, items(fields(entity.get("list")).get("sublists"))):
             words.append(str(sublist.get("listKey", "")))
-            for synonyms in sublist.get("synonyms") or []:
+            for synonyms in map(fields, items(sublist.get("synonyms"))):
                 if str(synonyms.get("language", lang)).lower() == lang:
-                    words += [str(v) for v in synonyms.get("values") or []]
+                    words += [str(v) for v in items(synonyms.get("values"))]
         if words:
             collect.add_lexicon(name, words)
-        for n, expression in enumerate((entity.get("regex") or {}).get("expressions") or []):
+        for n, expression in enumerate(items(fields(entity.get("regex")).get("expressions"))):
             pattern = expression.get("regexPattern") if isinstance(expression, dict) else None
             if isinstance(pattern, str):
                 _regex_rule(name, pattern, f"{where}.regex.expressions[{n}]", collect)

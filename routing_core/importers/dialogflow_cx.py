@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, read_export
+from routing_core.importers.files import ExportFiles, Source, items, read_export
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "dialogflow-cx"
@@ -56,7 +56,7 @@ def _language(files: ExportFiles, agent: dict[str, Any], asked: str | None) -> s
         for p in files.paths()
         if re.fullmatch(r"intents/[^/]+/trainingPhrases/[^/]+\.json", p)
     }
-    known = {default, *map(str, agent.get("supportedLanguageCodes") or []), *found}
+    known = {default, *map(str, items(agent.get("supportedLanguageCodes"))), *found}
     lang = asked or default
     if lang not in known:
         choices = ", ".join(sorted(known))
@@ -83,10 +83,10 @@ def _read_intent(files: ExportFiles, folder: str, lang: str, collect: Collector)
         )
         return
     route = collect.route(name, path)
-    route.description = str(intent.get("description") or "")[:8000]
+    collect.describe(route, str(intent.get("description") or ""), f"{path}: description")
     parameters = {
         str(p.get("id")): str(p.get("entityType", "")).removeprefix("@")
-        for p in intent.get("parameters") or []
+        for p in items(intent.get("parameters"))
         if isinstance(p, dict)
     }
     marked: dict[str, int] = {}
@@ -150,7 +150,7 @@ def _read_entity_types(files: ExportFiles, lang: str, collect: Collector) -> Non
             if isinstance(entry, dict):
                 words += [
                     w
-                    for w in [entry.get("value"), *(entry.get("synonyms") or [])]
+                    for w in [entry.get("value"), *items(entry.get("synonyms"))]
                     if isinstance(w, str)
                 ]
         collect.add_lexicon(match["dir"], words)

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, read_export
+from routing_core.importers.files import ExportFiles, Source, items, read_export
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "dialogflow-es"
@@ -60,7 +60,7 @@ def import_dialogflow_es(source: Source, *, language: str | None = None) -> Impo
 def _language(files: ExportFiles, agent: dict[str, Any], asked: str | None) -> str:
     default = str(agent.get("language") or "en")
     found = {m["lang"] for p in files.paths() if (m := USERSAYS.match(p))}
-    known = {default, *map(str, agent.get("supportedLanguages") or []), *found}
+    known = {default, *map(str, items(agent.get("supportedLanguages"))), *found}
     lang = asked or default
     if lang not in known:
         choices = ", ".join(sorted(known))
@@ -151,7 +151,7 @@ def _read_entities(files: ExportFiles, lang: str, collect: Collector) -> None:
         words = []
         for entry in entries:
             if isinstance(entry, dict):
-                words += [entry.get("value", ""), *(entry.get("synonyms") or [])]
+                words += [entry.get("value", ""), *items(entry.get("synonyms"))]
         collect.add_lexicon(match["entity"], [w for w in words if isinstance(w, str)])
 
 

@@ -170,3 +170,13 @@ def _no_alias_loader() -> type[Any]:
 
         _LOADER = NoAliasLoader
     return _LOADER
+
+
+def items(value: Any) -> list[Any]:
+    """A list read from an export, or `[]` when the export put anything else there."""
+    return value if isinstance(value, list) else []
+
+
+def fields(value: Any) -> dict[str, Any]:
+    """An object read from an export, or `{}` when the export put anything else there."""
+    return value if isinstance(value, dict) else {}

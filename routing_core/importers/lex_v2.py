@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, read_export
+from routing_core.importers.files import ExportFiles, Source, fields, items, read_export
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "lex-v2"
@@ -98,12 +98,12 @@ def _read_slot_types(files: ExportFiles, base: str, collect: Collector) -> dict[
             collect.left_out(path, "not a slot type")
             continue
         words: list[str] = []
-        for entry in slot_type.get("slotTypeValues") or []:
+        for entry in items(slot_type.get("slotTypeValues")):
             sample = (
-                (entry.get("sampleValue") or {}).get("value") if isinstance(entry, dict) else None
+                fields(entry.get("sampleValue")).get("value") if isinstance(entry, dict) else None
             )
             synonyms = (
-                [s.get("value") for s in entry.get("synonyms") or [] if isinstance(s, dict)]
+                [s.get("value") for s in items(entry.get("synonyms")) if isinstance(s, dict)]
                 if isinstance(entry, dict)
                 else []
             )
@@ -124,10 +124,10 @@ def _read_intent(
         collect.kept_aside(path, "the fallback intent has no utterances: nothing to import")
         return
     route = collect.route(intent["name"], path)
-    route.description = str(intent.get("description") or "")[:8000]
+    collect.describe(route, str(intent.get("description") or ""), f"{path}: description")
     slot_types = _slot_types(files, path.removesuffix("Intent.json"))
     filled: set[str] = set()
-    for i, sample in enumerate(intent.get("sampleUtterances") or []):
+    for i, sample in enumerate(items(intent.get("sampleUtterances"))):
         text = sample.get("utterance") if isinstance(sample, dict) else None
         if not isinstance(text, str):
             collect.left_out(f"{path}: sampleUtterances[{i}]", "not a text utterance")

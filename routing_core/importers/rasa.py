@@ -19,7 +19,7 @@ import re
 from typing import Any, NamedTuple
 
 from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, read_export
+from routing_core.importers.files import ExportFiles, Source, items, read_export
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "rasa"
@@ -84,7 +84,7 @@ def _read_document(
     nlu = document.get("nlu")
     if nlu is not None:
         _read_nlu(nlu, path, collect, regexes)
-    for i, intent in enumerate(document.get("intents") or []):
+    for i, intent in enumerate(items(document.get("intents"))):
         name = next(iter(intent), None) if isinstance(intent, dict) else intent
         if isinstance(name, str):
             domain_intents.append((f"{path}: intents[{i}]", name))
@@ -124,7 +124,7 @@ def _read_nlu(nlu: Any, path: str, collect: Collector, regexes: list[tuple[str, 
         else:
             words = [strip_annotations(line)[0] for line in lines]
             collect.add_lexicon(name, [name, *words] if kind == "synonym" else words)
-        for extra in sorted(set(item) - {kind, "examples"}):
+        for extra in sorted(map(str, set(item) - {kind, "examples"})):
             collect.left_out(f"{where}.{extra}", f"{extra} has no equivalent in a pack")
 
 

@@ -14,11 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from routing_core.errors import PackError
-from routing_core.pack import MAX_ITEMS, MAX_ROUTES, MAX_TEXT, Pack
-from routing_core.text import compile_user_regex
+from routing_core.pack import MAX_DESCRIPTION, MAX_ITEMS, MAX_ROUTES, MAX_TEXT, Pack
+from routing_core.text import compile_user_regex, words
 
 NoteKind = Literal["left out", "changed", "kept aside"]
 MAX_NAME = 64
+# A "word" this long is data (a hash, base64), not language; the lexical scorer's stored
+# model also refuses terms past 2,000 characters, so such a text would break the pack.
+MAX_WORD = 200
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class ImportResult:
             "profile": {
                 "slug": slug,
                 "name": (name or self.name or slug)[:200],
-                "description": self.description[:8000],
+                "description": "" if _has_giant_word(self.description) else self.description[:8000],
             },
             "routes": [r.to_document() for r in self.routes],
             "rules": list(self.rules),
@@ -159,12 +162,22 @@ class Collector:
             self.left_out(path, "blank example")
         elif len(text) > MAX_TEXT:
             self.left_out(path, f"example longer than {MAX_TEXT} characters")
+        elif _has_giant_word(text):
+            self.left_out(path, f"example with a word longer than {MAX_WORD} characters")
         elif text in route.examples:
             self.left_out(path, f"repeats an example of {route.name!r}")
         elif len(route.examples) >= MAX_ITEMS:
             self.left_out(path, f"{route.name!r} already has {MAX_ITEMS} examples")
         else:
             route.examples.append(text)
+
+    def describe(self, route: ImportedRoute, text: str, path: str) -> None:
+        """Set the route's description, unless a pack could not hold it (reported)."""
+        text = " ".join(text.split())
+        if len(text) > MAX_DESCRIPTION or _has_giant_word(text):
+            self.left_out(path, "description too long, or with a word that is not a word")
+        else:
+            route.description = text
 
     def add_out_of_scope(self, text: str, path: str) -> None:
         text = " ".join(text.split())
@@ -177,7 +190,7 @@ class Collector:
         kept = self.lexicons.setdefault(name, [])
         for word in words:
             word = " ".join(str(word).split())
-            if word and len(word) <= MAX_TEXT and word not in kept:
+            if word and len(word) <= MAX_TEXT and not _has_giant_word(word) and word not in kept:
                 kept.append(word)
 
     def add_regex_rule(self, route: ImportedRoute, pattern: str, path: str) -> None:
@@ -234,19 +247,25 @@ class Collector:
 
     def _attach_lexicons(self) -> None:
         """Each lexicon's words become keywords of the routes whose examples annotate it."""
-        for lexicon, words in self.lexicons.items():
+        for lexicon, entries in self.lexicons.items():
             users = [r for r in self.routes.values() if lexicon in r.entities]
             if not users:
                 self.kept_aside(
                     f"lexicon {lexicon!r}",
-                    f"{len(words)} word(s) kept aside: no intent's examples mark this entity",
+                    f"{len(entries)} word(s) kept aside: no intent's examples mark this entity",
                 )
                 continue
             for route in users:
-                fresh = [w for w in words if w not in route.keywords]
+                fresh = [w for w in entries if w not in route.keywords]
                 route.keywords += fresh[: MAX_ITEMS - len(route.keywords)]
             names = ", ".join(r.name for r in users)
-            self.changed(f"lexicon {lexicon!r}", f"{len(words)} word(s) became keywords of {names}")
+            self.changed(
+                f"lexicon {lexicon!r}", f"{len(entries)} word(s) became keywords of {names}"
+            )
+
+
+def _has_giant_word(text: str) -> bool:
+    return any(len(w) > MAX_WORD for w in words(text))
 
 
 def route_name(raw: str) -> str:

@@ -65,7 +65,7 @@ def _read_route(entry: Any, where: str, encoder: str, collect: Collector) -> Non
         return
     route = collect.route(entry["name"], where)
     if isinstance(entry.get("description"), str):
-        route.description = entry["description"][:8000]
+        collect.describe(route, entry["description"], f"{where}.description")
     utterances = entry.get("utterances") or []
     if not isinstance(utterances, list):
         collect.left_out(f"{where}.utterances", "expected a list of texts")

@@ -28,12 +28,12 @@ class ImportFromForm(forms.Form):
     file = forms.FileField(label="Export file (.zip, .yml, .yaml or .json)")
     language = forms.RegexField(
         label="Language",
-        regex=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
+        regex=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$",
         max_length=20,
         required=False,
-        help_text="For a Dialogflow agent with several languages, e.g. en or de "
+        help_text="For an export with several languages, e.g. en, de or en_US "
         "(empty: the agent's default).",
-        error_messages={"invalid": "a language code such as en, de or pt-BR"},
+        error_messages={"invalid": "a language code such as en, pt-BR or en_US"},
     )
     slug = forms.RegexField(
         label="Slug",

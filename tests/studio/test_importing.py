@@ -147,3 +147,16 @@ def test_the_form_needs_a_csrf_token(editor):
     response = client.post(URL, {"format": "dialogflow-es", "file": _es_upload()})
     assert response.status_code == 403
     assert not Profile.objects.exists()
+
+
+def test_a_lex_bot_in_another_locale_can_be_imported(editor, client_for):
+    client = client_for(editor)
+    upload = SimpleUploadedFile("HotelBot.zip", _zip_of(EXPORTS / "lex_v2"), "application/zip")
+    response = client.post(URL, {"format": "lex-v2", "file": upload, "language": "es_US"})
+    assert response.status_code == 200
+    assert "in the language <code>es_US</code>" in response.content.decode()
+    client.post(URL, {"confirm": "1", "token": client.session[SESSION_KEY]["token"]})
+    profile = Profile.objects.get(slug="hotel_bot")
+    assert [r.examples for r in profile.routes.all()] == [
+        ["quiero reservar una habitación", "reserva un cuarto"]
+    ]

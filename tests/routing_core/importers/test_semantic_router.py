@@ -72,3 +72,18 @@ def test_broken_configs_are_refused_with_where_and_why(tmp_path, content, line):
     with pytest.raises(PackError) as caught:
         import_export("semantic-router", path)
     assert caught.value.lines() == [line]
+
+
+def test_a_word_no_pack_could_score_is_left_out_not_a_broken_pack(tmp_path):
+    blob = "Q" * 1500
+    path = tmp_path / "routes.json"
+    path.write_text(
+        json.dumps([{"name": "a", "description": blob, "utterances": ["hi there friend", blob]}])
+    )
+    result = import_export("semantic-router", path)
+    assert (result.routes[0].description, result.routes[0].examples) == ("", ["hi there friend"])
+    assert (
+        "routes.json: routes[0].utterances[1]: example with a word longer than 200 characters"
+        in notes(result, "left out")
+    )
+    round_trip(result)

@@ -1,0 +1,41 @@
+"""An editor opens 'Find a fix' on a failing case, reads the edit, applies it; the case then passes."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from django.contrib.auth.models import User
+from playwright.sync_api import Page, expect
+
+from studio.models import AuditEntry, JobStatus, Profile, Route, TestCase, TestRun
+from studio.suites import start_run
+from tests.e2e.conftest import sign_in
+
+MESSAGE = "my subscription renewed without asking"
+
+
+def _run_suite(profile: Profile) -> None:
+    run = start_run(profile, user=User.objects.get(username="demo"))
+    deadline = time.monotonic() + 30
+    while TestRun.objects.get(pk=run.pk).status == JobStatus.RUNNING:
+        assert time.monotonic() < deadline, "the suite run did not finish"
+        time.sleep(0.1)
+
+
+def test_find_a_fix_then_apply_it(live_server, demo, page: Page) -> None:
+    profile = Profile.objects.get(slug="support")
+    TestCase.objects.create(profile=profile, message=MESSAGE, expected_route="billing", order=99)
+    _run_suite(profile)
+
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/tests/")
+    page.get_by_role("row", name=re.compile(MESSAGE)).get_by_test_id("find-fix").click()
+    expect(page.get_by_test_id("fix")).to_contain_text("Add the keyword “subscription” to billing.")
+    assert "subscription" not in Route.objects.get(profile=profile, name="billing").keywords
+
+    page.get_by_role("button", name="Apply this edit").click()
+    page.wait_for_url(re.compile(r".*/profiles/support/tests/$"))
+    expect(page.get_by_text("Applied: add the keyword “subscription” to billing.")).to_be_visible()
+    assert "subscription" in Route.objects.get(profile=profile, name="billing").keywords
+    assert AuditEntry.objects.filter(action="route.accept-repair", username="demo").count() == 1
