@@ -2,7 +2,7 @@
 
 `assets.intents` become routes with their training utterances in one language (the one
 asked for, else the project's); the `None` intent's utterances are what the agent must not
-take (kept aside: out of scope). List entities' synonyms become lexicons; an entity's
+take (the pack's out-of-scope examples). List entities' synonyms become lexicons; an entity's
 regex becomes a rule when exactly one intent marks that entity. Test-set utterances,
 prebuilt components and the confidence threshold are reported, not imported.
 """
@@ -80,6 +80,7 @@ def _read_utterances(
     skipped: dict[str, int] = {}
     tests = 0
     marked: dict[str, dict[str, int]] = {}
+    before = len(collect.out_of_scope)
     for i, utterance in enumerate(utterances):
         where = f"{path}: assets.utterances[{i}]"
         text, intent = utterance.get("text"), utterance.get("intent")
@@ -111,15 +112,8 @@ def _read_utterances(
         collect.left_out(
             f"language {other!r}", f"{count} utterance(s) not imported (importing {lang!r})"
         )
-    none = sum(
-        1
-        for u in utterances
-        if u.get("intent") == NONE_INTENT and str(u.get("language") or default).lower() == lang
-    )
-    if none:
-        collect.kept_aside(
-            f"intent {NONE_INTENT!r}", f"its {none} utterance(s) are out-of-scope examples"
-        )
+    if len(collect.out_of_scope) > before:
+        collect.came_over_as_out_of_scope(f"intent {NONE_INTENT!r}", "its utterances", before)
 
 
 def _read_entities(entities: list[Any], lang: str, path: str, collect: Collector) -> None:

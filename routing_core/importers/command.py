@@ -1,8 +1,8 @@
 """`routing-core import FORMAT PATH -o PACK.json`: another tool's export as a pack, with a summary.
 
 Kept apart from `cli.py` so the command line only has to register it. The summary says
-what came over (routes, examples, keywords, rules) and lists every note of the import;
-exit codes are `validate`'s: 0 written, 2 the export could not be imported.
+what came over (routes, examples, keywords, out-of-scope examples, rules) and lists every
+note of the import; exit codes are `validate`'s: 0 written, 2 the export could not be imported.
 """
 
 from __future__ import annotations
@@ -57,17 +57,13 @@ def print_summary(result: ImportResult, stream: TextIO, *, written_to: str | Non
     language = f", language {result.language}" if result.language else ""
     console.print(
         f"imported {len(result.routes)} routes, {result.example_count} examples, "
+        f"{len(result.out_of_scope)} out-of-scope examples, "
         f"{len(result.rules)} rules from {result.format}{language}{where}"
     )
     table = Table("route", "from", "examples", "keywords", box=None, pad_edge=False)
     for route in result.routes:
         table.add_row(route.name, route.source, str(len(route.examples)), str(len(route.keywords)))
     console.print(table)
-    if result.out_of_scope:
-        console.print(
-            f"kept aside: {len(result.out_of_scope)} out-of-scope example(s) "
-            "(packs have no field for them yet)"
-        )
     for kind in ("left out", "kept aside", "changed"):
         notes = result.notes_of(kind)
         if notes:

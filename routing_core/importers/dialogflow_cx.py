@@ -2,7 +2,7 @@
 
 `intents/<name>/<name>.json` + `trainingPhrases/<lang>.json` become routes (the intent's
 description too); the Default Negative Intent's phrases are what the agent must not take
-(kept aside as out-of-scope examples). Entity types' entries and synonyms become lexicons.
+(the pack's out-of-scope examples). Entity types' entries and synonyms become lexicons.
 Flows and pages have no equivalent: the report names each flow and the intents its
 transitions use, and the intents that no flow uses.
 """
@@ -75,12 +75,10 @@ def _read_intent(files: ExportFiles, folder: str, lang: str, collect: Collector)
     phrases = _phrases(files, phrases_path, collect)
     _count_other_languages(files, folder, lang, collect)
     if intent.get("name") == NEGATIVE_INTENT_ID or intent.get("isFallback"):
+        before = len(collect.out_of_scope)
         for i, phrase in enumerate(phrases):
             collect.add_out_of_scope(_phrase_text(phrase, {})[0], f"{phrases_path}[{i}]")
-        collect.kept_aside(
-            path,
-            f"negative intent {name!r}: its {len(phrases)} phrase(s) are out-of-scope examples",
-        )
+        collect.came_over_as_out_of_scope(path, f"negative intent {name!r}", before)
         return
     route = collect.route(name, path)
     collect.describe(route, str(intent.get("description") or ""), f"{path}: description")

@@ -3,7 +3,7 @@
 One language is imported: the one asked for, else the agent's default; the examples of the
 others are counted in the report. An intent's training phrases become the route's examples
 (entity parts kept as their text and reported); the fallback intent's phrases are examples
-of what the agent must not take (kept aside: out of scope). Entity entries and synonyms
+of what the agent must not take (the pack's out-of-scope examples). Entity entries and synonyms
 become lexicons. Responses, contexts, events, parameters and webhooks are left out.
 """
 
@@ -80,12 +80,10 @@ def _read_intent(files: ExportFiles, path: str, lang: str, collect: Collector) -
         collect.left_out(usersays, "expected a list of training phrases")
         phrases = []
     if intent.get("fallbackIntent"):
+        before = len(collect.out_of_scope)
         for i, phrase in enumerate(phrases):
             collect.add_out_of_scope(_phrase_text(phrase)[0], f"{usersays}[{i}]")
-        collect.kept_aside(
-            path,
-            f"fallback intent {name!r}: its {len(phrases)} phrase(s) are out-of-scope examples",
-        )
+        collect.came_over_as_out_of_scope(path, f"fallback intent {name!r}", before)
         return
     route = collect.route(name, path)
     _read_phrases(phrases, usersays, route, collect)

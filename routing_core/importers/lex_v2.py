@@ -4,13 +4,14 @@
 references (`{Destination}`) are not words a person types: each is replaced by the first
 value of the slot's type when the export has one (else the slot's name), and reported.
 Slot type values and synonyms become lexicons. The built-in fallback intent has no
-utterances: it is reported. Code hooks, prompts, contexts and the locale's confidence
+utterances in Lex (it is reported); any it does have become out-of-scope examples. Code hooks, prompts, contexts and the locale's confidence
 threshold have no equivalent and are listed as left out.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from routing_core.errors import PackError
 from routing_core.importers.files import ExportFiles, Source, fields, items, read_export
@@ -113,6 +114,21 @@ def _read_slot_types(files: ExportFiles, base: str, collect: Collector) -> dict[
     return values
 
 
+def _read_fallback(intent: dict[str, Any], path: str, collect: Collector) -> None:
+    """Lex's fallback takes what no intent matches; utterances on it are out of scope."""
+    before = len(collect.out_of_scope)
+    for i, sample in enumerate(items(intent.get("sampleUtterances"))):
+        text = sample.get("utterance") if isinstance(sample, dict) else None
+        if isinstance(text, str):
+            collect.add_out_of_scope(text, f"{path}: sampleUtterances[{i}]")
+        else:
+            collect.left_out(f"{path}: sampleUtterances[{i}]", "not a text utterance")
+    if len(collect.out_of_scope) > before:
+        collect.came_over_as_out_of_scope(path, "the fallback intent", before)
+    else:
+        collect.left_out(path, "the fallback intent has no utterances: nothing to import")
+
+
 def _read_intent(
     files: ExportFiles, path: str, values: dict[str, list[str]], collect: Collector
 ) -> None:
@@ -121,7 +137,7 @@ def _read_intent(
         collect.left_out(path, "not an intent (no name)")
         return
     if intent.get("parentIntentSignature") == "AMAZON.FallbackIntent":
-        collect.kept_aside(path, "the fallback intent has no utterances: nothing to import")
+        _read_fallback(intent, path, collect)
         return
     route = collect.route(intent["name"], path)
     collect.describe(route, str(intent.get("description") or ""), f"{path}: description")

@@ -4,7 +4,8 @@ Every importer fills a `Collector` and ends with `Collector.finish()`. The colle
 rules every format shares, so they read the same whatever the source: names become route
 names (renames reported), blank, too long and repeated examples are reported, lexicons
 (entity values and synonyms) become keywords of the routes whose examples annotate that
-entity, and nothing is dropped without a note saying where it was and why.
+entity, out-of-scope examples (fallback / negative intents) become the pack's
+`out_of_scope`, and nothing is dropped without a note saying where it was and why.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Literal
 
 from routing_core.errors import PackError
 from routing_core.pack import MAX_DESCRIPTION, MAX_ITEMS, MAX_ROUTES, MAX_TEXT, Pack
+from routing_core.storable import unstorable_reason
 from routing_core.text import compile_user_regex, words
 
 NoteKind = Literal["left out", "changed", "kept aside"]
@@ -65,8 +67,8 @@ class ImportResult:
         format: the importer's name (`rasa`, `dialogflow-es`, …).
         name: the agent's own name when the export has one.
         language: the language whose examples were imported, when the export has several.
-        out_of_scope: examples of what the agent must not take (fallback / negative intents).
-            Packs have no field for them yet: they are kept aside here and in the report.
+        out_of_scope: examples of what the agent must not take (fallback / negative intents),
+            the pack's `out_of_scope`: the scorer learns them as messages no route takes.
         lexicons: entity name → values and synonyms, as found in the export.
         notes: every change and every thing left out or kept aside, as `path: reason`.
     """
@@ -89,7 +91,7 @@ class ImportResult:
         return sum(len(r.examples) for r in self.routes)
 
     def to_document(self, *, slug: str = "imported", name: str | None = None) -> dict[str, Any]:
-        """The pack document (not yet validated): profile identity, routes and rules."""
+        """The pack document (not yet validated): profile identity, routes, rules, out of scope."""
         return {
             "profile": {
                 "slug": slug,
@@ -98,10 +100,11 @@ class ImportResult:
             },
             "routes": [r.to_document() for r in self.routes],
             "rules": list(self.rules),
+            "out_of_scope": list(self.out_of_scope),
         }
 
     def to_pack(self, *, slug: str = "imported", name: str | None = None) -> Pack:
-        """A validated pack of the imported routes and rules, the scorer's weights learned.
+        """A validated pack of the imported routes, rules and out-of-scope examples, weights learned.
 
         Raises:
             PackError: every `path: reason` the pack's own validation finds.
@@ -180,11 +183,29 @@ class Collector:
             route.description = text
 
     def add_out_of_scope(self, text: str, path: str) -> None:
+        """Add a message the agent must not take, reporting the ones a pack cannot hold."""
         text = " ".join(text.split())
-        if text and text not in self.out_of_scope and len(text) <= MAX_TEXT:
+        if not text:
+            self.left_out(path, "blank out-of-scope example")
+        elif len(text) > MAX_TEXT:
+            self.left_out(path, f"out-of-scope example longer than {MAX_TEXT} characters")
+        elif _has_giant_word(text):
+            self.left_out(
+                path, f"out-of-scope example with a word longer than {MAX_WORD} characters"
+            )
+        elif reason := unstorable_reason(text):
+            self.left_out(path, f"out-of-scope example that {reason}")
+        elif text in self.out_of_scope:
+            self.left_out(path, "repeats an out-of-scope example")
+        elif len(self.out_of_scope) >= MAX_ITEMS:
+            self.left_out(path, f"a pack holds at most {MAX_ITEMS} out-of-scope examples")
+        else:
             self.out_of_scope.append(text)
-        elif text:
-            self.left_out(path, "repeated or too long out-of-scope example")
+
+    def came_over_as_out_of_scope(self, path: str, what: str, before: int) -> None:
+        """Say how many of `what`'s texts (those added since there were `before`) came over."""
+        added = len(self.out_of_scope) - before
+        self.changed(path, f"{what}: {added} phrase(s) came over as out-of-scope examples")
 
     def add_lexicon(self, name: str, words: list[str]) -> None:
         kept = self.lexicons.setdefault(name, [])
@@ -221,6 +242,7 @@ class Collector:
             PackError: nothing routable came over, or more routes than a pack holds.
         """
         self._attach_lexicons()
+        self._drop_out_of_scope_examples_of_routes()
         routes = []
         for route in self.routes.values():
             if route.examples or route.keywords:
@@ -244,6 +266,16 @@ class Collector:
             description=self.description,
             language=self.language,
         )
+
+    def _drop_out_of_scope_examples_of_routes(self) -> None:
+        """A text that is both a route's example and out of scope would teach the model both."""
+        owners = {text: r.name for r in self.routes.values() for text in r.examples}
+        for text in [t for t in self.out_of_scope if t in owners]:
+            self.out_of_scope.remove(text)
+            self.left_out(
+                f"out-of-scope example {text[:80]!r}",
+                f"it is also an example of {owners[text]!r}, so it stays there only",
+            )
 
     def _attach_lexicons(self) -> None:
         """Each lexicon's words become keywords of the routes whose examples annotate it."""

@@ -1,4 +1,4 @@
-"""Azure CLU project files become routes; the None intent is kept aside as out of scope."""
+"""Azure CLU project files become routes; the None intent is out of scope."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ def test_intents_become_routes_with_their_training_utterances(travel):
 
 def test_the_none_intent_is_out_of_scope_and_test_utterances_are_not_examples(travel):
     assert travel.out_of_scope == ("sing me a song", "what is the meaning of life")
+    assert "intent 'None': its utterances: 2 phrase(s) came over as out-of-scope examples" in (
+        notes(travel, "changed")
+    )
     left_out = notes(travel, "left out")
     assert (
         "azure_clu.json: assets.utterances: 1 test-set utterance(s) not used as examples"
@@ -54,6 +57,9 @@ def test_the_import_round_trips_into_a_pack_that_routes(travel):
     assert router.route("is it going to rain tomorrow").route == "check_weather"
     decision = router.route("please drop booking XY9876")
     assert (decision.route, decision.by) == ("cancel_trip", "rule")
+    # the None intent's utterances are learned: without them these went to routes
+    assert router.pack.out_of_scope == travel.out_of_scope
+    assert [router.route(t).route for t in travel.out_of_scope] == [None, None]
 
 
 def test_french_can_be_chosen(travel):

@@ -17,13 +17,18 @@ def test_import_writes_a_valid_pack_and_prints_what_came_over(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == (
-        f"imported 3 routes, 8 examples, 0 rules from dialogflow-es, language en → {out}"
+        f"imported 3 routes, 8 examples, 2 out-of-scope examples, 0 rules from dialogflow-es, "
+        f"language en → {out}"
     )
-    assert "kept aside: 2 out-of-scope example(s) (packs have no field for them yet)" in lines
+    assert (
+        "  intents/Default Fallback Intent.json: fallback intent 'Default Fallback Intent': "
+        "2 phrase(s) came over as out-of-scope examples" in lines
+    )
     assert "  intent 'spa.hours': no examples: an empty intent" in lines
     assert "  lexicon 'room-type': 5 word(s) became keywords of room_book" in lines
     pack = load_pack(out)
     assert (pack.profile.slug, pack.profile.name) == ("hotel", "Hotel Desk")
+    assert pack.out_of_scope == ("what is the capital of France", "tell me a joke")
     assert Router(pack).route("book a suite for friday").route == "room_book"
     assert cli("validate", str(out)).returncode == 0
 
@@ -32,7 +37,9 @@ def test_without_an_output_the_pack_goes_to_stdout_and_the_summary_to_stderr():
     result = cli("import", "semantic-router", str(EXPORTS / "semantic_router" / "layer.yaml"))
     assert result.returncode == 0, result.stderr
     assert [r["name"] for r in json.loads(result.stdout)["routes"]] == ["billing", "shipping"]
-    assert result.stderr.startswith("imported 2 routes, 6 examples, 0 rules from semantic-router")
+    assert result.stderr.startswith(
+        "imported 2 routes, 6 examples, 0 out-of-scope examples, 0 rules from semantic-router"
+    )
 
 
 def test_an_export_that_cannot_be_imported_exits_2_with_path_and_reason(tmp_path):

@@ -1,4 +1,4 @@
-"""Dialogflow CX JSON packages become routes; negative phrases are kept aside, flows reported."""
+"""Dialogflow CX JSON packages become routes; negative phrases are out of scope, flows reported."""
 
 from __future__ import annotations
 
@@ -41,6 +41,11 @@ def test_parameter_parts_are_plain_text_and_entity_types_become_keywords(shop):
 def test_the_negative_intent_becomes_out_of_scope_examples(shop):
     assert shop.out_of_scope == ("what is the weather in Lisbon", "who won the match yesterday")
     assert all("negative" not in r.name for r in shop.routes)
+    assert (
+        "intents/Default Negative Intent/Default Negative Intent.json: negative intent "
+        "'Default Negative Intent': 2 phrase(s) came over as out-of-scope examples"
+        in notes(shop, "changed")
+    )
 
 
 def test_flows_other_languages_and_empty_intents_are_reported(shop):
@@ -78,3 +83,6 @@ def test_the_import_round_trips_into_a_pack_that_routes(shop):
     assert router.route("where is the store in Lyons").route == "store_location"
     assert router.route("track my package please").route == "order_track"
     assert router.route("I want to send these shoes back").route == "order_return"
+    # learned as out of scope: without the negative phrases this went to store_location
+    assert router.pack.out_of_scope == shop.out_of_scope
+    assert router.route("what is the weather in Lisbon").route is None

@@ -1,4 +1,4 @@
-"""Dialogflow ES agent zips become routes in one language; fallback phrases are kept aside."""
+"""Dialogflow ES agent zips become routes in one language; fallback phrases are out of scope."""
 
 from __future__ import annotations
 
@@ -61,9 +61,11 @@ def test_entity_entries_and_synonyms_become_keywords_of_the_intents_that_use_the
 def test_the_fallback_intent_becomes_out_of_scope_examples(english):
     assert english.out_of_scope == ("what is the capital of France", "tell me a joke")
     assert "fallback_intent" not in [r.name for r in english.routes]
-    assert any(
-        "fallback intent 'Default Fallback Intent'" in n for n in notes(english, "kept aside")
+    assert (
+        "intents/Default Fallback Intent.json: fallback intent 'Default Fallback Intent': "
+        "2 phrase(s) came over as out-of-scope examples" in notes(english, "changed")
     )
+    assert not any("Fallback" in n for n in notes(english, "kept aside"))
 
 
 def test_empty_intents_blank_phrases_and_dialogue_parts_are_reported(english):
@@ -98,6 +100,9 @@ def test_the_import_round_trips_into_a_pack_that_routes(english):
     router = round_trip(english)
     assert router.route("could I book a double room").route == "room_book"
     assert router.route("I'd like a late checkout").route == "checkout-late"
+    # the fallback's phrases are in the pack and learned: without them this went to room_book
+    assert router.pack.out_of_scope == english.out_of_scope
+    assert router.route("tell me a joke").route is None
 
 
 def test_a_zip_without_agent_json_is_refused(tmp_path):

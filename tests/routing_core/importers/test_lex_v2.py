@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 
 from routing_core import PackError
@@ -51,7 +54,31 @@ def test_the_fallback_intent_other_locales_and_dialogue_settings_are_reported(ho
     assert any(
         n.endswith("fulfillmentCodeHook: fulfillment has no equivalent in a pack") for n in left_out
     )
-    assert any("the fallback intent has no utterances" in n for n in notes(hotel, "kept aside"))
+    assert any("the fallback intent has no utterances" in n for n in left_out)
+    assert hotel.out_of_scope == ()
+
+
+def test_utterances_on_the_fallback_intent_become_out_of_scope_examples(tmp_path):
+    bot = shutil.copytree(BOT, tmp_path / "bot")
+    fallback = bot / "HotelBot/BotLocales/en_US/Intents/FallbackIntent/Intent.json"
+    intent = json.loads(fallback.read_text())
+    intent["sampleUtterances"] = [
+        {"utterance": "what is the weather"},
+        {"utterance": "what  is the weather"},
+        {"utterance": "tell me a joke"},
+    ]
+    fallback.write_text(json.dumps(intent))
+    result = import_export("lex-v2", bot)
+    assert result.out_of_scope == ("what is the weather", "tell me a joke")
+    assert (
+        "HotelBot/BotLocales/en_US/Intents/FallbackIntent/Intent.json: the fallback intent: "
+        "2 phrase(s) came over as out-of-scope examples" in notes(result, "changed")
+    )
+    assert (
+        "HotelBot/BotLocales/en_US/Intents/FallbackIntent/Intent.json: sampleUtterances[1]: "
+        "repeats an out-of-scope example" in notes(result, "left out")
+    )
+    assert round_trip(result).pack.out_of_scope == result.out_of_scope
 
 
 def test_another_locale_can_be_chosen_and_an_unknown_one_is_refused():
