@@ -471,5 +471,6 @@ class OverlapCheck(Job):
             counts[key] = counts.get(key, 0) + 1
         return counts
 
+
 # The traffic loop's models (issue 20) live in their own module; importing them here registers them.
 from studio.traffic_models import Agent, Event, ReplayRun, TrafficSettings  # noqa: E402, F401

@@ -4,12 +4,10 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('studio', '0005_quality_out_of_scope'),
-        ('studio', '0005_traffic_agents_events'),
-        ('studio', '0005_ux_ship_case_tools'),
+        ("studio", "0005_quality_out_of_scope"),
+        ("studio", "0005_traffic_agents_events"),
+        ("studio", "0005_ux_ship_case_tools"),
     ]
 
-    operations = [
-    ]
+    operations = []
