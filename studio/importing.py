@@ -2,9 +2,10 @@
 
 The export is parsed by `routing_core.importers` and validated as a pack before anything
 is saved; the person sees what came over and what was left out, then confirms. Creation
-is one transaction: the profile with its routes and rules, and two audit entries (the
-import itself, and the report of what the other tool had that a pack has no place for,
-out-of-scope examples included, so that nothing is lost without a trace).
+is one transaction: the profile with its routes, rules and out-of-scope examples (the
+other tool's fallback or negative intent, kept as `Profile.out_of_scope`), and two audit
+entries (the import itself, and the report of what came over and what the other tool had
+that a pack has no place for, so that nothing is lost without a trace).
 """
 
 from __future__ import annotations

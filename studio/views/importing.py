@@ -95,11 +95,18 @@ def _confirm(request: HtmxHttpRequest) -> HttpResponse:
         errors = [f"{path}: {message}" for path, message in exc.errors]
         return _page(request, ImportFromForm(), preview=None, token="", errors=errors)
     del request.session[SESSION_KEY]
-    report = stored["report"]
-    messages.success(
-        request, f"Created {profile.slug} with {report['routes']} routes from the import."
-    )
+    messages.success(request, f"Created {profile.slug} with {_came_over(stored['report'])}.")
     return redirect("profile-detail", slug=profile.slug)
+
+
+def _came_over(report: dict[str, Any]) -> str:
+    """What the import created, in words: "4 routes and 2 out-of-scope examples from the import"."""
+    routes = f"{report['routes']} route{'s' if report['routes'] != 1 else ''}"
+    outside = len(report.get("out_of_scope", []))
+    if outside:
+        plural = "s" if outside != 1 else ""
+        routes += f" and {outside} out-of-scope example{plural}"
+    return f"{routes} from the import"
 
 
 def _page(

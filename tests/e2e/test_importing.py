@@ -1,4 +1,4 @@
-"""An editor brings a Dialogflow CX agent over: a bad file first, then a preview, then the profile."""
+"""An editor brings a Dialogflow CX agent over: a bad file, a preview, the profile, its out of scope."""
 
 from __future__ import annotations
 
@@ -40,7 +40,12 @@ def test_import_from_dialogflow_cx_with_a_preview_before_anything_is_saved(
     expect(
         preview.get_by_role("row", name=re.compile("store_location store.location 3 4"))
     ).to_be_visible()
-    expect(preview).to_contain_text("2 examples of what the agent must not take")
+    expect(preview).to_contain_text("2 out-of-scope examples and 0 rules")
+    expect(preview.get_by_test_id("import-out-of-scope")).to_contain_text(
+        "2 examples of what the agent must not take become the profile's out-of-scope examples"
+        ", so that messages like them go to no route (what is the weather in Lisbon; "
+        "who won the match yesterday)"
+    )
     expect(preview).to_contain_text(
         "flow 'Default Start Flow' (its pages and transitions) has no equivalent"
     )
@@ -49,9 +54,20 @@ def test_import_from_dialogflow_cx_with_a_preview_before_anything_is_saved(
     preview.get_by_role("button", name="Create profile shop-assistant").click()
     page.wait_for_url(re.compile(r".*/profiles/shop-assistant/$"))
     expect(
-        page.get_by_text("Created shop-assistant with 4 routes from the import.")
+        page.get_by_text(
+            "Created shop-assistant with 4 routes and 2 out-of-scope examples from the import."
+        )
     ).to_be_visible()
     expect(page.locator("main")).to_contain_text("store_location")
     profile = Profile.objects.get(slug="shop-assistant")
     assert profile.routes.count() == 4
     assert AuditEntry.objects.filter(profile=profile, action="profile.import-from").count() == 1
+
+    # the negative intent's phrases are the profile's out-of-scope examples, and they work
+    page.goto(f"{live_server.url}/profiles/shop-assistant/policy/")
+    expect(page.get_by_label("Out-of-scope examples")).to_contain_text(
+        "who won the match yesterday"
+    )
+    page.goto(f"{live_server.url}/profiles/shop-assistant/playground/")
+    page.get_by_label("Message").press_sequentially("what is the weather in Lisbon", delay=20)
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("unmatched")

@@ -9,6 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from studio.models import AuditEntry, Profile
+from studio.services import build_pack
 from studio.views.importing import SESSION_KEY
 from tests.routing_core.importers.conftest import EXPORTS
 
@@ -43,10 +44,14 @@ def test_a_preview_shows_what_comes_over_and_saves_nothing(editor, client_for):
     assert response.status_code == 200
     html = response.content.decode()
     assert "A new profile <strong>Hotel Desk</strong> (<code>hotel_desk</code>)" in html
-    assert "3 routes" in html and "8 examples" in html
+    assert "3 routes" in html and "8 examples" in html and "2 out-of-scope examples" in html
     assert "<td><code>room_book</code></td><td>room.book</td><td>3</td><td>5</td>" in html
     assert "spa.hours" in html and "no examples: an empty intent" in html
-    assert "2 examples of what the agent must not take" in html
+    assert (
+        "2 examples of what the agent must not take become the profile's out-of-scope "
+        "examples, so that messages like them go to no route (what is the capital of France; "
+        "tell me a joke)" in html
+    )
     assert not Profile.objects.exists()
     assert not AuditEntry.objects.exists()
 
@@ -55,10 +60,17 @@ def test_confirming_creates_the_profile_with_its_routes_and_audits_the_report(ed
     client = client_for(editor)
     _preview(client, slug="hotel", name="Front desk")
     token = client.session[SESSION_KEY]["token"]
-    response = client.post(URL, {"confirm": "1", "token": token})
-    assert response.status_code == 302 and response["Location"] == "/profiles/hotel/"
+    response = client.post(URL, {"confirm": "1", "token": token}, follow=True)
+    assert response.redirect_chain == [("/profiles/hotel/", 302)]
+    assert (
+        "Created hotel with 3 routes and 2 out-of-scope examples from the import."
+        in response.content.decode()
+    )
     profile = Profile.objects.get(slug="hotel")
     assert profile.name == "Front desk"
+    # the fallback intent's phrases are the profile's out-of-scope examples, and its pack's
+    assert profile.out_of_scope == ["what is the capital of France", "tell me a joke"]
+    assert build_pack(profile).out_of_scope == ("what is the capital of France", "tell me a joke")
     routes = list(profile.routes.order_by("order"))
     assert [r.name for r in routes] == ["default_welcome_intent", "checkout-late", "room_book"]
     assert routes[2].keywords == ["double", "double bed", "twin", "suite", "junior suite"]
