@@ -165,6 +165,12 @@ class Outcome:
         return explain(self.decision)
 
     @cached_property
+    def skipped_patterns(self) -> str:
+        """The patterns the turn's time budget cut, as people number them ("rule 4")."""
+        regex = self.decision.regex
+        return ", ".join(_pattern_name(where) for where in (regex.skipped if regex else ()))
+
+    @cached_property
     def rows(self) -> list[ScoreRow]:
         d, floor = self.decision, self.decision.floor
         return [
@@ -244,6 +250,12 @@ class Outcome:
             return 0.0
         exponent = max((score - top.score) / max(self.temperature, 1e-9), -700.0)
         return round(100 * top.relevance * math.exp(min(exponent, 0.0)), 1)
+
+
+def _pattern_name(where: str) -> str:
+    if where.startswith("rules["):
+        return f"rule {int(where[6:-1]) + 1}"
+    return "the question pattern" if where == "triage.question_pattern" else where
 
 
 def explain(d: Decision) -> str:
