@@ -118,10 +118,15 @@ class _Deadline:
         self.seconds = seconds
         self._at = time.monotonic() + seconds
         self._sockets: list[socket.socket] = []
-        self.expired = False
+        self._cut_done = False
         self._timer = threading.Timer(seconds, self._cut)
         self._timer.daemon = True
         self._timer.start()
+
+    @property
+    def expired(self) -> bool:
+        """The deadline has passed (the cut may not have run yet: a socket timeout can win)."""
+        return self._cut_done or time.monotonic() >= self._at
 
     def remaining(self) -> float:
         return max(0.001, self._at - time.monotonic())
@@ -148,7 +153,7 @@ class _Deadline:
         return make
 
     def _cut(self) -> None:
-        self.expired = True
+        self._cut_done = True
         for sock in self._sockets:
             with contextlib.suppress(OSError):  # already closed: nothing to wake
                 sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread

@@ -89,7 +89,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    pack = load_pack(args.pack)
+    ignored: list[str] = []
+    pack = load_pack(args.pack, ignored=ignored)
+    for path in ignored:
+        print(f"{path}: ignored, a field of a newer format minor", file=sys.stderr)
     print(
         f"ok: {pack.profile.slug} v{pack.version} — {len(pack.routes)} routes, "
         f"{len(pack.rules)} rules, {len(pack.tools)} tools, {pack.checksum[:19]}…"

@@ -7,7 +7,7 @@ unbounded repeats in a row that can match the same characters (`\\d*\\d*\\d*\\D\
 split of a run of digits between them is tried, n^k ways for k repeats). All are refused
 with a reason a person can act on. Alternations whose branches start with
 distinct literal characters (`(?:foo|bar)+`) cannot overlap and are allowed. What this
-check cannot see is bounded at run time by a timeout (see `routing_core.text`).
+check cannot see is bounded at run time by the turn's regex budget (`routing_core.text`).
 """
 
 from __future__ import annotations

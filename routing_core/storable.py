@@ -31,29 +31,42 @@ def unstorable_reason(text: str) -> str | None:
 
 def unstorable_paths(document: Any) -> list[tuple[str, str]]:
     """`(json_path, reason)` for every key or string value of `document` that cannot be stored."""
-    return [(path, reason) for path, text in _strings(document, "") if (reason := _why(text))]
+    return [
+        (path, f"a key {reason}" if is_key else reason)
+        for path, text, is_key in _strings(document, "")
+        if (reason := _why(text))
+    ]
 
 
 def _why(text: str) -> str | None:
-    return unstorable_reason(text) if _UNSTORABLE.search(text) else None
+    return unstorable_reason(text) if _has_unstorable(text) else None
 
 
-def _strings(node: Any, path: str) -> Iterator[tuple[str, str]]:
-    """The strings under `node` with their paths; a list of strings is searched in one go."""
+def _has_unstorable(text: str) -> bool:
+    # An ASCII string (a model's base64 arrays, most names) cannot hold a surrogate, and
+    # CPython knows a string is ASCII without reading it: only NUL, a memchr, is left to find.
+    return "\x00" in text if text.isascii() else _UNSTORABLE.search(text) is not None
+
+
+def _strings(node: Any, path: str) -> Iterator[tuple[str, str, bool]]:
+    """The strings under `node` with their paths (and whether each is a key of the object
+    at that path); a list of strings is searched in one go."""
     stack: list[tuple[Any, str]] = [(node, path)]
     while stack:
         value, where = stack.pop()
         if isinstance(value, str):
-            yield where or "$", value
+            yield where or "$", value, False
         elif isinstance(value, dict):
             children = []
             for key, item in value.items():
-                if isinstance(key, str) and _UNSTORABLE.search(key):
-                    yield (where or "$"), key
+                if isinstance(key, str) and _has_unstorable(key):
+                    yield (where or "$"), key, True
                 children.append((item, f"{where}.{key}" if where else str(key)))
             stack.extend(reversed(children))  # popped in document order
         elif isinstance(value, list):
-            texts = all(isinstance(item, str) for item in value)
-            if texts and not _UNSTORABLE.search("".join(value)):
-                continue  # the common case: a long list of clean strings (a model's terms)
+            try:
+                if not _has_unstorable("".join(value)):
+                    continue  # the common case: a long list of clean strings (a model's terms)
+            except TypeError:
+                pass  # not only strings: look at each item
             stack.extend(reversed([(item, f"{where}[{i}]") for i, item in enumerate(value)]))

@@ -198,6 +198,12 @@ class Outcome:
         return verdict_words(self.decision)
 
     @cached_property
+    def skipped_patterns(self) -> str:
+        """The patterns the turn's time budget cut, as people number them ("rule 4")."""
+        regex = self.decision.regex
+        return ", ".join(_pattern_name(where) for where in (regex.skipped if regex else ()))
+
+    @cached_property
     def rows(self) -> list[ScoreRow]:
         d, floor = self.decision, self.decision.floor
         return [
@@ -307,6 +313,12 @@ def verdict_words(d: Decision) -> str:
     else:
         what = f"chose {d.route}"
     return f"{what} · {_DECIDED_BY.get(d.by, d.by)}"
+
+
+def _pattern_name(where: str) -> str:
+    if where.startswith("rules["):
+        return f"rule {int(where[6:-1]) + 1}"
+    return "the question pattern" if where == "triage.question_pattern" else where
 
 
 def explain(d: Decision) -> str:

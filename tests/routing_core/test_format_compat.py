@@ -101,3 +101,44 @@ def test_the_minor_is_not_part_of_the_checksum():
     doc = current_doc()
     doc["format_minor"] = FORMAT_MINOR + 5
     assert load_pack(doc).checksum == load_pack(current_doc()).checksum
+
+
+# The last commit before format minors existed: the reader deployed agents run today.
+PREVIOUS_READER = "3021bc3"
+
+
+def test_a_pack_this_version_writes_loads_in_the_previous_reader(tmp_path):
+    """The real previous `routing_core`, from git, reads what this one dumps (minor 0)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", PREVIOUS_READER, "routing_core"],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        pytest.skip("not a git checkout with the previous reader's commit")
+    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
+    dumped = tmp_path / "pack.json"
+    dumped.write_text(dump_pack(load_pack(current_doc())), encoding="utf-8")
+    script = (
+        "import sys, routing_core; from routing_core import load_pack, Router; "
+        "assert routing_core.__file__.startswith(sys.argv[2]), routing_core.__file__; "
+        "p = load_pack(sys.argv[1]); print(p.checksum, Router(p).route('where is my parcel').route)"
+    )
+    old = subprocess.run(
+        [sys.executable, "-c", script, str(dumped), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,  # not this checkout: `-c` puts the working directory first on the path
+        check=False,
+        timeout=120,
+    )
+    assert old.returncode == 0, old.stderr[-2000:]
+    checksum, route = old.stdout.split()
+    assert checksum == load_pack(current_doc()).checksum  # the same ETag in both readers
+    assert route == Router(load_pack(current_doc())).route("where is my parcel").route

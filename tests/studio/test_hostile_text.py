@@ -116,3 +116,25 @@ def test_text_after_a_closing_quote_is_a_malformed_row_and_the_next_rows_still_r
     assert parsed.errors == [
         'line 2: malformed row: text follows the quote (") that closes a cell: quote the whole cell'
     ]
+
+
+def test_a_profile_with_one_very_long_word_publishes_diffs_lints_and_answers_the_playground(
+    profile, owner, viewer, client_for
+):
+    from studio import playground
+    from studio.publishing import pack_diff, publish
+    from studio.services import pack_report
+
+    billing = profile.routes.get(name="billing")
+    billing.examples = [*billing.examples, "a" * 2000]  # one word, at the field's limit
+    billing.description = "b" * 8000
+    billing.save()
+    playground.clear_cache()
+
+    answer = client_for(viewer).post(
+        "/api/profiles/shop/route", {"message": "a" * 2000}, content_type="application/json"
+    )
+    assert answer.status_code == 200 and answer.json()["decision"]["route"] == "billing"
+    assert pack_report(profile).is_valid
+    version = publish(profile, user=owner)
+    assert pack_diff(profile, str(version.number), "draft") is not None

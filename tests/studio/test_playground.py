@@ -13,7 +13,7 @@ from routing_core import Decision, Router
 from routing_core.scorers._terms import STOP_WORDS
 from studio import playground
 from studio.demo import load_demo_profile
-from studio.models import AuditEntry, Profile, Route, TestCase
+from studio.models import AuditEntry, Profile, Route, Rule, TestCase
 from studio.services import build_pack, save_item
 from studio.suites import start_run
 from tests.studio.conftest import htmx
@@ -595,3 +595,26 @@ def test_a_viewer_cannot_save_a_conversation(profile, viewer, client_for):
     )
 
     assert response.status_code == 403 and not profile.test_cases.exists()
+
+
+def test_patterns_the_time_budget_cut_are_named_as_people_number_them(profile, viewer, client_for):
+    # \d+\D\d is sound but quadratic in a run of digits: 40 of them cannot all run in time.
+    for i in range(40):
+        Rule.objects.create(
+            profile=profile, route_name="billing", match_kind="regex", regex=r"\d+\D\d", order=i + 1
+        )
+    profile.question_pattern = r"\d+\D\d"
+    profile.save()
+    message = "1" * 16383 + "!"
+
+    response = client_for(viewer).post(url(profile), {"message": message}, **htmx())
+
+    skipped = by_testid(response, "verdict-skipped")
+    assert len(skipped) == 1 and "Not checked, they took too long" in skipped[0]
+    assert "rule 41" in skipped[0] and "the question pattern" in skipped[0]
+    assert "rules[" not in skipped[0]  # never a JSON path in the page
+
+
+def test_a_quick_turn_names_no_skipped_pattern(profile, viewer, client_for):
+    response = client_for(viewer).post(url(profile), {"message": "I want a real person"}, **htmx())
+    assert by_testid(response, "verdict-skipped") == []
