@@ -174,3 +174,23 @@ def test_a_script_sets_out_of_scope_examples_through_the_api(profile: Profile, o
     profile.refresh_from_db()
     assert profile.out_of_scope == OUT_OF_SCOPE
     assert script.get("/api/profiles/shop").json()["out_of_scope"] == OUT_OF_SCOPE
+
+
+def test_a_version_diff_lists_the_out_of_scope_examples_added_and_removed(
+    profile: Profile,
+) -> None:
+    from studio.diff import diff_packs
+    from studio.services import build_pack
+
+    profile.out_of_scope = ["tell me a joke about cats"]
+    profile.save()
+    old = build_pack(profile)
+    profile.out_of_scope = ["what is the capital of france"]
+    profile.save()
+    [change] = [c for c in diff_packs(old, build_pack(profile)).changes if c.section == "policy"]
+    assert (change.name, change.added, change.removed) == (
+        "out_of_scope",
+        ("what is the capital of france",),
+        ("tell me a joke about cats",),
+    )
+    assert not [c for c in diff_packs(old, old).changes if c.name == "out_of_scope"]
