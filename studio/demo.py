@@ -13,15 +13,17 @@ PROFILE = {
     "name": "Customer support",
     "description": "Storefront support agent: billing, refunds, shipping, orders and accounts.",
     # Messages no route is for: the scorer learns them, so messages like them stay unmatched.
+    # (Few of them open with "what is": in a profile this small, a message that shares only
+    # its opening words with them would lean to them, "what is it about my refund" included.)
     "out_of_scope": [
         "what's the weather like today",
+        "will it rain tomorrow",
         "tell me a joke",
         "who won the football game last night",
-        "what is the capital of France",
         "write me a poem about the sea",
-        "how tall is Mount Everest",
-        "what time is it in Tokyo",
         "recommend a good movie",
+        "how tall is Mount Everest",
+        "sing me a song",
     ],
 }
 

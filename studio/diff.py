@@ -100,6 +100,7 @@ def diff_packs(old: Pack | None, new: Pack, cases: Iterable[TestCase] = ()) -> P
         *_named("rules", before["rules"], after["rules"], _rule_key),
         *_named("tools", before["tools"], after["tools"], lambda t: t["name"]),
         *_settings("policy", _policy(before), _policy(after)),
+        *_out_of_scope(before, after),
         # The kind is a policy row; a lexical model is relearned from the routes on every edit.
         *_settings("scorer", before["scorer"], after["scorer"], skip={"kind", "model"}),
         *_settings("triage", before["triage"], after["triage"], skip=set(_DEFAULT_LEXICONS)),
@@ -219,6 +220,14 @@ def _policy(document: dict[str, Any]) -> dict[str, Any]:
         "default_route": document["default_route"],
         "scorer": document["scorer"].get("kind"),
     }
+
+
+def _out_of_scope(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """The out-of-scope examples as one policy row, listing what was added and removed."""
+    a, b = old.get("out_of_scope", []), new.get("out_of_scope", [])
+    if not old["policy"] or a == b:
+        return []
+    return [_list_change("policy", "out_of_scope", "out_of_scope", a, b)]
 
 
 def _lexicons(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:

@@ -71,6 +71,7 @@ class ProfileOut(Schema):
     description: str
     default_route: str
     floor: float | None
+    out_of_scope: list[str]
     near_tie_margin: float
     menu_size: int
     strictness: str
@@ -92,6 +93,7 @@ class ProfilePatch(Schema):
     description: Text | None = None
     default_route: Name | None = None
     floor: Finite | None = None
+    out_of_scope: list[Text] | None = None
     near_tie_margin: Finite | None = None
     menu_size: Small | None = None
     strictness: Strictness | None = None

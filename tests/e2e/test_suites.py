@@ -65,6 +65,11 @@ def test_a_person_imports_cases_runs_the_suite_and_opens_a_confusion_cell(
 def test_a_person_tunes_the_thresholds_and_applies_the_suggestion(
     page: Page, live_server, demo
 ) -> None:
+    # The demo's own thresholds are already the best on its cases (its out-of-scope examples
+    # keep the out-of-scope case unmatched): start from a margin that makes menus of most turns.
+    support = Profile.objects.get(slug="support")
+    support.near_tie_margin = 0.9
+    support.save()
     sign_in(page, live_server.url)
     page.goto(f"{live_server.url}/profiles/support/tuning/")
     expect(page.get_by_test_id("suggestion")).to_contain_text("It maximises")

@@ -158,3 +158,39 @@ def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
         reverse("playground", args=[demo.slug]), {"message": "I want a refund"}, **htmx()
     )
     assert 'data-testid="verdict-kind">unmatched<' not in refund.content.decode()
+
+
+def test_a_script_sets_out_of_scope_examples_through_the_api(profile: Profile, owner: Any) -> None:
+    from django.test import Client
+
+    from studio.tokens import create_api_token
+
+    _, secret = create_api_token(owner, "ci")
+    script = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    body = {"revision": 1, "out_of_scope": OUT_OF_SCOPE}
+    response = script.patch("/api/profiles/shop", body, content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response.json()["out_of_scope"] == OUT_OF_SCOPE
+    profile.refresh_from_db()
+    assert profile.out_of_scope == OUT_OF_SCOPE
+    assert script.get("/api/profiles/shop").json()["out_of_scope"] == OUT_OF_SCOPE
+
+
+def test_a_version_diff_lists_the_out_of_scope_examples_added_and_removed(
+    profile: Profile,
+) -> None:
+    from studio.diff import diff_packs
+    from studio.services import build_pack
+
+    profile.out_of_scope = ["tell me a joke about cats"]
+    profile.save()
+    old = build_pack(profile)
+    profile.out_of_scope = ["what is the capital of france"]
+    profile.save()
+    [change] = [c for c in diff_packs(old, build_pack(profile)).changes if c.section == "policy"]
+    assert (change.name, change.added, change.removed) == (
+        "out_of_scope",
+        ("what is the capital of france",),
+        ("tell me a joke about cats",),
+    )
+    assert not [c for c in diff_packs(old, old).changes if c.name == "out_of_scope"]
