@@ -163,11 +163,12 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @studio_page
 def tokens_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
-    secret = None
     if request.method == "POST":
         secret = _token_action(request, profile)
-        if secret is None:
-            return redirect("tokens", slug=slug)
+        if secret is not None:  # shown on the next page load only (post/redirect/get)
+            request.session[NEW_SECRET] = secret
+        return redirect("tokens", slug=slug)
+    secret = request.session.pop(NEW_SECRET, None)
     context = _context(
         request,
         profile,
@@ -176,6 +177,11 @@ def tokens_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         secret=secret,
     )
     return render(request, "studio/tokens.html", context)
+
+
+# A new token's secret waits in the session for the redirect's page load, then is forgotten: a
+# reload can neither create a second token nor show the secret again.
+NEW_SECRET = "new-token-secret"
 
 
 def _token_action(request: HtmxHttpRequest, profile: Profile) -> str | None:

@@ -94,12 +94,16 @@ def test_the_diff_page_compares_a_version_with_the_draft(profile, owner, client_
 
 def test_a_read_token_is_shown_once_and_stored_only_as_its_hash(profile, owner, client_for):
     client = client_for(owner)
-    page = client.post("/profiles/shop/tokens/", {"action": "create-read", "name": "agent"})
+    page = client.post(
+        "/profiles/shop/tokens/", {"action": "create-read", "name": "agent"}, follow=True
+    )
+    assert page.redirect_chain == [("/profiles/shop/tokens/", 302)]  # post/redirect/get
     secret = page.context["secret"]
     assert secret.startswith("rsp_") and secret in page.content.decode()
     token = ReadToken.objects.get()
     assert token.digest == hashlib.sha256(secret.encode()).hexdigest()
-    assert secret not in client.get("/profiles/shop/tokens/").content.decode()
+    reloaded = client.get("/profiles/shop/tokens/")  # a reload: no second token, no secret
+    assert secret not in reloaded.content.decode() and ReadToken.objects.count() == 1
 
 
 def test_an_editor_cannot_create_read_tokens(profile, editor, client_for):
