@@ -18,6 +18,7 @@ def _publish_to_production(page: Page, base_url: str, note: str) -> None:
     ).to_be_visible()
     page.get_by_label("Release note").fill(note)
     page.get_by_label("Then serve it on").select_option("production")
+    expect(page.get_by_test_id("gate")).to_have_attribute("data-red", "no")  # the suite ran
     page.get_by_role("button", name="Confirm and publish").click()
     page.wait_for_url(re.compile(r".*/versions/$"))
 
@@ -40,5 +41,9 @@ def test_publish_with_the_diff_shown_then_roll_back(live_server, demo, page: Pag
     expect(page.locator("#env-production")).to_contain_text("version 2")
 
     page.locator("#version-1").get_by_role("button", name="Roll back production to v1").click()
+    confirm = page.get_by_test_id("confirm-promotion")
+    expect(confirm).to_contain_text("Roll back production to version 1?")
+    expect(confirm).to_contain_text("Money matters: invoices and charges")  # what it undoes
+    confirm.get_by_role("button", name="Roll back production to v1").click()
     expect(page.locator("#env-production")).to_contain_text("version 1")
     expect(page.get_by_role("status")).to_contain_text("production now serves version 1")
