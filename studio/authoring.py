@@ -15,6 +15,7 @@ from typing import Any
 
 from django.urls import reverse
 
+from routing_core import PackError
 from routing_core.lint import Finding, lint_pack
 from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, sweep
 from studio.models import Profile
@@ -43,6 +44,31 @@ def lint_rows(profile: Profile) -> list[LintRow]:
     return [
         LintRow(f, _href(profile.slug, f, routes, rules)) for f in lint_pack(router.pack, router)
     ]
+
+
+_LINT_ERRORS: OrderedDict[tuple[int, str, int], int] = OrderedDict()
+_LINT_ERRORS_LOCK = threading.Lock()
+
+
+def lint_error_count(profile: Profile) -> int:
+    """How many lint errors the draft has (0 for an invalid draft: its problems say more).
+
+    Every profile page's badge shows it, so it is kept per (profile, draft revision) like the
+    compiled router it comes from.
+    """
+    key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)  # as the router's
+    with _LINT_ERRORS_LOCK:
+        if key in _LINT_ERRORS:
+            return _LINT_ERRORS[key]
+    try:
+        count = sum(1 for row in lint_rows(profile) if row.finding.severity == "error")
+    except PackError:
+        count = 0
+    with _LINT_ERRORS_LOCK:
+        _LINT_ERRORS[key] = count
+        while len(_LINT_ERRORS) > 256:
+            _LINT_ERRORS.popitem(last=False)
+    return count
 
 
 def _href(slug: str, finding: Finding, routes: dict[str, int], rules: list[int]) -> str:
