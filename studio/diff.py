@@ -251,6 +251,15 @@ def _match_text(match: dict[str, Any]) -> str:
     return "all of (" + "; ".join(_match_text(m) for m in match["all"]) + ")"
 
 
+# What one element of a list field is called, so each line reads "example: …", not "examples: …".
+_ONE = {
+    "examples": "example",
+    "keywords": "keyword",
+    "never": "never",
+    "trigger_keywords": "trigger keyword",
+}
+
+
 def _lines(item: dict[str, Any]) -> tuple[str, ...]:
     """An added or removed route, rule or tool as lines a person reads: one per example, etc.
 
@@ -260,7 +269,7 @@ def _lines(item: dict[str, Any]) -> tuple[str, ...]:
     for key, value in item.items():
         if key == "name" or value in (None, "", [], {}):
             continue
-        label = key.replace("_", " ")
+        label = _ONE.get(key, key.replace("_", " "))
         if isinstance(value, list):
             lines += [f"{label}: {_text(v)}" for v in value]
         elif key == "match" and isinstance(value, dict):

@@ -125,7 +125,7 @@ def test_the_diff_lists_examples_and_keywords_and_shows_fields_before_and_after(
     html = client_for(owner).get(_publish_url(profile)).content.decode()
     diff = html[html.index('id="diff-body"') :]
 
-    assert "+ examples: return my shoes" in diff and "+ keywords: return" in diff
+    assert "+ example: return my shoes" in diff and "+ keyword: return" in diff
     assert "+ a new charge" in diff and "− update my card" in diff
     assert "A colleague will take over." in diff and "Hold on." in diff
     assert "{&quot;" not in diff and '{"' not in diff
