@@ -46,29 +46,34 @@ def lint_rows(profile: Profile) -> list[LintRow]:
     ]
 
 
-_LINT_ERRORS: OrderedDict[tuple[int, str, int], int] = OrderedDict()
-_LINT_ERRORS_LOCK = threading.Lock()
+_LINT: OrderedDict[tuple[int, str, int], list[LintRow]] = OrderedDict()
+_LINT_LOCK = threading.Lock()
+
+
+def cached_lint_rows(profile: Profile) -> list[LintRow]:
+    """`lint_rows`, kept per (profile, draft revision) like the compiled router they come from.
+
+    Every profile page's badge counts the errors, and the publish review polls while its suite
+    runs: linting once per draft is enough. An invalid draft has no rows (its problems say more).
+    """
+    key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)
+    with _LINT_LOCK:
+        if key in _LINT:
+            return _LINT[key]
+    try:
+        rows = lint_rows(profile)
+    except PackError:
+        rows = []
+    with _LINT_LOCK:
+        _LINT[key] = rows
+        while len(_LINT) > 64:
+            _LINT.popitem(last=False)
+    return rows
 
 
 def lint_error_count(profile: Profile) -> int:
-    """How many lint errors the draft has (0 for an invalid draft: its problems say more).
-
-    Every profile page's badge shows it, so it is kept per (profile, draft revision) like the
-    compiled router it comes from.
-    """
-    key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)  # as the router's
-    with _LINT_ERRORS_LOCK:
-        if key in _LINT_ERRORS:
-            return _LINT_ERRORS[key]
-    try:
-        count = sum(1 for row in lint_rows(profile) if row.finding.severity == "error")
-    except PackError:
-        count = 0
-    with _LINT_ERRORS_LOCK:
-        _LINT_ERRORS[key] = count
-        while len(_LINT_ERRORS) > 256:
-            _LINT_ERRORS.popitem(last=False)
-    return count
+    """How many lint errors the draft has (0 for an invalid draft)."""
+    return sum(1 for row in cached_lint_rows(profile) if row.finding.severity == "error")
 
 
 def _href(slug: str, finding: Finding, routes: dict[str, int], rules: list[int]) -> str:

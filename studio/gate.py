@@ -13,12 +13,11 @@ from typing import Any
 
 from django.db import transaction
 
-from routing_core import PackError
-from studio.authoring import LintRow, lint_rows
+from studio.authoring import LintRow, cached_lint_rows
 from studio.models import JobStatus, Profile, TestRun, Version
 from studio.publishing import publish
 from studio.services import _audit
-from studio.suites import start_run
+from studio.suites import interrupt_stale, start_run
 
 # Suite runs that still say something about a draft (a failed or interrupted one is rerun).
 _USABLE = (JobStatus.DONE, JobStatus.RUNNING)
@@ -73,11 +72,9 @@ def current_run(profile: Profile) -> TestRun | None:
 
 def review_gate(profile: Profile, *, user: Any) -> Gate:
     """The gate of the current draft, starting its suite run when this draft has none yet."""
+    interrupt_stale(profile)  # a run whose process died must not keep the gate waiting
     run = current_run(profile) or start_run(profile, user=user)
-    try:
-        rows = lint_rows(profile)
-    except PackError:
-        rows = []  # an invalid draft cannot be published anyway; the page lists its problems
+    rows = cached_lint_rows(profile)  # none for an invalid draft: the page lists its problems
     errors = [r for r in rows if r.finding.severity == "error"]
     warnings = [r for r in rows if r.finding.severity == "warning"]
     return Gate(run, errors, warnings)

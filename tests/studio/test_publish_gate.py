@@ -4,8 +4,10 @@ reason, which the history keeps; the diff reads as lists, never as JSON."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from django.urls import reverse
+from django.utils import timezone
 
 from studio.models import AuditEntry, Profile, Route, TestCase, TestRun, Version
 from studio.publishing import promote, publish
@@ -129,3 +131,15 @@ def test_the_diff_lists_examples_and_keywords_and_shows_fields_before_and_after(
     assert "+ a new charge" in diff and "− update my card" in diff
     assert "A colleague will take over." in diff and "Hold on." in diff
     assert "{&quot;" not in diff and '{"' not in diff
+
+
+def test_a_run_whose_process_died_does_not_keep_the_gate_waiting(profile, owner, client_for):
+    TestCase.objects.create(profile=profile, message="update my card", expected_route="billing")
+    dead = TestRun.objects.create(profile=profile, draft_revision=profile.draft_revision, total=1)
+    TestRun.objects.filter(pk=dead.pk).update(updated_at=timezone.now() - timedelta(hours=1))
+
+    html = client_for(owner).get(_publish_url(profile)).content.decode()
+
+    dead.refresh_from_db()
+    assert dead.status == "interrupted"
+    assert 'data-red="no"' in html and "<strong>1 of 1</strong>" in html
