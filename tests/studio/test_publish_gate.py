@@ -105,6 +105,7 @@ def test_a_first_version_counts_the_cases_instead_of_zero_of_zero(profile, owner
     html = client_for(owner).get(_publish_url(profile)).content.decode()
 
     assert "(0 of 3 test cases)" in html and "0 of 0" not in html
+    assert "no verdict can flip" in html and "with the 3 test cases" in html
 
 
 def test_the_diff_lists_examples_and_keywords_and_shows_fields_before_and_after(
