@@ -169,10 +169,8 @@ def item_delete(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> Http
         delete_item(item, user=request.user)
     except Refused as exc:
         reasons = [f"{path}: {message}" for path, message in exc.errors]
-        return _row(
-            request, k, profile, "delete-row", 422,
-            item=item, delete_errors=reasons, references=references,
-        )  # fmt: skip
+        context = {"item": item, "delete_errors": reasons, "references": references}
+        return _row(request, k, profile, "delete-row", 422, **context)
     if request.htmx:
         return fragment(request, "studio/_empty.html", profile_context(request, profile))
     messages.success(request, f"Deleted {item}.")

@@ -153,8 +153,13 @@ def _promotion(profile: Profile, version: Version, env: Environment) -> dict[str
     current = env.version
     is_rollback = current is not None and version.number < current.number
     diff = pack_diff(profile, str(current.number), str(version.number)) if current else None
-    return {"version": version, "env": env, "current": current, "is_rollback": is_rollback,
-            "diff": diff}  # fmt: skip
+    return {
+        "version": version,
+        "env": env,
+        "current": current,
+        "is_rollback": is_rollback,
+        "diff": diff,
+    }
 
 
 @require_GET

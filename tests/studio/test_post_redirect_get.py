@@ -44,13 +44,25 @@ def _production(profile: Profile) -> dict[str, Any]:
     owner = User.objects.get(username="owner")
     version = publish(profile, user=owner)
     env = Environment.objects.filter(profile=profile, name="production").first()
-    return {"version": version.number, "environment": "production",
-            "revision": env.revision if env else "", "confirm": "yes"}  # fmt: skip
+    return {
+        "version": version.number,
+        "environment": "production",
+        "revision": env.revision if env else "",
+        "confirm": "yes",
+    }
 
 
-POLICY = {"scorer_kind": "lexical", "floor": "", "near_tie_margin": "0.2", "menu_size": "3",
-          "strictness": "assist", "triage_mode": "enforce", "ambiguity_confidence_floor": "0.55",
-          "min_action_signals": "2", "revision": "1"}  # fmt: skip
+POLICY = {
+    "scorer_kind": "lexical",
+    "floor": "",
+    "near_tie_margin": "0.2",
+    "menu_size": "3",
+    "strictness": "assist",
+    "triage_mode": "enforce",
+    "ambiguity_confidence_floor": "0.55",
+    "min_action_signals": "2",
+    "revision": "1",
+}
 LEXICONS = {
     "action_verbs": "refund",
     "knowledge_verbs": "",
@@ -73,7 +85,7 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
             "action_kind": "answer",
             "revision": 1,
         },
-    ),  # fmt: skip
+    ),
     ("routes-move", _route, lambda p: {"direction": "up"}),
     ("routes-delete", _route, lambda p: {}),
     ("rules-delete", lambda p: p.rules.get().pk, lambda p: {}),
@@ -82,7 +94,7 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
         "rules-add",
         None,
         lambda p: {"route_name": "billing", "match_kind": "keywords", "keywords": "copy"},
-    ),  # fmt: skip
+    ),
     ("tools-add", None, lambda p: {"name": "lookup", "trigger_keywords": "invoice"}),
     ("policy", None, lambda p: POLICY),
     ("lexicons", None, lambda p: LEXICONS),
@@ -92,7 +104,7 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
         "playground",
         None,
         lambda p: {"message": "parcel", "action": "save", "expected_route": "shipping"},
-    ),  # fmt: skip
+    ),
     ("playground", None, lambda p: {"turn": [TURN], "action": "save_conversation"}),
     (
         "playground",
@@ -103,13 +115,13 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
             "action": "apply",
             "profile_revision": p.revision,
         },
-    ),  # fmt: skip
+    ),
     ("tests-add", None, lambda p: {"message": "hi", "expected_route": "billing", "turn": 0}),
     (
         "tests-edit",
         _case,
         lambda p: {"message": "hello", "expected_route": "", "turn": 0, "revision": 1},
-    ),  # fmt: skip
+    ),
     ("tests-delete", _case, lambda p: {}),
     ("tests-import", None, lambda p: {"text": "text,expected\nhi,billing\n", "confirm": "yes"}),
     ("test-run-start", None, lambda p: {}),
@@ -119,7 +131,7 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
         "publish",
         None,
         lambda p: {"note": "n", "draft_revision": p.draft_revision, "reason": "trying it"},
-    ),  # fmt: skip
+    ),
     ("promote", None, _production),
     ("tokens", None, lambda p: {"action": "create-read", "name": "agent"}),
     ("tokens", None, lambda p: {"action": "create-api", "name": "ci"}),
@@ -136,20 +148,34 @@ def _url(name: str, profile: Profile, pk: Callable[[Profile], int] | None) -> st
     return reverse(name, args=[profile.slug, *([pk(profile)] if pk else [])])
 
 
-@pytest.mark.parametrize(("name", "pk", "data"), FORMS, ids=[f"{n}-{i}" for i, (n, _, _) in
-                                                             enumerate(FORMS)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "pk", "data"), FORMS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(FORMS)]
+)
 def test_a_state_changing_form_answers_with_a_redirect(name, pk, data, profile, owner, client_for):
     response = client_for(owner).post(_url(name, profile, pk), data(profile))
 
     assert response.status_code == 302, response.content.decode()[:2000]
 
 
-HTMX_FORMS = [f for f in FORMS if f[0] in {"routes-add", "routes-edit", "profile-settings",
-                                             "policy", "lexicons", "playground", "tests-edit"}]  # fmt: skip
+HTMX_FORMS = [
+    f
+    for f in FORMS
+    if f[0]
+    in {
+        "routes-add",
+        "routes-edit",
+        "profile-settings",
+        "policy",
+        "lexicons",
+        "playground",
+        "tests-edit",
+    }
+]
 
 
-@pytest.mark.parametrize(("name", "pk", "data"), HTMX_FORMS, ids=[f"{n}-{i}" for i, (n, _, _) in
-                                                                  enumerate(HTMX_FORMS)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "pk", "data"), HTMX_FORMS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(HTMX_FORMS)]
+)
 def test_with_htmx_it_answers_a_fragment(name, pk, data, profile, owner, client_for):
     response = client_for(owner).post(_url(name, profile, pk), data(profile), **htmx())
 
