@@ -15,6 +15,7 @@ from typing import Any
 
 from django.urls import reverse
 
+from routing_core import PackError
 from routing_core.lint import Finding, lint_pack
 from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, sweep
 from studio.labels import place
@@ -46,6 +47,36 @@ def lint_rows(profile: Profile) -> list[LintRow]:
         LintRow(f, _href(profile.slug, f, routes, rules), place(f.path, router.pack))
         for f in lint_pack(router.pack, router)
     ]
+
+
+_LINT: OrderedDict[tuple[int, str, int], list[LintRow]] = OrderedDict()
+_LINT_LOCK = threading.Lock()
+
+
+def cached_lint_rows(profile: Profile) -> list[LintRow]:
+    """`lint_rows`, kept per (profile, draft revision) like the compiled router they come from.
+
+    Every profile page's badge counts the errors, and the publish review polls while its suite
+    runs: linting once per draft is enough. An invalid draft has no rows (its problems say more).
+    """
+    key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)
+    with _LINT_LOCK:
+        if key in _LINT:
+            return _LINT[key]
+    try:
+        rows = lint_rows(profile)
+    except PackError:
+        rows = []
+    with _LINT_LOCK:
+        _LINT[key] = rows
+        while len(_LINT) > 64:
+            _LINT.popitem(last=False)
+    return rows
+
+
+def lint_error_count(profile: Profile) -> int:
+    """How many lint errors the draft has (0 for an invalid draft)."""
+    return sum(1 for row in cached_lint_rows(profile) if row.finding.severity == "error")
 
 
 def _href(slug: str, finding: Finding, routes: dict[str, int], rules: list[int]) -> str:

@@ -145,10 +145,14 @@ def _named(
 ) -> list[Change]:
     before, after = _keyed(old, key), _keyed(new, key)
     changes = [
-        Change(section, k, "removed", old=_text(v)) for k, v in before.items() if k not in after
+        Change(section, k, "removed", old=_text(v), removed=_lines(v))
+        for k, v in before.items()
+        if k not in after
     ]
     changes += [
-        Change(section, k, "added", new=_text(v)) for k, v in after.items() if k not in before
+        Change(section, k, "added", new=_text(v), added=_lines(v))
+        for k, v in after.items()
+        if k not in before
     ]
     for name in (k for k in after if k in before):
         changes += _fields(section, name, before[name], after[name])
@@ -181,6 +185,8 @@ def _fields(section: str, name: str, old: dict[str, Any], new: dict[str, Any]) -
         a, b = old.get(key), new.get(key)
         if isinstance(a, list) and isinstance(b, list) and key != "match":
             changes.append(_list_change(section, name, key, a, b))
+        elif key == "match" and isinstance(a, dict) and isinstance(b, dict):
+            changes.append(Change(section, name, "changed", key, _match_text(a), _match_text(b)))
         else:
             changes.append(Change(section, name, "changed", key, _text(a), _text(b)))
     return changes
@@ -254,12 +260,45 @@ def _match_text(match: dict[str, Any]) -> str:
     return "all of (" + "; ".join(_match_text(m) for m in match["all"]) + ")"
 
 
+# What one element of a list field is called, so each line reads "example: …", not "examples: …".
+_ONE = {
+    "examples": "example",
+    "keywords": "keyword",
+    "never": "never",
+    "trigger_keywords": "trigger keyword",
+}
+
+
+def _lines(item: dict[str, Any]) -> tuple[str, ...]:
+    """An added or removed route, rule or tool as lines a person reads: one per example, etc.
+
+    Empty fields are left out; "name" is the row's title already.
+    """
+    lines: list[str] = []
+    for key, value in item.items():
+        if key == "name" or value in (None, "", [], {}):
+            continue
+        label = _ONE.get(key, key.replace("_", " "))
+        if isinstance(value, list):
+            lines += [f"{label}: {_text(v)}" for v in value]
+        elif key == "match" and isinstance(value, dict):
+            lines.append(f"match: {_match_text(value)}")
+        else:
+            lines.append(f"{label}: {_text(value)}")
+    return tuple(lines)
+
+
 def _text(value: Any) -> str:
-    """A value as a person reads it in a diff cell."""
+    """A value as a person reads it in a diff cell: never a JSON document."""
     if value is None:
         return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, str):
         return value
     if isinstance(value, list):
         return "\n".join(_text(v) for v in value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, dict):
+        shown = {k: v for k, v in value.items() if v not in (None, "", [], {})}
+        return "; ".join(f"{k.replace('_', ' ')}: {_text(v)}" for k, v in shown.items()) or "—"
+    return json.dumps(value, ensure_ascii=False)

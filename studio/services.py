@@ -205,6 +205,28 @@ def pack_report(profile: Profile) -> PackReport:
     return PackReport(problems=problems, warnings=delegation_warnings(routes), pack=pack)
 
 
+@dataclass(frozen=True)
+class RouteReferences:
+    """What names a route and would be left pointing nowhere if it were deleted."""
+
+    cases: list[TestCase]
+    rules: list[Rule]
+    is_default: bool
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.cases or self.rules or self.is_default)
+
+
+def route_references(route: Route) -> RouteReferences:
+    """The test cases expecting (or starting in) the route, its rules, and the default route."""
+    profile, name = route.profile, route.name
+    cases = profile.test_cases.filter(models.Q(expected_route=name) | models.Q(incumbent=name))
+    return RouteReferences(
+        list(cases), list(profile.rules.filter(route_name=name)), profile.default_route == name
+    )
+
+
 # -- delegation between profiles ------------------------------------------------------------------
 
 

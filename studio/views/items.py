@@ -17,7 +17,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from studio.forms import PackForm, ProfileForm, RouteAddForm, RouteForm, RuleForm, ToolForm
 from studio.models import Profile, ProfileItem, Route, Rule, Tool
-from studio.services import Conflict, Refused, delete_item, move_item, save_item
+from studio.services import (
+    Conflict,
+    Refused,
+    delete_item,
+    move_item,
+    route_references,
+    save_item,
+)
 from studio.views._common import (
     HtmxHttpRequest,
     fragment,
@@ -155,13 +162,15 @@ def item_add(request: HtmxHttpRequest, slug: str, kind: str) -> HttpResponse:
 def item_delete(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
     k, profile = KINDS[kind], get_profile(slug)
     item = _item(k, profile, pk)
+    references = route_references(item) if isinstance(item, Route) else None
     if request.method == "GET":
-        return _row(request, k, profile, "delete-row", item=item)
+        return _row(request, k, profile, "delete-row", item=item, references=references)
     try:
         delete_item(item, user=request.user)
     except Refused as exc:
         reasons = [f"{path}: {message}" for path, message in exc.errors]
-        return _row(request, k, profile, "delete-row", 422, item=item, delete_errors=reasons)
+        context = {"item": item, "delete_errors": reasons, "references": references}
+        return _row(request, k, profile, "delete-row", 422, **context)
     if request.htmx:
         return fragment(request, "studio/_empty.html", profile_context(request, profile))
     messages.success(request, f"Deleted {item}.")

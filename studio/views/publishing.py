@@ -5,25 +5,27 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
 
 from routing_core import PackError
 from studio.agents import unable_to_read
 from studio.diff import PackDiff, diff_packs
 from studio.downloads import attachment
-from studio.models import ApiToken, Profile, ReadToken, TokenScope, Version
+from studio.gate import ReasonRequired, publish_through_gate, review_gate
+from studio.models import ApiToken, Environment, Profile, ReadToken, TokenScope, Version
 from studio.publishing import (
     MAX_IMPORT_BYTES,
     environments,
     import_pack,
     pack_diff,
     promote,
-    publish,
     read_upload,
 )
 from studio.roles import PUBLISH
@@ -59,35 +61,39 @@ def versions(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     _publisher(request)
+    gate = review_gate(profile, user=request.user)
+    if request.htmx and request.method == "GET":  # the gate polls itself while the suite runs
+        context = {"gate": gate, "profile": profile, "production": _production(profile)}
+        return render(request, "studio/publish.html#gate", context)
     errors: list[str] = []
     if request.method == "POST":
         try:
-            version = publish(
+            version = publish_through_gate(
                 profile,
+                gate,
                 user=request.user,
+                reason=request.POST.get("reason", "")[:2000],
                 note=request.POST.get("note", "")[:8000],
                 environment=request.POST.get("environment") or None,
                 expected_draft_revision=_int(request.POST.get("draft_revision")),
             )
         except PackError as exc:
             errors = [f"{path}: {message}" for path, message in exc.errors]
+        except ReasonRequired as exc:
+            errors = [f"The checks are red ({exc}): say why you publish anyway, or fix it first."]
         except (Conflict, Refused) as exc:
             errors = [str(exc)]
         else:
             messages.success(request, f"Published version {version.number}.")
             return redirect("versions", slug=slug)
         profile = get_profile(slug)
-    return render(
-        request,
-        "studio/publish.html",
-        _context(request, profile, errors=errors, **_against_production(profile)),
-        status=422 if errors else 200,
-    )
+    context = _context(request, profile, errors=errors, gate=gate, **_against_production(profile))
+    return render(request, "studio/publish.html", context, status=422 if errors else 200)
 
 
 def _against_production(profile: Profile) -> dict[str, Any]:
     """What the publisher reviews: the draft's problems, or its diff against production."""
-    production = next(e for e in environments(profile) if e.name == "production")
+    production = _production(profile)
     report = pack_report(profile)
     diff: PackDiff | None = None
     if report.is_valid:
@@ -101,8 +107,13 @@ def _against_production(profile: Profile) -> dict[str, Any]:
     }
 
 
+def _production(profile: Profile) -> Environment:
+    return next(e for e in environments(profile) if e.name == "production")
+
+
 def _first_diff(profile: Profile) -> PackDiff:
-    return diff_packs(None, release_pack(profile))
+    """Everything is new; the cases are counted (no verdict can flip against nothing)."""
+    return diff_packs(None, release_pack(profile), profile.test_cases.all())
 
 
 def _user_id(request: HtmxHttpRequest) -> int:
@@ -113,26 +124,48 @@ def _int(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and len(value) < 10 else None
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @studio_page
 def promote_view(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """GET: "serve version N on X?" with what it changes; POST with `confirm`: do it.
+
+    Production changes what every agent serves, so one click never does it: a POST without
+    the confirmation is sent to the confirmation page instead.
+    """
     profile = get_profile(slug)
     _publisher(request)
-    number = _int(request.POST.get("version"))
-    version = get_object_or_404(Version, profile=profile, number=number or 0)
-    environment = request.POST.get("environment", "")
+    data = request.POST if request.method == "POST" else request.GET
+    version = get_object_or_404(Version, profile=profile, number=_int(data.get("version")) or 0)
+    env = next((e for e in environments(profile) if e.name == data.get("environment")), None)
+    if env is None:
+        raise Http404("No such environment.")
+    if request.method == "GET":
+        context = _context(request, profile, **_promotion(profile, version, env))
+        return render(request, "studio/promote_confirm.html", context)
+    if data.get("confirm") != "yes":
+        query = urlencode({"version": version.number, "environment": env.name})
+        return redirect(f"{reverse('promote', args=[slug])}?{query}")
     try:
-        promote(
-            version,
-            environment,
-            user=request.user,
-            expected_revision=_int(request.POST.get("revision")),
-        )
+        promote(version, env.name, user=request.user, expected_revision=_int(data.get("revision")))
     except (Conflict, Refused) as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"{environment} now serves version {version.number}.")
+        messages.success(request, f"{env.name} now serves version {version.number}.")
     return redirect("versions", slug=slug)
+
+
+def _promotion(profile: Profile, version: Version, env: Environment) -> dict[str, Any]:
+    """What the confirmation names: the version, what the environment serves now, the diff."""
+    current = env.version
+    is_rollback = current is not None and version.number < current.number
+    diff = pack_diff(profile, str(current.number), str(version.number)) if current else None
+    return {
+        "version": version,
+        "env": env,
+        "current": current,
+        "is_rollback": is_rollback,
+        "diff": diff,
+    }
 
 
 @require_GET
@@ -169,11 +202,12 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @studio_page
 def tokens_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
-    secret = None
     if request.method == "POST":
         secret = _token_action(request, profile)
-        if secret is None:
-            return redirect("tokens", slug=slug)
+        if secret is not None:  # shown on the next page load only (post/redirect/get)
+            request.session[NEW_SECRET] = secret
+        return redirect("tokens", slug=slug)
+    secret = request.session.pop(NEW_SECRET, None)
     context = _context(
         request,
         profile,
@@ -183,6 +217,11 @@ def tokens_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         secret=secret,
     )
     return render(request, "studio/tokens.html", context)
+
+
+# A new token's secret waits in the session for the redirect's page load, then is forgotten: a
+# reload can neither create a second token nor show the secret again.
+NEW_SECRET = "new-token-secret"
 
 
 def _token_action(request: HtmxHttpRequest, profile: Profile) -> str | None:

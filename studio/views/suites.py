@@ -77,10 +77,27 @@ def _cases_context(request: HtmxHttpRequest, profile: Profile, **extra: Any) -> 
     )
 
 
-def _last_outcomes(profile: Profile) -> dict[int, bool]:
-    """Whether each case passed in the last finished run (absent: not run since it was added)."""
+STALE = "stale"
+
+
+def _last_outcomes(profile: Profile) -> dict[int, bool | str]:
+    """Whether each case passed in the last finished run (absent: not run since it was added).
+
+    A pass of a case whose route has since been deleted is "stale": the run judged a pack that
+    no longer exists, so showing PASS would hide the failure the next run will report.
+    """
     run = profile.test_runs.filter(status="done").only("results").first()
-    return {r["id"]: r["passed"] for r in run.results} if run else {}
+    if run is None:
+        return {}
+    routes = set(profile.routes.values_list("name", flat=True))
+    gone = {
+        pk
+        for pk, expected, incumbent in profile.test_cases.values_list(
+            "pk", "expected_route", "incumbent"
+        )
+        if (expected and expected not in routes) or (incumbent and incumbent not in routes)
+    }
+    return {r["id"]: STALE if r["id"] in gone else r["passed"] for r in run.results}
 
 
 @require_GET

@@ -173,14 +173,17 @@ PAGES: dict[str, list[Call]] = {
     "version-download": [Call("get", VIEWER)],
     "publish": [
         Call("get", {**_publish(200), "viewer": 403}),
-        Call("post", _publish(302), {"note": "from the matrix"}),
+        Call("post", _publish(302), {"note": "from the matrix", "reason": "its case fails"}),
     ],
-    "promote": [Call("post", _publish(302), {"version": "1", "environment": "staging"})],
+    "promote": [
+        Call("get", _publish(200), {"version": "1", "environment": "staging"}),
+        Call("post", _publish(302), {"version": "1", "environment": "staging"}),
+    ],
     "diff": [Call("get", VIEWER)],
     "tokens": [
         Call("get", VIEWER),
-        Call("post", _publish(200), {"action": "create-read", "name": "agent"}),
-        Call("post", _edit(200), {"action": "create-api", "name": "script"}),
+        Call("post", _publish(302), {"action": "create-read", "name": "agent"}),
+        Call("post", _edit(302), {"action": "create-api", "name": "script"}),
     ],
     "tests": [Call("get", VIEWER)],
     "tests-add": [Call("post", _edit(422))],

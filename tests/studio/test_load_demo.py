@@ -98,10 +98,12 @@ def test_loading_the_demo_again_keeps_every_edit_a_person_made(db):
     demo.save()
     before = _counts()
 
-    call_command("load_demo", "--force", stdout=StringIO())
+    out = StringIO()
+    call_command("load_demo", "--force", stdout=out)
     call_command("load_demo", "--force", stdout=StringIO())
 
     profile = Profile.objects.get(slug="support")
+    assert "already there, left as it is" in out.getvalue()
     billing = profile.routes.get(name="billing")
     assert "why is there a fee on my card" in billing.examples and "fee" in billing.keywords
     assert not profile.routes.filter(name="tech_support").exists()

@@ -10,7 +10,7 @@ from html import unescape
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from studio.demo import load_demo_profile
-from studio.models import Environment, Profile, ReadToken, Version
+from studio.models import Environment, Profile, ReadToken, Route, Version
 from studio.publishing import import_pack, promote, publish
 from studio.services import build_pack_dict
 
@@ -66,14 +66,24 @@ def test_confirming_a_draft_that_changed_since_the_review_is_refused(profile, ow
     assert not Version.objects.exists()
 
 
-def test_rolling_back_production_is_one_post(profile, owner, client_for):
-    v1 = publish(profile, user=owner)
-    promote(publish(profile, user=owner), "production", user=owner)
+def test_rolling_back_production_asks_first_naming_the_version_and_what_changes(
+    profile, owner, client_for
+):
+    v1 = publish(profile, user=owner, note="first")
+    Route.objects.filter(profile=profile, name="billing").update(description="money matters")
+    promote(publish(profile, user=owner, note="second"), "production", user=owner)
     env = Environment.objects.get(profile=profile, name="production")
-    client_for(owner).post(
-        "/profiles/shop/promote/",
-        {"version": 1, "environment": "production", "revision": env.revision},
-    )
+    client = client_for(owner)
+    data = {"version": 1, "environment": "production", "revision": env.revision}
+
+    unconfirmed = client.post("/profiles/shop/promote/", data)
+    page = client.get(unconfirmed["Location"]).content.decode()
+    env.refresh_from_db()
+    assert unconfirmed.status_code == 302 and env.version.number == 2
+    assert "Roll back production to version 1?" in page
+    assert "serves <strong>version 2</strong> now" in page and "money matters" in page
+
+    client.post("/profiles/shop/promote/", {**data, "confirm": "yes"})
     env.refresh_from_db()
     assert env.version == v1
 
@@ -94,12 +104,16 @@ def test_the_diff_page_compares_a_version_with_the_draft(profile, owner, client_
 
 def test_a_read_token_is_shown_once_and_stored_only_as_its_hash(profile, owner, client_for):
     client = client_for(owner)
-    page = client.post("/profiles/shop/tokens/", {"action": "create-read", "name": "agent"})
+    page = client.post(
+        "/profiles/shop/tokens/", {"action": "create-read", "name": "agent"}, follow=True
+    )
+    assert page.redirect_chain == [("/profiles/shop/tokens/", 302)]  # post/redirect/get
     secret = page.context["secret"]
     assert secret.startswith("rsp_") and secret in page.content.decode()
     token = ReadToken.objects.get()
     assert token.digest == hashlib.sha256(secret.encode()).hexdigest()
-    assert secret not in client.get("/profiles/shop/tokens/").content.decode()
+    reloaded = client.get("/profiles/shop/tokens/")  # a reload: no second token, no secret
+    assert secret not in reloaded.content.decode() and ReadToken.objects.count() == 1
 
 
 def test_an_editor_cannot_create_read_tokens(profile, editor, client_for):

@@ -8,7 +8,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from studio.demo import load_demo_profile
+from studio.demo import PROFILE, load_demo_profile
+from studio.models import Profile
 from studio.roles import ROLES, grant
 from studio.services import pack_report
 
@@ -32,10 +33,12 @@ class Command(BaseCommand):
                 "refusing to create the demo/demo login with DEBUG off; "
                 "use --no-user, or --force on a local database"
             )
+        existed = Profile.objects.filter(slug=PROFILE["slug"]).exists()
         profile = load_demo_profile()
         report = pack_report(profile)
         state = "valid pack" if report.is_valid else f"{len(report.problems)} problems"
-        self.stdout.write(f"Demo profile '{profile.slug}' loaded ({state}).")
+        done = "already there, left as it is" if existed else "loaded"
+        self.stdout.write(f"Demo profile '{profile.slug}' {done} ({state}).")
         for path, message in report.problems:
             self.stdout.write(f"  {path}: {message}")
         if not options["no_user"]:
