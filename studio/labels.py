@@ -145,6 +145,26 @@ def _at(node: Any, index: int) -> Any:
     return None
 
 
+def match_text(kind: str, keywords: Sequence[str], regex: str, all_of: Any) -> str:
+    """A rule's match in words: "any of ‘refund’, ‘money back’", "all of: …; …"."""
+    if kind == "keywords":
+        return "any of " + ", ".join(quote(k) for k in keywords) if keywords else "no keywords yet"
+    if kind == "regex":
+        return f"the pattern {regex}" if regex else "no pattern yet"
+    parts = [_condition_text(c) for c in all_of or [] if isinstance(c, Mapping)]
+    return "all of: " + "; ".join(parts) if parts else "no conditions yet"
+
+
+def _condition_text(condition: Mapping[str, Any]) -> str:
+    if "keywords" in condition:
+        return "any of " + ", ".join(quote(k) for k in condition["keywords"] or [])
+    if "regex" in condition:
+        return f"the pattern {condition['regex']}"
+    if "all" in condition:
+        return match_text("all", [], "", condition["all"])
+    return ", ".join(f"{field_label(str(k))} {value_text(v)}" for k, v in condition.items())
+
+
 # -- messages ---------------------------------------------------------------------------------------
 
 _MESSAGES: list[tuple[re.Pattern[str], str]] = [

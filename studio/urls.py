@@ -8,7 +8,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
-from studio.views import health, items, playground, profiles, publishing, tuning
+from studio.views import health, items, playground, profiles, publishing, route_view, tuning
 
 
 def _item_urls(kind: str) -> list[URLPattern]:
@@ -56,6 +56,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/<slug:slug>/diff/", publishing.diff_page, name="diff"),
     path("profiles/<slug:slug>/tokens/", publishing.tokens_page, name="tokens"),
     path("profiles/<slug:slug>/import/", publishing.import_page, name="import-draft"),
+    path("profiles/<slug:slug>/routes/<int:pk>/view/", route_view.route_view, name="route-view"),
     *_item_urls("routes"),
     *_item_urls("rules"),
     *_item_urls("tools"),
