@@ -8,7 +8,16 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
-from studio.views import health, items, playground, profiles, publishing, route_view, tuning
+from studio.views import (
+    health,
+    items,
+    people,
+    playground,
+    profiles,
+    publishing,
+    route_view,
+    tuning,
+)
 
 
 def _item_urls(kind: str) -> list[URLPattern]:
@@ -28,6 +37,15 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", health.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        people.PasswordSetView.as_view(),
+        name="password-set",
+    ),
+    path("people/", people.people, name="people"),
+    path("people/<int:pk>/roles/", people.person_roles, name="person-roles"),
+    path("people/<int:pk>/active/", people.person_active, name="person-active"),
+    path("people/<int:pk>/link/", people.person_link, name="person-link"),
     path("profiles/", profiles.profile_list, name="profile-list"),
     # before profiles/<slug>/: "import" is not a profile
     path("profiles/import/", publishing.import_page, name="import"),
