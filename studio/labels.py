@@ -200,6 +200,7 @@ _NOUN_COUNTS = {"routes": "one route", "examples": "one example", "rules": "one 
 
 def plain_message(message: str, path: str = "") -> str:
     """A pydantic message in plain words; routing_core's own messages are already plain."""
+    message = message.removeprefix("Value error, ").replace("Tuple should", "List should")
     for pattern, words in _MESSAGES:
         found = pattern.fullmatch(message.strip())
         if found:
@@ -294,7 +295,8 @@ def changes(before: Any, after: Any) -> list[Change]:
     old = before if isinstance(before, Mapping) else {}
     new = after if isinstance(after, Mapping) else {}
     keys = [k for k in {**old, **new} if k not in _HIDDEN]
-    return [_change(k, old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)]
+    found = [_change(k, old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)]
+    return [c for c in found if c.before != c.after or c.added or c.removed]  # None vs ""
 
 
 def _change(key: str, old: Any, new: Any) -> Change:

@@ -16,6 +16,7 @@ from studio.views import (
     profiles,
     publishing,
     route_view,
+    rule_builder,
     tuning,
 )
 
@@ -52,6 +53,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/<slug:slug>/", profiles.profile_detail, name="profile-detail"),
     path("profiles/<slug:slug>/settings/", profiles.profile_settings, name="profile-settings"),
     path("profiles/<slug:slug>/rules/", items.item_page, {"kind": "rules"}, name="rules"),
+    path("profiles/<slug:slug>/rules/preview/", rule_builder.rule_preview, name="rules-preview"),
     path("profiles/<slug:slug>/tools/", items.item_page, {"kind": "tools"}, name="tools"),
     path("profiles/<slug:slug>/playground/", playground.playground, name="playground"),
     path("profiles/<slug:slug>/policy/", tuning.policy, name="policy"),

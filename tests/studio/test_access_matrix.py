@@ -154,6 +154,7 @@ PAGES: dict[str, list[Call]] = {
     "password-set": [Call("get", _everyone(200) | {"admin": 200})],
     "profile-settings": [Call("post", _edit(422))],
     "rules": [Call("get", VIEWER)],
+    "rules-preview": [Call("post", _edit(200), {"match_kind": "keywords", "keywords": "x"})],
     "tools": [Call("get", VIEWER)],
     "playground": [
         Call("get", VIEWER),
