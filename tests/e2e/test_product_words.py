@@ -137,3 +137,23 @@ def test_a_viewer_reads_a_route_and_the_history_in_words(page: Page, live_server
     page.get_by_role("link", name="Lint").click()
     expect(page.locator("body")).not_to_contain_text("routes[")
     _shot(page, "lint.png")
+
+
+def test_the_scores_draw_the_floor_on_scores_and_the_margin_on_the_gap(
+    page: Page, live_server, demo
+) -> None:
+    csp = _csp_errors(page)
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/playground/")
+    page.get_by_label("Message").fill("I was charged twice for my order")
+
+    expect(page.get_by_test_id("verdict-words")).to_be_visible()
+    expect(page.get_by_test_id("gap-meter")).to_be_visible()
+    rows = page.get_by_test_id("score-row")
+    expect(rows.first.get_by_test_id("score-bar")).to_be_visible()
+    _shot(page, "playground-scores.png")
+    page.goto(f"{live_server.url}/profiles/support/policy/")
+    page.get_by_text("How it is computed").first.click()
+    expect(page.locator("details.formula").first).to_have_attribute("open", "")
+    _shot(page, "policy.png")
+    assert csp == []
