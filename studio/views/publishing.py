@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from routing_core import PackError
 from studio.diff import PackDiff, diff_packs
 from studio.downloads import attachment
+from studio.labels import plain_problem
 from studio.models import ApiToken, Profile, ReadToken, Version
 from studio.publishing import (
     MAX_IMPORT_BYTES,
@@ -69,7 +70,7 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 expected_draft_revision=_int(request.POST.get("draft_revision")),
             )
         except PackError as exc:
-            errors = [f"{path}: {message}" for path, message in exc.errors]
+            errors = [plain_problem(path, message) for path, message in exc.errors]
         except (Conflict, Refused) as exc:
             errors = [str(exc)]
         else:
@@ -152,7 +153,7 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     try:
         diff = pack_diff(profile, old, new)
     except PackError as exc:
-        problems = [f"{path}: {message}" for path, message in exc.errors]
+        problems = [plain_problem(path, message) for path, message in exc.errors]
     context = _context(
         request, profile, numbers=numbers, old=old, new=new, diff=diff, problems=problems
     )
@@ -213,7 +214,7 @@ def import_page(request: HtmxHttpRequest, slug: str | None = None) -> HttpRespon
             new_slug = request.POST.get("slug", "").strip() or None
             profile = import_pack(data, user=request.user, into=into, slug=new_slug)
         except (PackError, Refused) as exc:
-            errors = [f"{path}: {message}" for path, message in exc.errors]
+            errors = [plain_problem(path, message) for path, message in exc.errors]
         else:
             messages.success(request, f"Imported the pack into {profile.slug}.")
             return redirect("profile-detail", slug=profile.slug)
