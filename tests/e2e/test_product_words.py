@@ -123,6 +123,7 @@ def test_an_admin_adds_a_person_who_sets_a_password_through_the_link(
 def test_a_viewer_reads_a_route_and_the_history_in_words(page: Page, live_server, demo) -> None:
     sign_in(page, live_server.url)
     page.get_by_role("link", name="Customer support").click()
+    _shot(page, "routes.png")  # the tabs in their three groups
     page.locator("tr[data-route=billing]").get_by_role("link", name="billing").click()
 
     view = page.get_by_test_id("route-view")
