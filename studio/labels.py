@@ -61,6 +61,7 @@ FIELDS: dict[str, str] = {
     "version": "version",
     "order": "position",
     "text": "message",
+    "margin": "near-tie margin",
     "expected_route": "expected route",
     "expected_verdict": "expected verdict",
     "expected_triage": "expected triage",
