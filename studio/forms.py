@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, ClassVar
 
@@ -259,31 +258,46 @@ class RouteAddForm(PackForm):
         widgets = {"description": forms.TextInput()}
 
 
+CONDITIONS = [
+    ("", "—"),
+    ("keywords", "has any of the keywords"),
+    ("regex", "matches the pattern"),
+]
+_CONDITION = re.compile(r"\.all\[(\d+)\]")
+
+
 class RuleForm(PackForm):
+    """A rule built from parts: keywords, a pattern, or "all of" several such conditions.
+
+    "All of" is a list of condition rows (a kind and its text), never JSON typed by hand; an
+    imported nested `all` is flattened into rows, as routing_core flattens it when compiling.
+    """
+
     pack_fields = {
         "route": "route_name",
         "match": "match_kind",
         "keywords": "keywords",
         "regex": "regex",
-        "all": "all_of",
         "examples": "examples",
     }
-    keywords = CommaListField(help_text="For 'any of these keywords': comma-separated.")
-    all_of = forms.CharField(
-        required=False,
-        label="All of",
-        widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
-        help_text='For "all": a JSON list such as [{"regex": "\\\\binvoice\\\\b"}, {"keywords": ["copy"]}].',
+    keywords = CommaListField(
+        label="Any of these keywords", help_text="Comma-separated; phrases allowed."
     )
     examples = LinesField(
-        help_text="Messages this rule must match, one per line.",
-        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Messages this rule must match, one per line: ticked below as you type.",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    try_message = forms.CharField(
+        required=False,
+        label="Try a message",
+        help_text="Not saved: see whether the rule would catch it.",
     )
 
     class Meta:
         model = Rule
-        fields = ["route_name", "match_kind", "keywords", "regex", "all_of", "examples"]
-        labels = {"route_name": "Route", "match_kind": "Match"}
+        fields = ["route_name", "match_kind", "keywords", "regex", "examples"]
+        labels = {"route_name": "Route", "match_kind": "Match", "regex": "Pattern"}
+        help_texts = {"regex": "A regular expression searched in the message."}
         widgets = {"regex": forms.TextInput(attrs={"class": "mono"})}
 
     def __init__(self, *args: Any, profile: Profile, **kwargs: Any) -> None:
@@ -295,23 +309,71 @@ class RuleForm(PackForm):
         self.fields["route_name"] = forms.ChoiceField(
             choices=[(n, n) for n in names], label="Route"
         )
-        if not self.is_bound and self.instance.all_of:
-            self.initial["all_of"] = json.dumps(self.instance.all_of)
+        rows = _condition_rows(self.instance.all_of)
+        count = max(3, len(rows) + 1, self._posted_rows())
+        for i in range(count):
+            kind, text = rows[i] if i < len(rows) else ("", "")
+            self.fields[f"cond_kind_{i}"] = forms.ChoiceField(
+                choices=CONDITIONS, required=False, initial=kind, label=f"Condition {i + 1}"
+            )
+            self.fields[f"cond_value_{i}"] = forms.CharField(
+                required=False, initial=text, label=f"Condition {i + 1} text"
+            )
+        self.condition_count = count
 
-    def field_for(self, tokens: list[str]) -> str | None:
-        return "all_of" if "all" in tokens else super().field_for(tokens)
+    def _posted_rows(self) -> int:
+        found = [int(k.rpartition("_")[2]) for k in self.data if k.startswith("cond_kind_")]
+        return max(found, default=-1) + 1
 
-    def clean_all_of(self) -> list[Any]:
-        text = self.cleaned_data["all_of"].strip()
-        if not text:
-            return []
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"not valid JSON: {exc.msg}") from exc
-        if not isinstance(value, list):
-            raise forms.ValidationError("must be a JSON list of conditions")
-        return value
+    def conditions(self) -> list[tuple[Any, Any]]:
+        """The condition rows as (kind field, text field) pairs, for the template."""
+        return [
+            (self[f"cond_kind_{i}"], self[f"cond_value_{i}"]) for i in range(self.condition_count)
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        conditions: list[dict[str, Any]] = []
+        for i in range(self.condition_count):
+            kind, text = (
+                data.get(f"cond_kind_{i}") or "",
+                (data.get(f"cond_value_{i}") or "").strip(),
+            )
+            if kind == "keywords" and text:
+                conditions.append({"keywords": CommaListField().to_python(text)})
+            elif kind == "regex" and text:
+                conditions.append({"regex": text})
+            elif text and not kind:
+                self.add_error(f"cond_kind_{i}", "Pick keywords or a pattern for this text.")
+        self.instance.all_of = conditions if data.get("match_kind") == "all" else []
+        return data
+
+    def add_pack_errors(self, errors: list[Problem], prefix: str = "") -> None:
+        """An "all of" condition's problem lands next to its row."""
+        rest = []
+        for path, message in errors:
+            found = _CONDITION.search(path)
+            if found and f"cond_value_{found.group(1)}" in self.fields:
+                self.add_error(f"cond_value_{found.group(1)}", plain_message(message, path))
+            elif path.endswith(".match.all"):
+                self.add_error("match_kind", "Add at least one condition.")
+            else:
+                rest.append((path, message))
+        super().add_pack_errors(rest, prefix)
+
+
+def _condition_rows(all_of: Any) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    for condition in all_of or []:
+        if not isinstance(condition, dict):
+            continue
+        if "all" in condition:
+            rows += _condition_rows(condition["all"])
+        elif "keywords" in condition:
+            rows.append(("keywords", ", ".join(condition["keywords"] or [])))
+        elif "regex" in condition:
+            rows.append(("regex", str(condition["regex"])))
+    return rows
 
 
 class ToolForm(PackForm):

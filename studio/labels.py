@@ -61,6 +61,7 @@ FIELDS: dict[str, str] = {
     "version": "version",
     "order": "position",
     "text": "message",
+    "margin": "near-tie margin",
     "expected_route": "expected route",
     "expected_verdict": "expected verdict",
     "expected_triage": "expected triage",
@@ -145,6 +146,26 @@ def _at(node: Any, index: int) -> Any:
     return None
 
 
+def match_text(kind: str, keywords: Sequence[str], regex: str, all_of: Any) -> str:
+    """A rule's match in words: "any of ‘refund’, ‘money back’", "all of: …; …"."""
+    if kind == "keywords":
+        return "any of " + ", ".join(quote(k) for k in keywords) if keywords else "no keywords yet"
+    if kind == "regex":
+        return f"the pattern {regex}" if regex else "no pattern yet"
+    parts = [_condition_text(c) for c in all_of or [] if isinstance(c, Mapping)]
+    return "all of: " + "; ".join(parts) if parts else "no conditions yet"
+
+
+def _condition_text(condition: Mapping[str, Any]) -> str:
+    if "keywords" in condition:
+        return "any of " + ", ".join(quote(k) for k in condition["keywords"] or [])
+    if "regex" in condition:
+        return f"the pattern {condition['regex']}"
+    if "all" in condition:
+        return match_text("all", [], "", condition["all"])
+    return ", ".join(f"{field_label(str(k))} {value_text(v)}" for k, v in condition.items())
+
+
 # -- messages ---------------------------------------------------------------------------------------
 
 _MESSAGES: list[tuple[re.Pattern[str], str]] = [
@@ -180,6 +201,7 @@ _NOUN_COUNTS = {"routes": "one route", "examples": "one example", "rules": "one 
 
 def plain_message(message: str, path: str = "") -> str:
     """A pydantic message in plain words; routing_core's own messages are already plain."""
+    message = message.removeprefix("Value error, ").replace("Tuple should", "List should")
     for pattern, words in _MESSAGES:
         found = pattern.fullmatch(message.strip())
         if found:
@@ -274,7 +296,8 @@ def changes(before: Any, after: Any) -> list[Change]:
     old = before if isinstance(before, Mapping) else {}
     new = after if isinstance(after, Mapping) else {}
     keys = [k for k in {**old, **new} if k not in _HIDDEN]
-    return [_change(k, old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)]
+    found = [_change(k, old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)]
+    return [c for c in found if c.before != c.after or c.added or c.removed]  # None vs ""
 
 
 def _change(key: str, old: Any, new: Any) -> Change:

@@ -172,6 +172,13 @@ class Rule(ProfileItem):
     def __str__(self) -> str:
         return f"{self.match_kind} → {self.route_name}"
 
+    @property
+    def match_text(self) -> str:
+        """The match in words, for the rules table and the route page (never a Python repr)."""
+        from studio.labels import match_text
+
+        return match_text(self.match_kind, self.keywords, self.regex, self.all_of)
+
 
 class Tool(ProfileItem):
     name = models.CharField(max_length=128)

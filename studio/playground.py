@@ -152,6 +152,13 @@ class ScoreRow:
     is_offered: bool
     is_chosen: bool
     is_current: bool
+    score_x: str = "0"  # where the raw score sits on the score axis, in percent
+    gap: float | None = None  # tanh((top − score) / 2): the near-tie test's own number
+    is_tied: bool = False  # within the near-tie margin of the top route
+
+    @property
+    def gap_text(self) -> str:
+        return "—" if self.gap is None else f"{self.gap:.3f}"
 
     @property
     def score_text(self) -> str:
@@ -206,44 +213,81 @@ class Outcome:
     @cached_property
     def rows(self) -> list[ScoreRow]:
         d, floor = self.decision, self.decision.floor
-        return [
-            ScoreRow(
-                rank,
-                r.route,
-                r.score,
-                r.relevance,
-                math.isfinite(r.score) and (floor is None or r.score > floor),
-                r.route in d.offered,
-                r.route == d.route,
-                r.route == d.from_route,
+        top = self._top
+        margin = d.policy.near_tie_margin
+        rows = []
+        for rank, r in enumerate(d.ranked, start=1):
+            alive = math.isfinite(r.score) and (floor is None or r.score > floor)
+            gap = None
+            if top is not None and rank > 1 and alive:
+                gap = math.tanh((top.score - r.score) / 2)
+            rows.append(
+                ScoreRow(
+                    rank,
+                    r.route,
+                    r.score,
+                    r.relevance,
+                    alive,
+                    r.route in d.offered,
+                    r.route == d.route,
+                    r.route == d.from_route,
+                    self._on_score_axis(r.score),
+                    gap,
+                    gap is not None and gap < margin,
+                )
             )
-            for rank, r in enumerate(d.ranked, start=1)
-        ]
+        return rows
+
+    @cached_property
+    def score_axis(self) -> float:
+        """The score bars' full width: 1 for probabilities, more for a scorer that exceeds it."""
+        top = self._top
+        return max(1.0, top.score) if top is not None else 1.0
+
+    def _on_score_axis(self, score: float) -> str:
+        if not math.isfinite(score):
+            return "0"
+        return f"{100 * min(max(score, 0.0), self.score_axis) / self.score_axis:.1f}"
+
+    @cached_property
+    def floor_x(self) -> str | None:
+        """The floor on the *score* axis, where it belongs: it is a threshold on raw scores."""
+        floor = self.decision.floor
+        return None if floor is None else self._on_score_axis(floor)
+
+    @cached_property
+    def gap_meter(self) -> tuple[str, str] | None:
+        """The runner-up's gap and the margin, both on the gap axis (0 = tied, 1 = far apart)."""
+        runner_up, margin = self.decision.runner_up, self.decision.policy.near_tie_margin
+        if runner_up is None or not math.isfinite(runner_up.gap):
+            return None
+        return (f"{100 * min(runner_up.gap, 1.0):.1f}", f"{100 * min(margin, 1.0):.1f}")
+
+    @cached_property
+    def menu_order(self) -> str | None:
+        """How a menu was put together, so its tie-break can be seen."""
+        d = self.decision
+        if d.verdict != "menu" or not d.offered:
+            return None
+        tied = sum(1 for r in self.rows if r.is_tied) + 1
+        if tied < 2:
+            return "nothing was close enough to call, so every route is offered in the pack's order"
+        left_out = tied - len(d.offered)
+        cut = (
+            f"; {left_out} more within the margin left out (menu size {d.policy.menu_size})"
+            if left_out > 0
+            else ""
+        )
+        return (
+            "the menu lists the routes within the margin of the top, best score first; "
+            f"equal scores keep the pack's route order{cut}"
+        )
 
     def shown_rows(self, show_all: bool = False) -> list[ScoreRow]:
         """Every route, or on a large profile the leaders (and any route the turn involves)."""
         if show_all or len(self.rows) <= SHOWN_ROWS + 2:
             return self.rows
         return [r for r in self.rows if r.rank <= SHOWN_ROWS or r.is_offered or r.is_current]
-
-    @cached_property
-    def floor_percent(self) -> str | None:
-        """Where a route scoring exactly the floor would sit on the relevance scale."""
-        floor = self.decision.floor
-        return None if floor is None else f"{self._percent_at(floor):.1f}"
-
-    @cached_property
-    def band(self) -> tuple[str, str] | None:
-        """The near-tie band on the relevance scale: where a rival of the top route ties it."""
-        top = self._top
-        margin = self.decision.policy.near_tie_margin
-        if top is None or margin <= 0:
-            return None
-        # gap(top, s) = tanh((top - s) / 2) < margin  <=>  s > top - 2 * atanh(margin)
-        reach = math.inf if margin >= 1 else 2 * math.atanh(margin)
-        low = self._percent_at(top.score - reach)
-        high = round(100 * top.relevance, 1)
-        return (f"{low:.1f}", f"{max(high - low, 0.0):.1f}")  # x and width of the band
 
     @cached_property
     def evidence_parts(self) -> tuple[str, str, str] | None:
@@ -275,14 +319,6 @@ class Outcome:
     def _top(self) -> Ranked | None:
         ranked = self.decision.ranked
         return ranked[0] if ranked and math.isfinite(ranked[0].score) else None
-
-    def _percent_at(self, score: float) -> float:
-        # relevance = softmax(score / T), so relative to the top: exp((score - top) / T).
-        top = self._top
-        if top is None or not math.isfinite(score):
-            return 0.0
-        exponent = max((score - top.score) / max(self.temperature, 1e-9), -700.0)
-        return round(100 * top.relevance * math.exp(min(exponent, 0.0)), 1)
 
 
 _DECIDED_BY = {

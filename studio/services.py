@@ -132,6 +132,12 @@ def _rule_dict(rule: Rule) -> dict[str, Any]:
     return {"route": rule.route_name, "match": match, "examples": list(rule.examples)}
 
 
+def rule_match(rule: Rule) -> dict[str, Any]:
+    """The pack `match` of a rule row (the rule builder runs it before the rule is saved)."""
+    match: dict[str, Any] = _rule_dict(rule)["match"]
+    return match
+
+
 def _tool_dict(tool: Tool) -> dict[str, Any]:
     return {
         "name": tool.name,

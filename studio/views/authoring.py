@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from routing_core import PackError
 from studio.authoring import apply_thresholds, lint_rows, route_links, tuning
 from studio.case_forms import ApplyThresholdsForm
+from studio.labels import field_label
 from studio.models import OverlapCheck
 from studio.reports import sweep_chart, sweep_grid
 from studio.services import Conflict, Refused
@@ -91,7 +92,8 @@ def tuning_apply(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             request,
             "Nothing applied: "
             + "; ".join(
-                f"{field}: {' '.join(map(str, errors))}" for field, errors in form.errors.items()
+                f"{field_label(field)}: {' '.join(map(str, errors))}"
+                for field, errors in form.errors.items()
             ),
         )
         return redirect("tuning", slug=slug)

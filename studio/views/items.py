@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.forms import PackForm, ProfileForm, RouteAddForm, RouteForm, RuleForm, ToolForm
+from studio.labels import plain_problem
 from studio.models import Profile, ProfileItem, Route, Rule, Tool
 from studio.services import (
     Conflict,
@@ -168,7 +169,7 @@ def item_delete(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> Http
     try:
         delete_item(item, user=request.user)
     except Refused as exc:
-        reasons = [f"{path}: {message}" for path, message in exc.errors]
+        reasons = [plain_problem(path, message) for path, message in exc.errors]
         context = {"item": item, "delete_errors": reasons, "references": references}
         return _row(request, k, profile, "delete-row", 422, **context)
     if request.htmx:

@@ -34,6 +34,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.cases import Turn, save_conversation
+from studio.labels import plain_problem
 from studio.models import Profile
 from studio.playground import Outcome, ScorerUnavailable, compiled_router, route_turn
 from studio.roles import can_edit, can_view
@@ -189,7 +190,7 @@ def _apply(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpResp
     except Conflict as exc:
         status, errors = 409, [str(exc)]
     except Refused as exc:
-        status, errors = 422, [f"{path}: {message}" for path, message in exc.errors]
+        status, errors = 422, [plain_problem(path, message) for path, message in exc.errors]
     if status == 200 and not request.htmx:
         messages.success(request, "Applied the thresholds to the profile.")
         return _redirect(profile, state)

@@ -19,6 +19,7 @@ from studio.agents import unable_to_read
 from studio.diff import PackDiff, diff_packs
 from studio.downloads import attachment
 from studio.gate import ReasonRequired, publish_through_gate, review_gate
+from studio.labels import plain_problem
 from studio.models import ApiToken, Environment, Profile, ReadToken, TokenScope, Version
 from studio.publishing import (
     MAX_IMPORT_BYTES,
@@ -78,7 +79,7 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 expected_draft_revision=_int(request.POST.get("draft_revision")),
             )
         except PackError as exc:
-            errors = [f"{path}: {message}" for path, message in exc.errors]
+            errors = [plain_problem(path, message) for path, message in exc.errors]
         except ReasonRequired as exc:
             errors = [f"The checks are red ({exc}): say why you publish anyway, or fix it first."]
         except (Conflict, Refused) as exc:
@@ -191,7 +192,7 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     try:
         diff = pack_diff(profile, old, new)
     except PackError as exc:
-        problems = [f"{path}: {message}" for path, message in exc.errors]
+        problems = [plain_problem(path, message) for path, message in exc.errors]
     context = _context(
         request, profile, numbers=numbers, old=old, new=new, diff=diff, problems=problems
     )
@@ -263,7 +264,7 @@ def import_page(request: HtmxHttpRequest, slug: str | None = None) -> HttpRespon
             new_slug = request.POST.get("slug", "").strip() or None
             profile = import_pack(data, user=request.user, into=into, slug=new_slug)
         except (PackError, Refused) as exc:
-            errors = [f"{path}: {message}" for path, message in exc.errors]
+            errors = [plain_problem(path, message) for path, message in exc.errors]
         else:
             messages.success(request, f"Imported the pack into {profile.slug}.")
             return redirect("profile-detail", slug=profile.slug)

@@ -81,6 +81,7 @@ def world(profile: Profile, owner: User) -> World:
         "run": run.pk,
         "version": version.number,
         "other_route": other.routes.get().pk,
+        "person": users["viewer"].pk,  # type: ignore[union-attr]
         "audit": 10**6,  # replaced by a real deletion where the restore itself is requested
     }
     return World(profile, other, users, ids)
@@ -122,6 +123,11 @@ def _publish(status: int) -> dict[str, int]:
     return {**_edit(403), "publisher": status}
 
 
+def _admin(status: int) -> dict[str, int]:
+    """The people pages: the admin role only, for reading as for changing."""
+    return {**_publish(403), "viewer": 403, "admin": status}
+
+
 def _everyone(status: int) -> dict[str, int]:
     return dict.fromkeys(ROLES[:-1], status)
 
@@ -156,8 +162,19 @@ PAGES: dict[str, list[Call]] = {
     # a POST with no valid edit is refused with a message and sent back to the page
     "tests-fix": [Call("get", _edit(200)), Call("post", _edit(302))],
     "profile-detail": [Call("get", VIEWER)],
+    "route-view": [Call("get", VIEWER)],
+    "people": [
+        Call("get", _admin(200)),
+        Call("post", _admin(302), {"username": "made-by-matrix", "roles": ["viewer"]}),
+    ],
+    "person-roles": [Call("post", _admin(302), {"roles": ["viewer"]})],
+    "person-active": [Call("post", _admin(302), {"active": "1"})],
+    "person-link": [Call("post", _admin(302))],
+    # a one-time link is for someone signed out: a wrong one says so to anybody
+    "password-set": [Call("get", _everyone(200) | {"admin": 200})],
     "profile-settings": [Call("post", _edit(422))],
     "rules": [Call("get", VIEWER)],
+    "rules-preview": [Call("post", _edit(200), {"match_kind": "keywords", "keywords": "x"})],
     "tools": [Call("get", VIEWER)],
     "playground": [
         Call("get", VIEWER),
@@ -240,13 +257,19 @@ def _kwargs(name: str, world: World, slug: str) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     if "slug" in params:
         kwargs["slug"] = slug
+    if "uidb64" in params:
+        kwargs.update(uidb64="MQ", token="not-a-token")
     if "number" in params:
         kwargs["number"] = world.ids["version"]
     if "pk" in params:
         kind = name.split("-")[0]
-        key = {"tests": "case", "test": "run", "audit": "audit", "traffic": "event"}.get(
-            kind, ITEM_KINDS.get(kind)
-        )
+        key = {
+            "tests": "case",
+            "test": "run",
+            "audit": "audit",
+            "traffic": "event",
+            "person": "person",
+        }.get(kind, ITEM_KINDS.get(kind))
         key = "replay" if name == "replay" else key
         kwargs["pk"] = world.ids[key or "route"]
     return kwargs

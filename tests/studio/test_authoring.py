@@ -183,7 +183,7 @@ def test_a_threshold_that_is_not_a_number_is_refused(tuned, editor, client_for):
     )
 
     tuned.refresh_from_db()
-    assert tuned.floor is None and "Nothing applied" in response.content.decode()
+    assert tuned.floor is None and "Nothing applied: floor: " in response.content.decode()
 
 
 def test_tuning_without_cases_says_what_to_add(profile, viewer, client_for):

@@ -260,7 +260,7 @@ class TestRouteRows:
         response = client_for(editor).post(url("routes-delete", profile, human), **htmx())
 
         assert response.status_code == 422
-        assert b"Cannot delete: rules[0].route" in response.content
+        assert "Cannot delete: rule 1 → route" in response.content.decode()
         assert Route.objects.filter(pk=human.pk).exists()
 
     @pytest.mark.parametrize("headers", [{}, htmx()], ids=["page", "htmx"])
@@ -299,7 +299,6 @@ class TestRulesAndTools:
             "match_kind": "regex",
             "regex": "(oops",
             "keywords": "",
-            "all_of": "",
             "examples": "",
         }
 
@@ -310,11 +309,14 @@ class TestRulesAndTools:
         assert b'value="(oops"' in response.content
         assert profile.rules.count() == 1
 
-    def test_an_all_rule_is_added_from_json(self, profile, editor, client_for):
+    def test_an_all_rule_is_built_from_condition_rows(self, profile, editor, client_for):
         data = {
             "route_name": "billing",
             "match_kind": "all",
-            "all_of": '[{"keywords": ["copy"]}, {"regex": "invoice"}]',
+            "cond_kind_0": "keywords",
+            "cond_value_0": "copy",
+            "cond_kind_1": "regex",
+            "cond_value_1": "invoice",
             "keywords": "",
             "regex": "",
             "examples": "a copy of my invoice",
