@@ -202,13 +202,14 @@ def _build_corpus(
     doc_routes: list[int] = []
     for route_index, route in enumerate(routes):
         if route_index % PROGRESS_ROUTES == 0:
-            progress(route_index / len(routes))
+            progress(0.8 * route_index / len(routes))
         for text in _route_texts(route):
             terms = _count_terms(text)
             keys.extend(terms)
             counts.extend(terms.values())
             rows.extend([len(doc_routes)] * len(terms))
             doc_routes.append(route_index)
+    progress(0.85)
     term_ids = {key: i for i, key in enumerate(dict.fromkeys(keys))}
     id_array = np.asarray([term_ids[key] for key in keys], np.int64)
     row_array = np.asarray(rows, np.int64)
@@ -217,6 +218,7 @@ def _build_corpus(
     idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
     char_sizes = np.fromiter((_terms.char_size(k) for k in term_ids), np.int64, len(term_ids))
     is_char = char_sizes > 0
+    progress(0.95)
     tf = 1.0 + np.log(np.asarray(counts, np.float32))
     values = _normalise(tf * idf[id_array], row_array, is_char[id_array], n_docs)
     corpus = _model.Corpus(
@@ -226,9 +228,20 @@ def _build_corpus(
 
 
 def _warm(
-    vocabulary: _Vocabulary, routes: Sequence[RouteText], model: LexicalModel, names: Sequence[str]
+    vocabulary: _Vocabulary,
+    routes: Sequence[RouteText],
+    model: LexicalModel,
+    learned_from: Sequence[RouteText],
 ) -> _model.Warm:
-    """An earlier model's weights on these terms and routes, matched by string and name."""
+    """An earlier model's weights on these terms and routes, matched by string and name.
+
+    `learned_from`: the routes the earlier model's columns were learned from, in order.
+    """
+    names = [route.name for route in learned_from]
+    seen = {route.name: set(_route_texts(route)) for route in learned_from}
+    fresh = [
+        text not in seen.get(route.name, ()) for route in routes for text in _route_texts(route)
+    ]
     _, old = stored_model.decode(model)
     old_terms = {term: i for i, term in enumerate(model.terms)}
     old_routes = {name: i for i, name in enumerate(names)}
@@ -238,7 +251,9 @@ def _warm(
     weights = np.zeros((len(term_map), len(route_map)), np.float32)
     rows, columns = np.flatnonzero(known_terms), np.flatnonzero(known_routes)
     weights[np.ix_(rows, columns)] = old[np.ix_(term_map[rows], route_map[columns])]
-    return _model.Warm(weights, known_terms, known_routes, model.temperature)
+    return _model.Warm(
+        weights, known_terms, known_routes, model.temperature, np.asarray(fresh, bool)
+    )
 
 
 def text_vectors(
@@ -302,6 +317,7 @@ _LEARNING = threading.Lock()
 
 # Shares of a build's progress: counting the texts, then learning (encoding is quick).
 _CORPUS_SHARE = 0.2
+_TRAIN_END = 0.95
 
 
 def learned_model(
@@ -309,21 +325,24 @@ def learned_model(
     fingerprint: str,
     *,
     progress: _model.Progress = _model.NO_PROGRESS,
-    previous: tuple[LexicalModel, Sequence[str]] | None = None,
+    previous: tuple[LexicalModel, Sequence[RouteText]] | None = None,
 ) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
 
     A freshly learned model goes through the same compact encoding a pack stores, so a pack
     that learns at load and one that carries its model score every message identically.
     `progress` is told the fraction done as learning proceeds; what it raises aborts.
-    `previous` (an earlier model and the route names of its columns) warm-starts learning,
-    matched by term and route name.
+    `previous` (an earlier model and the routes its columns learned from) warm-starts
+    learning, matched by term and route name.
     """
     with _LEARNING:
         model = _LEARNED.pop(fingerprint, None)
         if model is None:
             vocabulary, corpus = _build_corpus(routes, progress.part(0.0, _CORPUS_SHARE))
-            trained = _model.train(corpus, len(routes), progress=progress.part(_CORPUS_SHARE, 1.0))
+            warm = None if previous is None else _warm(vocabulary, routes, *previous)
+            trained = _model.train(
+                corpus, len(routes), warm=warm, progress=progress.part(_CORPUS_SHARE, _TRAIN_END)
+            )
             terms = list(vocabulary.ids)
             model = stored_model.encode(
                 routes,
@@ -333,6 +352,7 @@ def learned_model(
                 trained.temperature,
                 trained.calibrated,
                 in_place=True,
+                progress=progress.part(_TRAIN_END, 1.0),
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:

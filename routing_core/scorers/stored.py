@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 # routes, and a published pack keeps scoring exactly as it did when it was published.
 FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
+# Terms whose median route is found at once when encoding (bounds time between progress calls).
+MEDIAN_BLOCK = 8192
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -48,16 +50,21 @@ def encode(
     calibrated: bool,
     *,
     in_place: bool = False,
+    progress: Callable[[float], None] | None = None,
 ) -> LexicalModel:
     """The pack field for a trained scorer (weights: terms x routes).
 
     `in_place`: `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
+    `progress`: told the fraction done, block of terms by block.
     """
     from routing_core.pack import LexicalModel
 
-    median = np.median(weights, axis=1, keepdims=True)
     relative = weights if in_place else weights.copy()
-    relative -= median
+    for first in range(0, len(relative), MEDIAN_BLOCK):
+        if progress is not None:
+            progress(first / len(relative))
+        block = relative[first : first + MEDIAN_BLOCK]
+        block -= np.median(block, axis=1, keepdims=True)
     cells = np.flatnonzero(np.abs(relative) > PRUNE).astype("<u4")
     return LexicalModel(
         fingerprint=fingerprint(routes),
@@ -145,7 +152,7 @@ def with_model(
     from routing_core.scorers._model import Progress
     from routing_core.scorers.lexical import learned_model
 
-    reporter = Progress(progress)
+    reporter = Progress(_monotone(progress))
     if not isinstance(pack.scorer, LexicalScorerSettings):
         reporter(1.0)
         return pack
@@ -158,7 +165,7 @@ def with_model(
     else:
         warm = None
         if previous is not None and reused is not None and reused.routes == len(previous.routes):
-            warm = (reused, previous.route_names)
+            warm = (reused, route_texts(previous))
         model = learned_model(texts, wanted, progress=reporter, previous=warm)
     return pack.model_copy(update={"scorer": pack.scorer.model_copy(update={"model": model})})
 
@@ -195,6 +202,19 @@ def with_stale_model(draft: Pack, trained: Pack) -> Pack:
     else:
         model = _carried(old, route_texts(trained), texts)
     return draft.model_copy(update={"scorer": draft.scorer.model_copy(update={"model": model})})
+
+
+def _monotone(progress: Callable[[float], None] | None) -> Callable[[float], None] | None:
+    """`progress` told never less than it was told before (stages meet at rounded edges)."""
+    if progress is None:
+        return None
+    last = [0.0]
+
+    def report(fraction: float) -> None:
+        last[0] = max(last[0], fraction)
+        progress(last[0])
+
+    return report
 
 
 def _model_of(pack: Pack | None) -> LexicalModel | None:
