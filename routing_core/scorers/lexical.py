@@ -157,8 +157,10 @@ class _Vocabulary:
         values = (1.0 + np.log(tf)) * self.idf[ids]
         is_char = self.is_char[ids]
         # One row: the same weighting as `_normalise`, without its per-row bookkeeping.
-        word_norm = float(np.linalg.norm(values[~is_char]))
-        char_norm = float(np.linalg.norm(values[is_char]))
+        word_values, char_values = values[~is_char], values[is_char]
+        # math.sqrt of a dot product: np.linalg.norm costs 3x as much on a few dozen values.
+        word_norm = math.sqrt(float(word_values @ word_values))
+        char_norm = math.sqrt(float(char_values @ char_values))
         total = math.hypot(WORD_BLOCK_WEIGHT if word_norm else 0.0, 1.0 if char_norm else 0.0)
         word_scale = WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total
         char_scale = 1.0 / (char_norm or 1.0) / total
@@ -455,11 +457,12 @@ class LexicalScorer:
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
-        columns = self._columns(candidates)
+        every = candidates == self._names  # the router's usual call: no reordering
+        columns = None if every else self._columns(candidates)
         posterior = self._posterior(message)
         if posterior is None:
-            return [0.0] * len(columns)
-        result: list[float] = posterior[columns].tolist()
+            return [0.0] * len(candidates)
+        result: list[float] = (posterior if columns is None else posterior[columns]).tolist()
         return result
 
     def logits(self, message: str) -> FloatArray | None:
