@@ -250,14 +250,17 @@ def _carried(
         new_cells // max(1, len(changed)) >= len(old.terms)
     )
     new_terms, which = np.divmod(new_cells[fills], max(1, len(changed)))
-    all_cells = np.concatenate(
-        [
-            terms[kept] * len(routes) + new_columns[kept],
-            new_terms * len(routes) + np.asarray(changed, np.int64)[which],
-        ]
-    )
-    all_values = np.concatenate([_unpack(old.weights, "<f2")[kept], new_values[fills]])
-    order = np.argsort(all_cells, kind="stable")
+    carried_cells = terms[kept] * len(routes) + new_columns[kept]
+    carried_values = _unpack(old.weights, "<f2")[kept]
+    if np.any(carried_cells[1:] <= carried_cells[:-1]):  # routes reordered: sort them all
+        order = np.argsort(carried_cells, kind="stable")
+        carried_cells, carried_values = carried_cells[order], carried_values[order]
+    # The few naive-Bayes cells merge into the ascending carried ones (no sort of millions).
+    fresh_cells = new_terms * len(routes) + np.asarray(changed, np.int64)[which]
+    fresh_order = np.argsort(fresh_cells, kind="stable")
+    at = np.searchsorted(carried_cells, fresh_cells[fresh_order])
+    all_cells = np.insert(carried_cells, at, fresh_cells[fresh_order])
+    all_values = np.insert(carried_values, at, new_values[fills][fresh_order])
     idf = np.concatenate([decode_idf(old), added_idf])
     return old.model_copy(
         update={
@@ -265,8 +268,8 @@ def _carried(
             "stale": True,
             "terms": (*old.terms, *added),
             "idf": _pack(idf.astype("<f2")),
-            "cells": _pack(all_cells[order].astype("<u4")),
-            "weights": _pack(all_values[order].astype("<f2")),
+            "cells": _pack(all_cells.astype("<u4")),
+            "weights": _pack(all_values.astype("<f2")),
         }
     )
 

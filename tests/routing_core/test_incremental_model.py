@@ -242,3 +242,19 @@ def test_a_large_build_reports_progress_at_least_every_half_second_of_work() -> 
     fractions = [f for _, f in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     assert max(b - a for a, b in zip(times, times[1:], strict=False)) < 0.5
+
+
+def test_a_stale_model_follows_routes_put_in_another_order(trained: Pack) -> None:
+    routes = [r.model_dump() for r in reversed(trained.routes)]
+    draft = load_pack(  # reversed, and one example changed, so the texts differ and the model is stale
+        {
+            "profile": trained.profile.model_dump(),
+            "routes": [{**routes[0], "examples": [*routes[0]["examples"], "zz new"]}, *routes[1:]],
+        }
+    )
+    router = Router(with_stale_model(draft, trained))
+    assert router.scorer.info.details["stale"] is True
+    before = _verdicts(trained)
+    for route in draft.routes[1:]:
+        for text in route.examples:
+            assert router.route(text).route == before[text]
