@@ -7,9 +7,11 @@ Routes are generated from the public data sets the way a large agent's intents l
 CLINC150 and Banking77 intent is a base, and a route is one base for one "product" (a made-up
 product name put into each example), so 2,000 routes are ~9 products of 227 real intents,
 each route with its own sampled examples. Per row: build CPU and wall time (learning
-included), peak RSS, pack size, load time, route() p50/p99 (CPU time of the call) over
-held-out-style messages (the same intents' other examples with the route's product), and the
-time from one route's example edit to a trained model (warm start from the previous pack).
+included), peak RSS, pack size, load time, route() p50/p99 (CPU time of the call) and the
+scorer's top-1 over held-out-style messages (two more examples of the same intent with the
+route's product, never among its examples), and the
+time from one route's example edit to a trained model (warm start from the previous pack),
+and to a Router answering from the stale model (`with_stale_model`, no learning).
 Prints figures; asserts nothing (benchmarks are not tests).
 """
 
@@ -30,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from routing_core import Router, dump_pack, load_pack  # noqa: E402
-from routing_core.scorers.stored import with_model  # noqa: E402
+from routing_core.scorers.stored import with_model, with_stale_model  # noqa: E402
 
 ROWS = "10x100,150x100,500x100,2000x25,2000x50"
 SYLLABLES = "ba ko ri mu te la zen dor vi sa pel nu qua fi mo ga lu re tis yo".split()
@@ -72,10 +74,16 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
     router = Router(load_pack(text))
     load_s = time.perf_counter() - wall
     costs = sorted(_cpu_us(router, m) for _, m in messages[:2000])
-    hits = sum(router.route(m).route == name for name, m in messages[:2000])
+    hits = sum(router.route(m).ranked[0].route == name for name, m in messages[:2000])
     edited = [dict(r) for r in routes]
     edited[0] = {**edited[0], "examples": [*edited[0]["examples"][1:], "one new example here"]}
     draft = load_pack({"profile": {"slug": "scale", "name": "scale"}, "routes": edited})
+    wall = time.perf_counter()
+    stale = with_stale_model(draft, pack)
+    stale_s = time.perf_counter() - wall
+    stale_router = Router(stale)
+    stale_router_s = time.perf_counter() - wall - stale_s
+    assert stale_router.scorer.info.details.get("stale") is True
     wall, cpu = time.perf_counter(), time.process_time()
     with_model(draft, previous=pack)
     edit_wall, edit_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -92,6 +100,8 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
         "top1": hits / max(1, min(2000, len(messages))),
         "edit_cpu": edit_cpu,
         "edit_wall": edit_wall,
+        "stale_s": stale_s,
+        "stale_router_s": stale_router_s,
         "peak_rss_mb": _rss_mb(),
         "terms": router.scorer.info.details.get("terms"),
     }
@@ -110,9 +120,9 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}")
     print(
         "| routes | examples | terms | build CPU / wall | peak RSS | pack | load | route() p50 / p99"
-        " | top-1 | example edit (warm) CPU / wall |"
+        " | top-1 | example edit (warm) CPU / wall | stale model / its Router |"
     )
-    print("|---:|---:|---:|---|---:|---:|---:|---|---:|---|")
+    print("|---:|---:|---:|---|---:|---:|---:|---|---:|---|---:|")
     for spec in args.rows.split(","):
         command = [sys.executable, __file__, "--data", args.data, "--one", spec]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -124,7 +134,8 @@ def main() -> None:
             f"| {r['routes']:,} | {r['examples']:,} | {r['terms']:,} | {r['build_cpu']:.1f} s /"
             f" {r['build_wall']:.1f} s | {r['peak_rss_mb']:.0f} MB | {r['pack_mb']:.1f} MB |"
             f" {r['load_s']:.2f} s | {r['p50_us']:.0f} / {r['p99_us']:.0f} µs |"
-            f" {r['top1']:.1%} | {r['edit_cpu']:.1f} s / {r['edit_wall']:.1f} s |",
+            f" {r['top1']:.1%} | {r['edit_cpu']:.1f} s / {r['edit_wall']:.1f} s |"
+            f" {r['stale_s']:.2f} s / {r['stale_router_s']:.2f} s |",
             flush=True,
         )
     print(f"load average after: {os.getloadavg()}")

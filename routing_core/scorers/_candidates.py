@@ -31,7 +31,7 @@ CANDIDATES = 24
 ROWS_AT_ONCE = 2048
 
 
-def candidates(corpus: Corpus, bayes: FloatArray) -> IntArray:
+def candidates(corpus: Corpus, bayes: FloatArray, progress: Progress | None = None) -> IntArray:
     """Per text, its own route first, then the routes naive Bayes ranks highest on its words."""
     from scipy import sparse
 
@@ -44,6 +44,8 @@ def candidates(corpus: Corpus, bayes: FloatArray) -> IntArray:
     width = min(CANDIDATES, n_routes)
     out = np.empty((corpus.n_docs, width), np.int64)
     for first in range(0, corpus.n_docs, ROWS_AT_ONCE):
+        if progress is not None:
+            progress(first / corpus.n_docs)
         last = min(corpus.n_docs, first + ROWS_AT_ONCE)
         logits = np.asarray(matrix[first:last] @ bayes)
         logits[np.arange(last - first), corpus.routes[first:last]] = np.inf
@@ -53,13 +55,17 @@ def candidates(corpus: Corpus, bayes: FloatArray) -> IntArray:
     return out
 
 
-def gathered_logits(corpus: Corpus, weights: FloatArray, chosen: IntArray) -> FloatArray:
+def gathered_logits(
+    corpus: Corpus, weights: FloatArray, chosen: IntArray, progress: Progress | None = None
+) -> FloatArray:
     """Every text's logits X @ W on its candidate routes only (texts x candidates)."""
     n_routes = weights.shape[1]
     flat = weights.reshape(-1)
     out = np.zeros(chosen.shape, np.float32)
     starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
     for first in range(0, corpus.n_docs, ROWS_AT_ONCE):
+        if progress is not None:
+            progress(first / corpus.n_docs)
         last = min(corpus.n_docs, first + ROWS_AT_ONCE)
         lo, hi = starts[first], starts[last]
         rows = corpus.rows[lo:hi]
@@ -141,23 +147,25 @@ class CandidateCorrection:
         progress: Progress,
     ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`)."""
-        from routing_core.scorers._model import BATCH, SEED
+        from routing_core.scorers._model import BATCH, BATCHING_SHARE, SEED
 
         picked = np.flatnonzero(docs)
         if len(picked) == 0 or epochs <= 0:
             progress(1.0)
             return
         shuffled = picked[np.random.default_rng(SEED).permutation(len(picked))]
-        batches = [
-            self._batch(np.sort(shuffled[i : i + BATCH])) for i in range(0, len(picked), BATCH)
-        ]
+        preparing, learning = progress.part(0.0, BATCHING_SHARE), progress.part(BATCHING_SHARE, 1)
+        batches = []
+        for first in range(0, len(picked), BATCH):
+            preparing(first / len(picked))
+            batches.append(self._batch(np.sort(shuffled[first : first + BATCH])))
         order = np.random.default_rng(seed)
         total, done = epochs * len(batches), 0
         for _ in range(epochs):
             for index in order.permutation(len(batches)):
                 self._step(batches[index], base)
                 done += 1
-                progress(done / total)
+                learning(done / total)
         progress(1.0)
 
     def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:

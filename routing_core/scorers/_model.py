@@ -156,9 +156,17 @@ class Progress:
 
 NO_PROGRESS = Progress()
 
+# Shares of a build's progress: preparing (naive Bayes, candidates, held-out logits), and
+# within each pass of learning, building its batches.
+PREPARING_SHARE = 0.15
+BATCHING_SHARE = 0.05
+
 # A warm start (an earlier model of most of these texts) learns this many passes over every
 # text, instead of the held-out passes and the last one, and keeps the earlier temperature.
 WARM_EPOCHS = 2
+# ... then this many passes over the texts the earlier model never saw (an edited example
+# must route as a full build would route it: two passes alone left it on a menu).
+FRESH_EPOCHS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +181,7 @@ class Warm:
     known_terms: npt.NDArray[np.bool_]
     known_routes: npt.NDArray[np.bool_]
     temperature: float
+    fresh: npt.NDArray[np.bool_]  # per text: not among its route's texts in the earlier model
     floor: float | None = None
     margin: float | None = None
 
@@ -200,7 +209,9 @@ def train(
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
+    preparing, progress = progress.part(0.0, PREPARING_SHARE), progress.part(PREPARING_SHARE, 1)
     bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
+    preparing(0.3)
     everything = np.ones(corpus.n_docs, bool)
     held = (np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1
     calibrate = held.sum() >= MIN_CALIBRATION and n_routes >= 2
@@ -218,8 +229,10 @@ def train(
         del scaled
     learner: _Correction | _candidates.CandidateCorrection
     if n_routes > _candidates.CANDIDATE_ROUTES:
-        chosen = _candidates.candidates(corpus, bayes)
-        base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass, chosen)
+        chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
+        base = NB_SCALE * _leave_one_out_logits(
+            corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
+        )
         rates = _rates(corpus, calibrate)
         learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
         labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
@@ -231,9 +244,14 @@ def train(
             learner.weights[:] = initial
         labels = corpus.routes
         columns = None
+    preparing(1.0)
     if initial is not None and warm is not None:
         # The earlier model saw the held-out texts: its temperature is the honest one.
-        learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress)
+        share = WARM_EPOCHS / (WARM_EPOCHS + 1)
+        learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress.part(0.0, share))
+        # A batch of a few fresh texts would step as hard as a full one: scale it down.
+        learner.rates *= np.float32(min(1.0, warm.fresh.sum() / BATCH))
+        learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
         return _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
@@ -309,6 +327,7 @@ def _leave_one_out_logits(
     totals: FloatArray,
     own_mass: FloatArray,
     chosen: IntArray | None = None,
+    progress: Progress | None = None,
 ) -> FloatArray:
     """Each text's naive-Bayes logits as if the text had not been counted.
 
@@ -319,7 +338,7 @@ def _leave_one_out_logits(
     if chosen is None:
         logits, own = _logits(bayes, corpus), corpus.routes
     else:
-        logits = _candidates.gathered_logits(corpus, bayes, chosen)
+        logits = _candidates.gathered_logits(corpus, bayes, chosen, progress)
         own = np.zeros(corpus.n_docs, np.int64)
     kept = np.maximum(own_mass - corpus.values, 0.0)
     change = corpus.values * (np.log(kept + SMOOTHING) - np.log(own_mass + SMOOTHING))
@@ -414,7 +433,8 @@ class _Correction:
             progress(1.0)
             return
         base = base[docs]
-        batches = _batches(train)
+        batches = _batches(train, progress.part(0.0, BATCHING_SHARE))
+        learning = progress.part(BATCHING_SHARE, 1.0)
         order = np.random.default_rng(seed)
         total, done = epochs * len(batches), 0
         for _ in range(epochs):
@@ -424,7 +444,7 @@ class _Correction:
                     batch, train.routes, base, self.weights, self.velocity, self.rates, self.margin
                 )
                 done += 1
-                progress(done / total)
+                learning(done / total)
         progress(1.0)
 
 
@@ -442,13 +462,14 @@ class _Batch:
     transposed: sparse.csr_array
 
 
-def _batches(corpus: Corpus) -> list[_Batch]:
+def _batches(corpus: Corpus, progress: Progress = NO_PROGRESS) -> list[_Batch]:
     from scipy import sparse
 
     shuffled = np.random.default_rng(SEED).permutation(corpus.n_docs)
     starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
     batches = []
     for first in range(0, corpus.n_docs, BATCH):
+        progress(first / corpus.n_docs)
         docs = np.sort(shuffled[first : first + BATCH])
         lengths = starts[docs + 1] - starts[docs]
         entries = np.repeat(starts[docs] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 FEATURES_VERSION = "lexical-features/4"
 UNCHANGED_FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
+# Terms whose median route is found at once when encoding (bounds time between progress calls).
+MEDIAN_BLOCK = 8192
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -61,16 +63,21 @@ def encode(
     margin: float | None = None,
     *,
     in_place: bool = False,
+    progress: Callable[[float], None] | None = None,
 ) -> LexicalModel:
     """The pack field for a trained scorer (weights: terms x routes).
 
     `in_place`: `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
+    `progress`: told the fraction done, block of terms by block.
     """
     from routing_core.pack import LexicalModel
 
-    median = np.median(weights, axis=1, keepdims=True)
     relative = weights if in_place else weights.copy()
-    relative -= median
+    for first in range(0, len(relative), MEDIAN_BLOCK):
+        if progress is not None:
+            progress(first / len(relative))
+        block = relative[first : first + MEDIAN_BLOCK]
+        block -= np.median(block, axis=1, keepdims=True)
     cells = np.flatnonzero(np.abs(relative) > PRUNE).astype("<u4")
     return LexicalModel(
         fingerprint=fingerprint(routes),
@@ -159,7 +166,7 @@ def with_model(
     from routing_core.scorers._model import Progress
     from routing_core.scorers.lexical import learned_model
 
-    reporter = Progress(progress)
+    reporter = Progress(_monotone(progress))
     if not isinstance(pack.scorer, LexicalScorerSettings):
         reporter(1.0)
         return pack
@@ -172,9 +179,9 @@ def with_model(
     else:
         warm = None
         if previous is not None and reused is not None:
-            old_names = [text.name for text in _learning_texts(previous)]
-            if reused.routes == len(old_names):
-                warm = (reused, old_names)
+            old_texts = _learning_texts(previous)
+            if reused.routes == len(old_texts):
+                warm = (reused, old_texts)
         model = learned_model(texts, wanted, progress=reporter, previous=warm)
     return pack.model_copy(update={"scorer": pack.scorer.model_copy(update={"model": model})})
 
@@ -221,6 +228,19 @@ def _learning_texts(pack: Pack) -> list[RouteText]:
     return learning_texts(route_texts(pack), pack.out_of_scope)
 
 
+def _monotone(progress: Callable[[float], None] | None) -> Callable[[float], None] | None:
+    """`progress` told never less than it was told before (stages meet at rounded edges)."""
+    if progress is None:
+        return None
+    last = [0.0]
+
+    def report(fraction: float) -> None:
+        last[0] = max(last[0], fraction)
+        progress(last[0])
+
+    return report
+
+
 def _model_of(pack: Pack | None) -> LexicalModel | None:
     from routing_core.pack import LexicalScorerSettings
 
@@ -254,14 +274,17 @@ def _carried(
         new_cells // max(1, len(changed)) >= len(old.terms)
     )
     new_terms, which = np.divmod(new_cells[fills], max(1, len(changed)))
-    all_cells = np.concatenate(
-        [
-            terms[kept] * len(routes) + new_columns[kept],
-            new_terms * len(routes) + np.asarray(changed, np.int64)[which],
-        ]
-    )
-    all_values = np.concatenate([_unpack(old.weights, "<f2")[kept], new_values[fills]])
-    order = np.argsort(all_cells, kind="stable")
+    carried_cells = terms[kept] * len(routes) + new_columns[kept]
+    carried_values = _unpack(old.weights, "<f2")[kept]
+    if np.any(carried_cells[1:] <= carried_cells[:-1]):  # routes reordered: sort them all
+        order = np.argsort(carried_cells, kind="stable")
+        carried_cells, carried_values = carried_cells[order], carried_values[order]
+    # The few naive-Bayes cells merge into the ascending carried ones (no sort of millions).
+    fresh_cells = new_terms * len(routes) + np.asarray(changed, np.int64)[which]
+    fresh_order = np.argsort(fresh_cells, kind="stable")
+    at = np.searchsorted(carried_cells, fresh_cells[fresh_order])
+    all_cells = np.insert(carried_cells, at, fresh_cells[fresh_order])
+    all_values = np.insert(carried_values, at, new_values[fills][fresh_order])
     idf = np.concatenate([decode_idf(old), added_idf])
     return old.model_copy(
         update={
@@ -269,8 +292,8 @@ def _carried(
             "stale": True,
             "terms": (*old.terms, *added),
             "idf": _pack(idf.astype("<f2")),
-            "cells": _pack(all_cells[order].astype("<u4")),
-            "weights": _pack(all_values[order].astype("<f2")),
+            "cells": _pack(all_cells.astype("<u4")),
+            "weights": _pack(all_values.astype("<f2")),
         }
     )
 

@@ -112,13 +112,28 @@ def test_a_previous_model_of_the_same_texts_is_reused_without_learning(
     assert _model_of(again) == _model_of(trained)
 
 
-def test_a_warm_started_build_gives_the_verdicts_of_a_full_build(trained: Pack) -> None:
+def test_a_warm_started_build_gives_the_verdicts_of_a_full_build(
+    trained: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The texts an edit brought route as a full build routes them, and nearly all others.
+
+    Only texts that two routes share a made-up word in may differ (the generator draws
+    topic words from a small pool, as real profiles share words); a full build leans on
+    them one way, a warm start may lean the other.
+    """
     draft = _edited(trained)
     lexical._LEARNED.clear()
+    steps = _record_steps(monkeypatch)
     warm = with_model(draft, previous=trained)
+    warm_steps = len(steps)
     lexical._LEARNED.clear()
     full = with_model(draft)
-    assert _verdicts(warm) == _verdicts(full)
+    assert warm_steps < (len(steps) - warm_steps) / 2  # a fraction of a full build's steps
+    warm_verdicts, full_verdicts = _verdicts(warm), _verdicts(full)
+    new_texts = ["please fix my kalomi twice", *draft.routes[-1].examples]
+    assert [warm_verdicts[t] for t in new_texts] == [full_verdicts[t] for t in new_texts]
+    agree = sum(warm_verdicts[t] == full_verdicts[t] for t in full_verdicts)
+    assert agree >= 0.98 * len(full_verdicts)
 
 
 def test_a_stale_model_answers_a_draft_at_once_and_says_so(
@@ -210,3 +225,36 @@ def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
     logits = _model._logits(full.weights, corpus), _model._logits(narrow.weights, corpus)
     agree = (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).mean()
     assert agree >= 0.97
+
+
+def test_a_large_build_reports_progress_at_least_every_half_second_of_work() -> None:
+    """Past CANDIDATE_ROUTES routes, every stage of learning says how far it is."""
+    import time
+
+    from routing_core.scorers import _candidates
+
+    seen: list[tuple[float, float]] = []
+    pack = unlearned(generated_routes(_candidates.CANDIDATE_ROUTES + 40, 12), "large")
+    lexical._LEARNED.clear()
+    start = time.process_time()
+    with_model(pack, progress=lambda f: seen.append((time.process_time() - start, f)))
+    times = [0.0] + [t for t, _ in seen]
+    fractions = [f for _, f in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert max(b - a for a, b in zip(times, times[1:], strict=False)) < 0.5
+
+
+def test_a_stale_model_follows_routes_put_in_another_order(trained: Pack) -> None:
+    routes = [r.model_dump() for r in reversed(trained.routes)]
+    draft = load_pack(  # reversed, and one example changed, so the texts differ and the model is stale
+        {
+            "profile": trained.profile.model_dump(),
+            "routes": [{**routes[0], "examples": [*routes[0]["examples"], "zz new"]}, *routes[1:]],
+        }
+    )
+    router = Router(with_stale_model(draft, trained))
+    assert router.scorer.info.details["stale"] is True
+    before = _verdicts(trained)
+    for route in draft.routes[1:]:
+        for text in route.examples:
+            assert router.route(text).route == before[text]

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from routing_core.scorers import _weights
 from routing_core.scorers._weights import DENSE_ROUTES, DenseWeights, Weights, weights_of
 
 
@@ -15,14 +16,20 @@ from routing_core.scorers._weights import DENSE_ROUTES, DenseWeights, Weights, w
     n_routes=st.integers(1, 12),
     density=st.floats(0.0, 1.0),
     seed=st.integers(0, 2**16),
+    heavy_share=st.sampled_from([0.0, 0.3, 0.6, 2.0]),
 )
 def test_sparse_weights_score_and_explain_like_the_dense_matrix(
-    n_terms: int, n_routes: int, density: float, seed: int
+    n_terms: int, n_routes: int, density: float, seed: int, heavy_share: float
 ) -> None:
+    """Whichever terms keep dense rows (none, some, all), the weights read the same."""
     rng = np.random.default_rng(seed)
     cells = np.flatnonzero(rng.random(n_terms * n_routes) < density).astype(np.int64)
     values = rng.normal(size=len(cells)).astype(np.float32)
-    sparse = Weights.from_cells(cells, values, n_terms, n_routes)
+    saved, _weights.HEAVY_SHARE = _weights.HEAVY_SHARE, heavy_share
+    try:
+        sparse = Weights.from_cells(cells, values, n_terms, n_routes)
+    finally:
+        _weights.HEAVY_SHARE = saved
     dense = np.zeros(n_terms * n_routes, np.float32)
     dense[cells] = values
     matrix = dense.reshape(n_terms, n_routes)
