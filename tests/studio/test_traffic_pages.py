@@ -95,6 +95,10 @@ def test_the_review_queue_holds_unmatched_menus_near_ties_and_turns_left_at_once
         {"message": "download my invoice", "conversation": "c7", "turn": 1},
         {"message": "where is my parcel", "conversation": "c7", "turn": 2, "incumbent": "billing"},
     ])  # fmt: skip
+    store(profile, [  # the next turn stayed: nothing to review
+        {"message": "why was I charged twice", "conversation": "c8", "turn": 1},
+        {"message": "update my card", "conversation": "c8", "turn": 2, "incumbent": "billing"},
+    ])  # fmt: skip
     reasons = {item.event.message: item.reasons for item in review_queue(profile)}
     assert reasons == {
         "what is the weather": ["nothing matched"],
