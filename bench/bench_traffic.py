@@ -140,7 +140,37 @@ def _ingest(pack: str, records: list[dict], tmp: Path) -> dict[str, float]:
     engine = django.db.connection.vendor
     print(f"ingest ({engine}): {stored} events in {took:.2f} s = {stored / took:,.0f} events/s "
           f"({len(bodies)} POSTs through the API)")  # fmt: skip
+    _pulls(profile)
     return {"rate": stored / took, "bytes": sum(len(b) for b in bodies) / max(stored, 1)}
+
+
+def _pulls(profile: object, n: int = 500) -> None:
+    """What recording the agent adds to a 304 pull: the upsert timed alone, and whole 304s."""
+    from django.test import Client
+
+    from studio.agents import forget_writes, record_pull
+    from studio.publishing import promote, publish
+    from studio.tokens import create_read_token
+
+    promote(publish(profile, user=None), "production", user=None)
+    token, secret = create_read_token(profile, "bench-pull", user=None)
+    client, url = Client(), f"/api/profiles/{profile.slug}/packs/production"  # type: ignore[attr-defined]
+    auth = {
+        "HTTP_AUTHORIZATION": f"Bearer {secret}",
+        "HTTP_USER_AGENT": "routing-core/0.1.0 python/3.12",
+    }
+    etag = client.get(url, **auth)["ETag"]
+    started = time.perf_counter()
+    for _ in range(n):
+        assert client.get(url, HTTP_IF_NONE_MATCH=etag, **auth).status_code == 304
+    whole = (time.perf_counter() - started) / n
+    started = time.perf_counter()
+    for _ in range(n):
+        forget_writes()
+        record_pull(token, "production", "routing-core/0.1.0 python/3.12", 1)
+    upsert = (time.perf_counter() - started) / n
+    print(f"a 304 pull takes {whole * 1e3:.2f} ms through the API (the agent row written at most "
+          f"once a minute); one upsert, when due, {upsert * 1e3:.2f} ms")  # fmt: skip
 
 
 def _project(

@@ -8,6 +8,7 @@ each group keeps at most `TURNS_KEPT` messages (its count stays exact) so that a
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.utils import timezone
@@ -42,11 +43,10 @@ def start_replay(profile: Profile, target: str, *, user: Any) -> ReplayRun:
 
 
 def execute_replay(pk: int) -> None:
-    """Route every stored turn again on the run's target and store the flip report."""
+    """Run a replay in this thread and store its outcome on the row (see `replay_work`)."""
     run = ReplayRun.objects.select_related("profile").get(pk=pk)
     try:
-        router = Router(pack_at(run.profile, run.target))
-        report = summarise(_parts(router, run))
+        fields = replay_work(run, progress_writer(ReplayRun, run.pk))
     except PackError as exc:
         finish(run, error=f"The draft is not a valid pack: {exc}")
         return
@@ -54,25 +54,38 @@ def execute_replay(pk: int) -> None:
         log.exception("replay %s failed", pk)
         finish(run, error=f"The replay failed: {exc}")
         return
-    stored = report.to_dict()
+    finish(run, **fields)
+
+
+def replay_work(run: ReplayRun, progress: Callable[[int, int], None]) -> dict[str, Any]:
+    """The replay itself: route every stored turn again on the run's target; the fields to store.
+
+    Shaped as a job's work (row and progress in, fields out) so that a task queue can run it.
+
+    Raises:
+        PackError: the target (the draft) is not a valid pack.
+    """
+    router = Router(pack_at(run.profile, run.target))
+    stored = summarise(_parts(router, run, progress)).to_dict()
     for group in stored["groups"]:
         group["turns"] = group["turns"][:TURNS_KEPT]
-    finish(run, done=run.total, report=stored)
+    return {"done": run.total, "report": stored}
 
 
-def _parts(router: Router, run: ReplayRun) -> list[PartialReplay]:
+def _parts(
+    router: Router, run: ReplayRun, progress: Callable[[int, int], None]
+) -> list[PartialReplay]:
     rows = (
         Event.objects.filter(profile_id=run.profile_id)
         .order_by("-received", "-pk")
         .values("message", "event")[: run.total]
     )
-    write = progress_writer(ReplayRun, run.pk)
     parts, chunk = [], []
     for row in rows.iterator(chunk_size=CHUNK):
         chunk.append(row)
         if len(chunk) == CHUNK:
             parts.append(replay_turns(router, chunk))
-            write(sum(p.replayed + p.skipped for p in parts), run.total)
+            progress(sum(p.replayed + p.skipped for p in parts), run.total)
             chunk = []
     parts.append(replay_turns(router, chunk))
     return parts

@@ -164,6 +164,7 @@ def _reasons(e: Event, margin: float, following: Event | None) -> list[str]:
         e.conversation
         and e.route
         and following is not None
+        and following.from_route == e.route
         and following.verdict == "move"
         and following.route != e.route
     ):

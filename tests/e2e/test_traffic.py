@@ -13,10 +13,11 @@ from tests.e2e.conftest import sign_in
 MESSAGE = "my thing is broken and nobody answers"
 
 
-def _unmatched_turn(profile: Profile) -> None:
-    event = Router(build_pack(profile)).route(MESSAGE).to_event()
+def _unmatched_turn(profile: Profile, message: str = MESSAGE) -> None:
+    """A turn logged as unmatched (whatever the draft says of it now)."""
+    event = Router(build_pack(profile)).route(message).to_event()
     event.update(verdict="unmatched", route=None, by="none")
-    ingest(profile, EventBatchIn.model_validate({"events": [{"message": MESSAGE, "event": event}]}))
+    ingest(profile, EventBatchIn.model_validate({"events": [{"message": message, "event": event}]}))
 
 
 def test_a_person_labels_a_real_turn_and_finds_it_among_the_test_cases(
@@ -37,3 +38,18 @@ def test_a_person_labels_a_real_turn_and_finds_it_among_the_test_cases(
     page.goto(f"{live_server.url}/profiles/support/tests/")
     row = page.locator("tr", has_text=MESSAGE)
     expect(row).to_contain_text("human")
+
+
+def test_a_person_replays_real_turns_on_the_draft_and_reads_what_would_flip(
+    page: Page, live_server, demo
+) -> None:
+    profile = Profile.objects.get(slug="support")
+    _unmatched_turn(profile, "I want a refund for my order")  # the draft routes it now
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/traffic/")
+    page.get_by_label("Against").select_option("draft")
+    page.get_by_test_id("start-replay").click()
+    expect(page.get_by_test_id("replay-summary")).to_contain_text("1 of 1 turns would change")
+    group = page.get_by_test_id("flip-group").first
+    expect(group).to_contain_text("(unmatched) →")
+    expect(group).to_contain_text("I want a refund for my order")

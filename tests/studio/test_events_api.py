@@ -197,3 +197,25 @@ def test_the_traffic_page_shows_what_agents_dropped(profile, owner, event_token,
     post(event_token, {"dropped": 17, "events": _records(profile, ["download my invoice"])})
     html = client_for(owner).get("/profiles/shop/traffic/").content.decode()
     assert re.search(r'data-testid="dropped"><strong class="warn">17</strong>', html)
+
+
+def test_repeated_pulls_with_the_same_facts_write_the_agent_row_once_a_minute(profile, owner):
+    promote(publish(profile, user=owner), "production", user=owner)
+    _, secret = create_read_token(profile, "agent", user=owner)
+
+    def pull():
+        return Client().get(f"{API}/shop/packs/production", HTTP_USER_AGENT=UA, **bearer(secret))
+
+    pull()
+    Agent.objects.update(last_seen=timezone.now() - timedelta(hours=1))
+    pull()
+    assert Agent.objects.get().last_seen < timezone.now() - timedelta(
+        minutes=59
+    )  # not written again
+    Agent.objects.all().delete()
+    Client().get(
+        f"{API}/shop/packs/production",
+        HTTP_USER_AGENT="routing-core/9.9 python/3.13",
+        **bearer(secret),
+    )
+    assert Agent.objects.get().engine_version == "9.9"  # a changed fact is written at once

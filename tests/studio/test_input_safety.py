@@ -14,14 +14,18 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from routing_core import Router
 from routing_core.pack import MAX_ITEMS, MAX_ROUTES
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.case_import import export_csv, parse_cases
+from studio.events import EventBatchIn, ingest
 from studio.models import Profile, Route, Rule, TestCase, Tool
 from studio.publishing import promote, publish
-from studio.services import build_pack_dict
+from studio.replays import start_replay
+from studio.services import build_pack, build_pack_dict
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token
+from studio.traffic_models import Event, ReplayRun
 from tests.studio.test_access_matrix import PAGES, World, _kwargs
 
 SCRIPT = "<script>alert(1)</script>"
@@ -58,8 +62,11 @@ def hostile(profile: Profile, owner: Any) -> World:
     create_read_token(profile, SCRIPT, user=owner)
     create_api_token(owner, IMG)
     start_run(profile, user=owner)
+    event, replay = _hostile_traffic(profile, owner)
     route = profile.routes.get(name="billing")
     ids = {
+        "event": event.pk,
+        "replay": replay.pk,
         "route": route.pk,
         "rule": profile.rules.get().pk,
         "tool": profile.tools.get(name="refund_order").pk,
@@ -69,6 +76,21 @@ def hostile(profile: Profile, owner: Any) -> World:
         "audit": 1,
     }
     return World(profile, profile, {"admin": owner}, ids)
+
+
+def _hostile_traffic(profile: Profile, owner: Any) -> tuple[Event, ReplayRun]:
+    """A reported turn, an agent and a replay, each with markup where an agent controls text."""
+    _, secret = create_read_token(profile, IMG, user=owner)
+    Client().get(
+        "/api/profiles/shop/packs/production",
+        HTTP_AUTHORIZATION=f"Bearer {secret}",
+        HTTP_USER_AGENT=f"routing-core/{SCRIPT} python/3.12",
+    )
+    event = Router(build_pack(profile)).route("real person").to_event()
+    event.update(verdict="unmatched", route=None, by="none")
+    record = {"message": f"real person {SCRIPT}", "conversation": IMG, "event": event}
+    ingest(profile, EventBatchIn.model_validate({"events": [record]}))
+    return Event.objects.get(profile=profile), start_replay(profile, "draft", user=owner)
 
 
 def _assert_escaped(response: Any, where: str) -> None:

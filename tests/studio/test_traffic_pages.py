@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from datetime import timedelta
 
 import pytest
@@ -93,6 +94,10 @@ def test_the_review_queue_holds_unmatched_menus_near_ties_and_turns_left_at_once
     store(profile, [
         {"message": "download my invoice", "conversation": "c7", "turn": 1},
         {"message": "where is my parcel", "conversation": "c7", "turn": 2, "incumbent": "billing"},
+    ])  # fmt: skip
+    store(profile, [  # the next turn stayed: nothing to review
+        {"message": "why was I charged twice", "conversation": "c8", "turn": 1},
+        {"message": "update my card", "conversation": "c8", "turn": 2, "incumbent": "billing"},
     ])  # fmt: skip
     reasons = {item.event.message: item.reasons for item in review_queue(profile)}
     assert reasons == {
@@ -189,3 +194,22 @@ def test_a_replay_whose_process_died_is_shown_as_interrupted(profile, viewer, cl
     ReplayRun.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(minutes=11))
     html = client_for(viewer).get(reverse("replay", args=["shop", run.pk])).content.decode()
     assert "Interrupted" in html and "Run the replay again" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_replay_runs_in_a_background_thread_over_several_chunks_and_stores_the_flips(
+    profile, viewer
+):
+    from studio.replays import CHUNK, start_replay
+
+    store(profile, [{"message": "parcel charged"}] * 500)
+    for _ in range(CHUNK // 500 + 1):  # batches of at most 500
+        store(profile, [{"message": "why was I charged twice"}] * 500)
+    profile.rules.update(keywords=["real person", "parcel"])
+    run = start_replay(profile, "draft", user=viewer)
+    deadline = time.monotonic() + 60
+    while run.is_running and time.monotonic() < deadline:
+        time.sleep(0.1)
+        run.refresh_from_db()
+    assert run.status == "done" and run.done == run.total == 500 * (CHUNK // 500 + 2)
+    assert run.report["changed"] == 500 and len(run.report["groups"][0]["turns"]) == 100
