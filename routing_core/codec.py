@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from routing_core.errors import PackError
-from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION, Pack, check_references
+from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION, MINOR_FIELDS, Pack, check_references
 from routing_core.storable import unstorable_paths
 
 log = logging.getLogger("routing_core")
@@ -84,9 +84,26 @@ def content_checksum(pack: Pack) -> str:
 
 
 def _content(pack: Pack) -> dict[str, Any]:
+    """The pack as a document, at the lowest format minor its content needs (`MINOR_FIELDS`).
+
+    A field a minor added is left out while it holds nothing (None, empty, False), so a pack
+    that does not use it reads in older readers, and its checksum is what it was before.
+    """
     document = pack.model_dump(mode="json")
-    if document.get("format_minor") == 0:  # a 1.0 pack reads as before, in any reader
-        del document["format_minor"]
+    document.pop("format_minor", None)
+    minor = 0
+    for path, added in MINOR_FIELDS.items():
+        parent: Any = document
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict) or path[-1] not in parent:
+            continue
+        if parent[path[-1]] in (None, [], False):
+            del parent[path[-1]]
+        else:
+            minor = max(minor, added)
+    if minor:  # a 1.0 pack reads as before, in any reader
+        document["format_minor"] = minor
     return document
 
 

@@ -27,10 +27,22 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
-MINOR_CHANGES: dict[int, str] = {0: "(the 1.0 format)"}
+MINOR_CHANGES: dict[int, str] = {
+    0: "(the 1.0 format)",
+    1: "out_of_scope; scorer.model.floor, .margin and .stale",
+}
+# Where each field a minor added sits, and that minor. `dump_pack` writes such a field only
+# when it holds something, and stamps the pack with the highest minor among the fields it
+# wrote: a pack that uses none of them is a 1.0 pack that every reader of major 1 reads.
+MINOR_FIELDS: dict[tuple[str, ...], int] = {
+    ("out_of_scope",): 1,
+    ("scorer", "model", "floor"): 1,
+    ("scorer", "model", "margin"): 1,
+    ("scorer", "model", "stale"): 1,
+}
 
 MAX_ROUTES = 2_000
 MAX_ITEMS = 5_000  # examples, keywords, never-phrases per route; rules; tools; lexicon words

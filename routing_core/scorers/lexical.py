@@ -516,7 +516,9 @@ class LexicalScorer:
         posterior = self._posterior(message)
         if posterior is None or self._is_out_of_scope(posterior):
             return [0.0] * len(candidates)
-        result: list[float] = (posterior if columns is None else posterior[columns]).tolist()
+        # Without reordering, the routes are the first columns (the out-of-scope class follows).
+        chosen = posterior[: len(self._names)] if columns is None else posterior[columns]
+        result: list[float] = chosen.tolist()
         return result
 
     def logits(self, message: str) -> FloatArray | None:

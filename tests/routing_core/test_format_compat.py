@@ -92,9 +92,23 @@ def test_a_minor_0_pack_is_written_as_before_so_older_readers_keep_reading_it():
     # Packs of the format as it was before minors existed carry no `format_minor`, and their
     # checksum (the ETag agents send) is unchanged by the field's introduction.
     doc = current_doc()
-    assert FORMAT_MINOR > 0 or "format_minor" not in doc
+    assert "format_minor" not in doc and "out_of_scope" not in doc
     stored = json.loads((PACKS / "support.json").read_text(encoding="utf-8"))
     assert load_pack(stored).checksum == load_pack(doc).checksum
+
+
+def test_a_pack_is_stamped_with_the_lowest_minor_its_content_needs():
+    # The sample pack uses no field a minor added: it is a 1.0 pack. Out-of-scope examples
+    # (minor 1) make it a 1.1 pack, and the field is written only while it holds something.
+    plain = load_pack(current_doc())
+    with_examples = plain.model_copy(update={"out_of_scope": ("tell me a joke",)})
+
+    doc = json.loads(dump_pack(with_examples))
+
+    assert FORMAT_MINOR >= 1
+    assert doc["format_minor"] == 1 and doc["out_of_scope"] == ["tell me a joke"]
+    assert load_pack(doc).out_of_scope == ("tell me a joke",)
+    assert "format_minor" not in json.loads(dump_pack(plain))
 
 
 def test_the_minor_is_not_part_of_the_checksum():
