@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,12 @@ def build_pack(
     slug: str = "built",
     name: str | None = None,
     description: str = "",
+    progress: Callable[[float], None] | None = None,
 ) -> Pack:
     """A pack with default policy, scorer and triage around `[{"name", "examples", "description"?}]`.
 
-    The lexical scorer's learned weights are stored in the pack (`scorer.model`).
+    The lexical scorer's learned weights are stored in the pack (`scorer.model`);
+    `progress` is told the fraction learned (see `stored.with_model`).
 
     Raises:
         PackError: when the list is not a list of route objects, or a route is invalid.
@@ -35,7 +38,7 @@ def build_pack(
         }
     )
     # Learn the scorer's weights now, so the pack loads in a fraction of a second.
-    return with_model(pack)
+    return with_model(pack, progress=progress)
 
 
 def build_pack_file(path: str | Path, **identity: Any) -> Pack:

@@ -94,7 +94,10 @@ def _route(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    text = dump_pack(build_pack_file(args.routes, slug=args.slug, name=args.name), indent=1)
+    with _ProgressBar(BUILD_STEPS, "learning the routes") as bar:
+        learned = None if bar is None else (lambda f: bar(round(f * BUILD_STEPS), BUILD_STEPS))
+        pack = build_pack_file(args.routes, slug=args.slug, name=args.name, progress=learned)
+    text = dump_pack(pack, indent=1)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             out.write(text + "\n")
@@ -129,11 +132,16 @@ def _lint(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors else EXIT_OK
 
 
+# A build's progress bar counts thousandths of the learning.
+BUILD_STEPS = 1000
+
+
 class _ProgressBar:
     """A rich progress bar on a terminal; silent when stderr is not one (CI, pipes)."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, label: str = "routing cases") -> None:
         self._total = total
+        self._label = label
         self._bar: Any = None
 
     def __enter__(self) -> Progress | None:
@@ -143,7 +151,7 @@ class _ProgressBar:
 
         self._bar = RichProgress(transient=True)
         self._bar.start()
-        task = self._bar.add_task("routing cases", total=self._total)
+        task = self._bar.add_task(self._label, total=self._total)
         return lambda done, _total: self._bar.update(task, completed=done)
 
     def __exit__(self, *exc: object) -> None:
