@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,15 @@ def build_pack(
     name: str | None = None,
     description: str = "",
     out_of_scope: list[str] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> Pack:
     """A pack with default policy, scorer and triage around `[{"name", "examples", "description"?}]`.
 
     The lexical scorer's learned weights are stored in the pack (`scorer.model`), with the
     out-of-scope floor and the near-tie margin fitted on held-out texts (the margin becomes
     the policy's); `out_of_scope`: messages that belong to no route, learned as such (the
-    pack's `out_of_scope`).
+    pack's `out_of_scope`); `progress` is told the fraction learned (see
+    `stored.with_model`).
 
     Raises:
         PackError: when the list is not a list of route objects, or a route is invalid.
@@ -40,7 +43,7 @@ def build_pack(
         }
     )
     # Learn the scorer's weights now, so the pack loads in a fraction of a second.
-    return with_fitted_margin(with_model(pack))
+    return with_fitted_margin(with_model(pack, progress=progress))
 
 
 def with_fitted_margin(pack: Pack) -> Pack:

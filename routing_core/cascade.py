@@ -12,7 +12,6 @@ they replace the policy's for that tier, and the decision records the policy it 
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +36,8 @@ class Tier:
 
     def policy(self, policy: Policy) -> Policy:
         """`policy` with this tier's own thresholds in place of the policy's."""
+        if self.floor is None and self.near_tie_margin is None:  # the usual tier: every turn
+            return policy
         update = {"floor": self.floor, "near_tie_margin": self.near_tie_margin}
         update = {k: v for k, v in update.items() if v is not None}
         return policy.model_copy(update=update) if update else policy
@@ -171,7 +172,10 @@ class Cascade:
         if standing is None:
             first = self.tiers[0]
             return Outcome(None, first, first.policy(policy), tuple(records), error)
-        records[standing.index] = dataclasses.replace(records[standing.index], decided=True)
+        r = records[standing.index]  # built by hand: dataclasses.replace costs more, every turn
+        records[standing.index] = TierRecord(
+            r.name, True, r.verdict, r.elapsed_us, r.usage, r.error, r.note
+        )
         return Outcome(standing.verdict, standing.tier, standing.policy, tuple(records), error)
 
 

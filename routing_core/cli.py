@@ -112,7 +112,15 @@ def _build(args: argparse.Namespace) -> int:
     out_of_scope = None
     if args.out_of_scope:
         out_of_scope = [c.text for c in load_cases(args.out_of_scope) if c.expected is None]
-    pack = build_pack_file(args.routes, slug=args.slug, name=args.name, out_of_scope=out_of_scope)
+    with _ProgressBar(BUILD_STEPS, "learning the routes") as bar:
+        learned = None if bar is None else (lambda f: bar(round(f * BUILD_STEPS), BUILD_STEPS))
+        pack = build_pack_file(
+            args.routes,
+            slug=args.slug,
+            name=args.name,
+            out_of_scope=out_of_scope,
+            progress=learned,
+        )
     text = dump_pack(pack, indent=1)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
@@ -148,11 +156,16 @@ def _lint(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors else EXIT_OK
 
 
+# A build's progress bar counts thousandths of the learning.
+BUILD_STEPS = 1000
+
+
 class _ProgressBar:
     """A rich progress bar on a terminal; silent when stderr is not one (CI, pipes)."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, label: str = "routing cases") -> None:
         self._total = total
+        self._label = label
         self._bar: Any = None
 
     def __enter__(self) -> Progress | None:
@@ -162,7 +175,7 @@ class _ProgressBar:
 
         self._bar = RichProgress(transient=True)
         self._bar.start()
-        task = self._bar.add_task("routing cases", total=self._total)
+        task = self._bar.add_task(self._label, total=self._total)
         return lambda done, _total: self._bar.update(task, completed=done)
 
     def __exit__(self, *exc: object) -> None:

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from routing_core.scorers import _model, _terms
 from routing_core.scorers import stored as stored_model
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
-from routing_core.scorers.base import RouteText, ScorerInfo, Term
+from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
 
 if TYPE_CHECKING:
     from routing_core.pack import LexicalModel
@@ -521,6 +521,10 @@ class LexicalScorer:
         result: list[float] = chosen.tolist()
         return result
 
+    def score_metered(self, message: str, candidates: Sequence[str]) -> Scored:
+        """`score` as the cascade reads it (floats already: no conversion per route)."""
+        return Scored(tuple(self.score(message, candidates)))
+
     def logits(self, message: str) -> FloatArray | None:
         """The message's uncalibrated logits over every route, or None with nothing to score."""
         features = self._features(message)
@@ -618,10 +622,12 @@ class LexicalScorer:
         logits = self.logits(message)
         if logits is None:
             return None
-        logits = logits * self._inverse_temperature
-        exp = np.exp(logits - logits.max())
-        result: FloatArray = (exp / exp.sum()).astype(np.float32)
-        return result
+        # In place: the logits are this call's own array (a few allocations fewer per turn).
+        logits *= self._inverse_temperature
+        logits -= logits.max()
+        np.exp(logits, out=logits)
+        logits /= logits.sum()
+        return logits
 
 
 def _credit(words: list[_Resolved], ids: IntArray, contributions: FloatArray) -> dict[str, float]:

@@ -258,3 +258,12 @@ def test_a_stale_model_follows_routes_put_in_another_order(trained: Pack) -> Non
     for route in draft.routes[1:]:
         for text in route.examples:
             assert router.route(text).route == before[text]
+
+
+def test_building_a_pack_reports_its_learning() -> None:
+    from routing_core.build import build_pack
+
+    seen: list[float] = []
+    lexical._LEARNED.clear()
+    build_pack(generated_routes(20, 12, seed=9), slug="built", progress=seen.append)
+    assert len(seen) > 20 and seen == sorted(seen) and seen[-1] == 1.0
