@@ -147,13 +147,17 @@ def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
     playground.clear_cache()
     demo = load_demo_profile()
     assert demo.out_of_scope  # the demo ships out-of-scope examples
-    [case] = demo.test_cases.filter(expected_route="")
-    response = client_for(viewer).post(
-        reverse("playground", args=[demo.slug]), {"message": case.message}, **htmx()
-    )
-    page = response.content.decode()
-    assert 'data-testid="verdict-kind">unmatched<' in page
-    assert "Not scored: it reads like this profile&#x27;s out-of-scope examples." in page
+    cases = list(demo.test_cases.filter(expected_route=""))
+    assert cases
+    pages = [
+        client_for(viewer)
+        .post(reverse("playground", args=[demo.slug]), {"message": case.message}, **htmx())
+        .content.decode()
+        for case in cases
+    ]
+    assert all('data-testid="verdict-kind">unmatched<' in page for page in pages)
+    reason = "Not scored: it reads like this profile&#x27;s out-of-scope examples."
+    assert any(reason in page for page in pages)
     refund = client_for(viewer).post(
         reverse("playground", args=[demo.slug]), {"message": "I want a refund"}, **htmx()
     )

@@ -136,10 +136,21 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
     ("tokens", None, lambda p: {"action": "create-read", "name": "agent"}),
     ("tokens", None, lambda p: {"action": "create-api", "name": "ci"}),
     ("audit-restore", _deleted_route_entry, lambda p: {}),
+    ("traffic", None, lambda p: {"keep_message_text": "on", "retention_days": "14"}),
+    ("replay-start", None, lambda p: {"target": "draft"}),
 ]
 # Views that accept POST but change nothing (routing a message), or that change something only
 # with a file upload tested in test_publishing_pages (import answers a redirect there).
-READS = {"import", "import-draft", "profile-list"}
+# Also: asking for suggestions (nothing is saved until a person accepts them, which redirects),
+# the rule builder's live check, and Django's set-password view (a wrong link renders).
+READS = {
+    "import",
+    "import-draft",
+    "profile-list",
+    "route-suggest",
+    "rules-preview",
+    "password-set",
+}
 # The very views posted above as routes-edit and routes-move (studio/views/items.py).
 SAME_VIEWS = {"rules-edit", "rules-move", "tools-edit", "tools-move"}
 
