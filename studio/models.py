@@ -309,6 +309,25 @@ class Version(models.Model):
         return sum(1 for r in self.test_results if r.get("passed"))
 
 
+class PackEncoding(models.Model):
+    """A version's pack JSON compressed for the wire (studio/encodings), made once at publish.
+
+    Beside the version, not in it: versions are immutable rows, and these are derived bytes.
+    """
+
+    version = models.ForeignKey(Version, on_delete=models.CASCADE, related_name="encodings")
+    coding = models.CharField(max_length=16)  # an HTTP content-coding: "gzip", "zstd"
+    body = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "coding"], name="one_body_per_coding")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version_id} {self.coding}"
+
+
 class EnvironmentName(models.TextChoices):
     STAGING = "staging"
     PRODUCTION = "production"

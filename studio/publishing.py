@@ -19,6 +19,7 @@ from django.utils import timezone
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.evaluate import CaseResult, evaluate
 from studio.diff import PackDiff, diff_packs
+from studio.encodings import store_encodings
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import PER_MILLE, Reporter
@@ -97,6 +98,7 @@ def publish(
             note=note,
             test_results=run_test_cases(pack, locked),
         )
+        store_encodings(version)  # compressed once, here, for every pull to come
         _audit(user, locked, "version.publish", version, None, _version_facts(version))
         if environment:
             promote(version, environment, user=user)
