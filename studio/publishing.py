@@ -23,7 +23,7 @@ from studio.encodings import store_encodings
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import PER_MILLE, Reporter
-from studio.jobs.training import exact_pack, model_for
+from studio.jobs.training import exact_pack, model_for, scoring
 from studio.models import (
     ActionKind,
     Environment,
@@ -397,11 +397,14 @@ def delete_profile(profile: Profile, *, user: Any) -> None:
 
 
 def pack_at(profile: Profile, side: str) -> Pack:
-    from studio.playground import compiled_router  # the playground's cache, the same model
+    from studio.playground import Compiled, ModelPending
 
     """`draft` (raises PackError when invalid) or a published version number (Http404 if none)."""
     if side == "draft":
-        return compiled_router(profile).pack  # raises ModelPending while it trains
+        now = scoring(profile)  # built afresh; the model is the one the playground shares
+        if not now.exact or now.pack is None:
+            raise ModelPending(Compiled(None, now))
+        return now.pack
     version = profile.versions.filter(number=int(side)).first()
     if version is None:
         raise Http404(f"no version {side}")
