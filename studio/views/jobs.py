@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
@@ -71,18 +71,15 @@ def job_page(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> HttpRes
 @require_POST
 @login_required
 def job_cancel(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
+    """Ask the job to stop; back to its page (a run's own page for a test run)."""
     profile, job = _job(request, slug, kind, pk)
     job = queue.cancel(job)
-    context = {
-        "profile": profile,
-        "job": job,
-        "kind": kind,
-        "title": TITLE[kind],
-        "can_cancel": True,
-    }
     if request.htmx:
-        return render(request, f"{TEMPLATE}#job-status", context)
-    return render(request, TEMPLATE, context)
+        context = {"profile": profile, "job": job, "kind": kind, "title": TITLE[kind]}
+        return render(request, f"{TEMPLATE}#job-status", {**context, "can_cancel": True})
+    if kind == "test_run":
+        return redirect("test-run", slug=profile.slug, pk=job.pk)
+    return redirect("job", slug=profile.slug, kind=kind, pk=job.pk)
 
 
 @require_GET

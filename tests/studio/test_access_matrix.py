@@ -174,7 +174,7 @@ PAGES: dict[str, list[Call]] = {
     "test-run-start": [Call("post", READER_POST)],
     "test-run": [Call("get", VIEWER)],
     "job": [Call("get", VIEWER)],
-    "job-cancel": [Call("post", VIEWER)],  # who may start a run may cancel it
+    "job-cancel": [Call("post", READER_POST)],  # who may start a run may cancel it
     "playground-model": [Call("get", VIEWER)],
     "lint": [Call("get", VIEWER)],
     "overlap": [Call("get", VIEWER)],

@@ -71,7 +71,8 @@ def test_a_running_job_is_cancelled_at_its_next_progress(
         reverse("job-cancel", args=[profile.slug, "test_run", run.pk])
     )
 
-    assert response.status_code == 200
+    assert response.status_code == 302
+    assert response["Location"] == reverse("test-run", args=[profile.slug, run.pk])
     wait_for(lambda: _row(run).status == "cancelled", what="the run to stop")
     stopped = _row(run)
     assert 0 < stopped.done < stopped.total and stopped.finished_at is not None
