@@ -506,6 +506,19 @@ class TrainedModel(Job):
         return f"{self.profile_id} model {self.fingerprint[:15]}"
 
 
+class TuningRun(Job):
+    """One floor × margin sweep over the test cases (studio/authoring), for one state of them."""
+
+    key = models.CharField(max_length=64)  # sha256 of what the sweep depends on
+    result = models.JSONField(null=True, blank=True)  # the Tuning, as authoring stores it
+
+    class Meta(Job.Meta):
+        default_related_name = "tuning_runs"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} tuning {self.pk}"
+
+
 class Publication(Job):
     """One publish, run as a job: it waits for the model of exactly its revision, then stores it."""
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from routing_core import PackError
-from studio.authoring import apply_thresholds, lint_rows, route_links, tuning
+from studio.authoring import TuningPending, apply_thresholds, lint_rows, route_links, tuning
 from studio.case_forms import ApplyThresholdsForm
 from studio.jobs.notes import training_note
 from studio.models import OverlapCheck
@@ -75,6 +75,12 @@ def tuning_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         result = tuning(profile)
     except ModelPending as pending:
         context = profile_context(request, profile, model_pending=_pending(pending))
+        return render(request, "studio/tuning.html", context)
+    except TuningPending as sweeping:
+        job = sweeping.job
+        state = "waiting for a worker" if job.is_queued else "in progress"
+        note = f"Trying every floor and margin on {job.total} test cases: {state}."
+        context = profile_context(request, profile, model_pending=note)
         return render(request, "studio/tuning.html", context)
     except PackError as exc:
         return render(request, "studio/tuning.html", profile_context(request, profile, invalid=exc))

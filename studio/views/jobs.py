@@ -26,12 +26,13 @@ from studio.views._common import HtmxHttpRequest, get_profile
 
 TEMPLATE = "studio/job.html"
 # Who may see and cancel each kind: whoever may start it.
-ROLE = {"test_run": VIEW, "overlap": VIEW, "training": EDIT, "publication": PUBLISH}
+ROLE = {"test_run": VIEW, "overlap": VIEW, "tuning": VIEW, "training": EDIT, "publication": PUBLISH}
 TITLE = {
     "test_run": "Test run",
     "overlap": "Overlap checkup",
     "training": "Training the model",
     "publication": "Publishing",
+    "tuning": "Tuning the thresholds",
 }
 
 
