@@ -34,7 +34,8 @@ def recover() -> int:
     recovered = 0
     for name, kind in KINDS.items():
         manager = kind.model._default_manager
-        for job in manager.filter(silent, status=JobStatus.RUNNING):
+        running = manager.filter(silent, status=JobStatus.RUNNING)
+        for job in running.only("pk", "worker", "attempts", "task_id"):
             same = manager.filter(pk=job.pk, status=JobStatus.RUNNING, worker=job.worker)
             if job.attempts >= max_attempts:
                 error = (
