@@ -10,7 +10,6 @@ when the model is not ready yet (`exact_pack`).
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 from collections import OrderedDict
@@ -174,10 +173,11 @@ def train(job: TrainedModel, progress: Reporter) -> dict[str, Any]:
 
 
 def learn(pack: Pack, *, previous: Pack | None, progress: Callable[[float], None] | None) -> Pack:
-    """routing_core's `with_model`, warm-started and with progress where the engine offers it."""
-    if "progress" in inspect.signature(stored.with_model).parameters:
-        return stored.with_model(pack, previous=previous, progress=progress)  # type: ignore[call-arg,unused-ignore]
-    return stored.with_model(pack)
+    """routing_core's `with_model`, warm-started from the profile's last model, with progress.
+
+    Whatever `progress` raises aborts the learning: that is how a cancel stops a training job.
+    """
+    return stored.with_model(pack, previous=previous, progress=progress)
 
 
 def with_trained(pack: Pack, row: TrainedModel) -> Pack:
@@ -189,21 +189,12 @@ def with_trained(pack: Pack, row: TrainedModel) -> Pack:
 def stale_pack(draft: Pack, trained: Pack) -> Pack | None:
     """The draft scored with an older model, no retraining; None when that model cannot serve.
 
-    routing_core's `with_stale_model` maps the older model onto the draft's routes. Where the
-    engine does not offer it yet, an older model serves only a draft with the same routes in
-    the same order (an example edit), its weights unchanged.
+    routing_core's `with_stale_model` carries the older weights over by route name (a new
+    route gets a plain naive-Bayes column). When it cannot carry them it hands the draft back
+    without a model, whose Router would learn at load: that must not happen in a request.
     """
-    with_stale = getattr(stored, "with_stale_model", None)
-    if with_stale is not None:
-        result: Pack = with_stale(draft, trained)
-        return result
-    model = getattr(trained.scorer, "model", None)
-    if model is None or trained.route_names != draft.route_names:
-        return None
-    relabelled = model.model_copy(update={"fingerprint": texts_fingerprint(draft)})
-    return draft.model_copy(
-        update={"scorer": draft.scorer.model_copy(update={"model": relabelled})}
-    )
+    result = stored.with_stale_model(draft, trained)
+    return result if getattr(result.scorer, "model", None) is not None else None
 
 
 _parsed: OrderedDict[int, Pack] = OrderedDict()

@@ -39,10 +39,18 @@ def test_an_example_edit_is_retrained_while_the_playground_keeps_answering(
     expect(note).to_contain_text(re.compile(r"Examples changed \d+ s ago"))
     expect(note).to_contain_text("scores from the model of revision")
     expect(note).to_contain_text("waiting for a worker to train it")
-    expect(kind).to_have_text("unmatched")  # answered at once, from the older model
+    top = page.get_by_test_id("score-row").first
+    expect(top).to_have_attribute("data-route", "tech_support")  # answered at once: the older
+    stale_score = top.get_attribute("data-score")  # model, carried over to the new examples
 
     job_worker.start()
 
-    expect(verdict).to_have_text("tech_support", timeout=60_000)  # no reload
+    expect(page.get_by_test_id("model-status")).to_be_hidden(timeout=60_000)  # no reload
+    expect(top).not_to_have_attribute("data-score", stale_score or "")
+    fresh = page.context.new_page()  # what a fresh load shows with the new model
+    fresh.goto(f"{live_server.url}/profiles/support/playground/?message={MESSAGE}")
+    fresh_top = fresh.get_by_test_id("score-row").first
+    expect(fresh.get_by_test_id("model-status")).to_be_hidden()
+    expect(top).to_have_attribute("data-score", fresh_top.get_attribute("data-score") or "")
     expect(kind).to_have_text("move")
-    expect(page.get_by_test_id("model-status")).to_be_hidden()
+    expect(verdict).to_have_text("tech_support")
