@@ -145,3 +145,25 @@ def test_an_example_edit_is_trained_on_the_worker_while_scores_come_from_the_las
     assert now.source.pk == first.pk and now.pending is not None
     wait_for(lambda: TrainedModel.objects.get(pk=now.pending.pk).status == "done")
     assert scoring(profile).exact
+
+
+def test_training_a_large_profile_reports_progress_and_is_cancelled_mid_way(
+    owner: Any, job_worker: Workers
+) -> None:
+    from studio.publishing import import_pack
+    from tests.studio.test_large_profile import _big_pack
+
+    profile = import_pack(_big_pack(), user=owner, slug="big")
+    row = scoring(profile).pending
+    assert row is not None
+
+    def training() -> TrainedModel | None:
+        now = TrainedModel.objects.defer("source_json", "pack_json").get(pk=row.pk)
+        return now if now.status == "running" and now.done > 0 else None
+
+    wait_for(training, timeout=120, what="training to report progress")
+    queue.cancel(TrainedModel.objects.get(pk=row.pk))
+
+    wait_for(lambda: TrainedModel.objects.get(pk=row.pk).status == "cancelled", what="a stop")
+    stopped = TrainedModel.objects.get(pk=row.pk)
+    assert 0 < stopped.done < stopped.total and not stopped.pack_json
