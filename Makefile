@@ -11,7 +11,7 @@ CHROMIUM ?= /usr/bin/chromium
 .PHONY: help run test check lint types migrations-check pytest pytest-postgres browser serve worker bench clean
 
 help:
-	@echo "make run   - start the studio on http://127.0.0.1:8000 (SQLite, demo profile, demo login)"
+	@echo "make run   - start the studio + one job worker on http://127.0.0.1:8000 (SQLite, demo)"
 	@echo "make test  - the whole suite: lint, types, migrations, tests on SQLite + PostgreSQL,"
 	@echo "             browser tests, and the embedding tier's tests in a Python 3.11 venv"
 
