@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import zlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -98,19 +99,31 @@ class PackFetcher:
             return FetchResult("unchanged")
         if answer.status != 200:
             return self._failed(f"HTTP {answer.status} from the studio")
-        if len(answer.body) > MAX_PACK_BYTES:
+        encoding = (answer.headers.get("Content-Encoding") or "identity").lower()
+        try:
+            body = _decoded(answer.body, encoding)
+        except ValueError as exc:
+            return self._failed(str(exc))
+        except (zlib.error, EOFError) as exc:
+            return self._failed(f"the compressed pack does not decode: {exc}")
+        if len(body) > MAX_PACK_BYTES:
             return self._failed("pack larger than 64 MB refused")
         ignored: list[str] = []
         try:
-            pack = load_pack(answer.body, ignored=ignored)
+            pack = load_pack(body, ignored=ignored)
         except PackError as exc:
             return self._failed("invalid pack: " + "; ".join(exc.lines()[:5]))
         self.etag = answer.headers.get("ETag")
         return FetchResult("updated", pack, ignored=tuple(ignored))
 
     def _headers(self) -> dict[str, str]:
-        # The studio records the agent's routing_core version from this (its Agents page).
-        headers = {"Accept": "application/json", "User-Agent": user_agent()}
+        # gzip: a CLINC-size pack is ~10x smaller on the wire, decoded with the standard library.
+        # The studio records the agent's routing_core version from the User-Agent (Agents page).
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip",
+            "User-Agent": user_agent(),
+        }
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
         if self.etag:
@@ -120,6 +133,24 @@ class PackFetcher:
     def _failed(self, reason: str) -> FetchResult:
         log.warning("pack pull from %s failed, keeping the last good pack: %s", self.url, reason)
         return FetchResult("failed", error=reason)
+
+
+def _decoded(body: bytes, encoding: str) -> bytes:
+    """The body without its Content-Encoding; at most MAX_PACK_BYTES + 1 (a bomb is cut short).
+
+    Raises:
+        ValueError: an encoding this client did not ask for.
+        zlib.error, EOFError: a body that does not decode.
+    """
+    if encoding in ("identity", ""):
+        return body
+    if encoding not in ("gzip", "x-gzip"):
+        raise ValueError(f"unexpected Content-Encoding {encoding!r}")
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = inflater.decompress(body, MAX_PACK_BYTES + 1)
+    if len(out) <= MAX_PACK_BYTES and not inflater.eof:
+        raise EOFError("the gzip stream ends early")
+    return out
 
 
 class RemoteRouter(LiveRouter):

@@ -14,8 +14,8 @@ from typing import Any
 from django.db import transaction
 
 from studio.authoring import LintRow, cached_lint_rows
-from studio.models import JobStatus, Profile, TestRun, Version
-from studio.publishing import publish
+from studio.models import JobStatus, Profile, Publication, TestRun
+from studio.publishing import start_publication
 from studio.services import _audit
 from studio.suites import interrupt_stale, start_run
 
@@ -82,19 +82,22 @@ def review_gate(profile: Profile, *, user: Any) -> Gate:
 
 def publish_through_gate(
     profile: Profile, gate: Gate, *, user: Any, reason: str = "", **options: Any
-) -> Version:
-    """Publish the draft; a red gate needs a reason, kept in the audit trail with the reds.
+) -> Publication:
+    """Start publishing the draft; a red gate needs a reason, kept in the audit trail with the reds.
+
+    The publication runs on the job queue (it waits for the model of exactly this draft), so
+    the reason is recorded now, against the draft revision that was reviewed.
 
     Raises:
         ReasonRequired: the gate is red and no reason was given.
-        and whatever `studio.publishing.publish` raises.
+        and whatever `studio.publishing.start_publication` raises.
     """
     reason = reason.strip()
     if gate.is_red and not reason:
         raise ReasonRequired("; ".join(gate.reds))
     with transaction.atomic():
-        version = publish(profile, user=user, **options)
+        job = start_publication(profile, user=user, **options)
         if gate.is_red:
-            facts = {"number": version.number, "red": gate.reds, "reason": reason}
-            _audit(user, profile, "version.publish_red", version, None, facts)
-    return version
+            facts = {"draft_revision": job.draft_revision, "red": gate.reds, "reason": reason}
+            _audit(user, profile, "version.publish_red", profile, None, facts)
+    return job

@@ -12,6 +12,7 @@ from studio.views import (
     health,
     importing,
     items,
+    jobs,
     people,
     playground,
     profiles,
@@ -60,6 +61,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/<slug:slug>/rules/preview/", rule_builder.rule_preview, name="rules-preview"),
     path("profiles/<slug:slug>/tools/", items.item_page, {"kind": "tools"}, name="tools"),
     path("profiles/<slug:slug>/playground/", playground.playground, name="playground"),
+    path("profiles/<slug:slug>/playground/model/", jobs.model_status, name="playground-model"),
+    path("profiles/<slug:slug>/jobs/<str:kind>/<int:pk>/", jobs.job_page, name="job"),
+    path(
+        "profiles/<slug:slug>/jobs/<str:kind>/<int:pk>/cancel/", jobs.job_cancel, name="job-cancel"
+    ),
     path("profiles/<slug:slug>/policy/", tuning.policy, name="policy"),
     path("profiles/<slug:slug>/lexicons/", tuning.lexicons, name="lexicons"),
     path("profiles/<slug:slug>/badge/", profiles.pack_badge, name="pack-badge"),

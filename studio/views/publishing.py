@@ -19,18 +19,21 @@ from studio.agents import unable_to_read
 from studio.diff import PackDiff, diff_packs
 from studio.downloads import attachment
 from studio.gate import ReasonRequired, publish_through_gate, review_gate
+from studio.jobs.notes import training_note
 from studio.labels import plain_problem
-from studio.models import ApiToken, Environment, Profile, ReadToken, TokenScope, Version
+from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
+from studio.playground import ModelPending
 from studio.publishing import (
     MAX_IMPORT_BYTES,
     environments,
     import_pack,
+    pack_at,
     pack_diff,
     promote,
     read_upload,
 )
 from studio.roles import PUBLISH
-from studio.services import Conflict, Refused, pack_report, release_pack
+from studio.services import Conflict, Refused, pack_report
 from studio.tokens import create_api_token, create_read_token, revoke
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 
@@ -69,7 +72,7 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     errors: list[str] = []
     if request.method == "POST":
         try:
-            version = publish_through_gate(
+            job = publish_through_gate(
                 profile,
                 gate,
                 user=request.user,
@@ -85,8 +88,12 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         except (Conflict, Refused) as exc:
             errors = [str(exc)]
         else:
-            messages.success(request, f"Published version {version.number}.")
-            return redirect("versions", slug=slug)
+            if job.is_running:  # on a worker: its page shows the progress
+                return redirect("job", slug=slug, kind="publication", pk=job.pk)
+            if job.status == JobStatus.DONE and job.version is not None:
+                messages.success(request, f"Published version {job.version.number}.")
+                return redirect("versions", slug=slug)
+            errors = [job.error or "The publication was cancelled."]
         profile = get_profile(slug)
     context = _context(request, profile, errors=errors, gate=gate, **_against_production(profile))
     return render(request, "studio/publish.html", context, status=422 if errors else 200)
@@ -97,14 +104,19 @@ def _against_production(profile: Profile) -> dict[str, Any]:
     production = _production(profile)
     report = pack_report(profile)
     diff: PackDiff | None = None
+    training = None
     if report.is_valid:
         old = str(production.version.number) if production.version else None
-        diff = pack_diff(profile, old, "draft") if old else _first_diff(profile)
+        try:
+            diff = pack_diff(profile, old, "draft") if old else _first_diff(profile)
+        except ModelPending as pending:  # the diff's verdict flips need the draft's model
+            training = pending.compiled.training
     return {
         "production": production,
         "diff": diff,
         "draft_problems": report.problems,
         "outdated_agents": unable_to_read(profile),
+        "model_training": training,
     }
 
 
@@ -114,7 +126,7 @@ def _production(profile: Profile) -> Environment:
 
 def _first_diff(profile: Profile) -> PackDiff:
     """Everything is new; the cases are counted (no verdict can flip against nothing)."""
-    return diff_packs(None, release_pack(profile), profile.test_cases.all())
+    return diff_packs(None, pack_at(profile, "draft"), profile.test_cases.all())
 
 
 def _user_id(request: HtmxHttpRequest) -> int:
@@ -193,6 +205,8 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         diff = pack_diff(profile, old, new)
     except PackError as exc:
         problems = [plain_problem(path, message) for path, message in exc.errors]
+    except ModelPending as pending:
+        problems = [training_note(pending.compiled.training)]
     context = _context(
         request, profile, numbers=numbers, old=old, new=new, diff=diff, problems=problems
     )

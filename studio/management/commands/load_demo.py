@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studio.demo import PROFILE, load_demo_profile
+from studio.jobs.training import request_model_safely
 from studio.models import Profile
 from studio.roles import ROLES, grant
 from studio.services import pack_report
@@ -37,6 +38,8 @@ class Command(BaseCommand):
         profile = load_demo_profile()
         report = pack_report(profile)
         state = "valid pack" if report.is_valid else f"{len(report.problems)} problems"
+        if report.is_valid:  # queued: the worker trains it, the playground is ready at once
+            request_model_safely(profile.pk)
         done = "already there, left as it is" if existed else "loaded"
         self.stdout.write(f"Demo profile '{profile.slug}' {done} ({state}).")
         for path, message in report.problems:
