@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help run test check lint types migrations-check pytest pytest-postgres browser serve bench clean
+.PHONY: help run test check lint types migrations-check pytest pytest-postgres browser serve worker bench clean
 
 help:
 	@echo "make run   - start the studio on http://127.0.0.1:8000 (SQLite, demo profile, demo login)"
@@ -25,9 +25,11 @@ run: $(STAMP)
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_demo
 	@echo
-	@echo "  Route Studio: http://127.0.0.1:8000/   login: demo / demo"
+	@echo "  Route Studio: http://127.0.0.1:8000/   login: demo / demo   (Ctrl-C stops it all)"
 	@echo
-	$(PY) manage.py runserver 127.0.0.1:8000
+	@# The web server and one job worker (training, test runs, publishing), stopped together.
+	$(PY) scripts/run-together "$(PY) manage.py runserver $${BIND:-127.0.0.1:8000}" \
+	  "$(PY) manage.py jobs_worker --interval 0.5"
 
 test: check pytest pytest-postgres test-embeddings
 
@@ -73,6 +75,12 @@ serve: $(STAMP)
 	exec $(VENV)/bin/gunicorn studio.wsgi --bind $${BIND:-127.0.0.1:8000} \
 	  --workers $${WORKERS:-$$((2 * $$(nproc) + 1))} --timeout 30 \
 	  --max-requests 1000 --max-requests-jitter 100
+
+# A job worker for production: run N of them (about one per core) on any machines that share
+# the database; each takes jobs from the queue table and recovers jobs whose worker died.
+worker: export DEBUG := False
+worker: $(STAMP)
+	exec $(PY) manage.py jobs_worker --no-reload --interval $${WORKER_INTERVAL:-1}
 
 bench: $(STAMP)
 	$(PY) bench/bench_datasets.py

@@ -12,8 +12,10 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     Tag,
+    model_serializer,
     model_validator,
 )
 
@@ -218,7 +220,11 @@ class LexicalModel(_Model):
     matches it, and the scorer then retrains from the routes at load instead. `calibrated`
     says the temperature was fitted on held-out texts; only then does the scorer score a
     message made of stop words only (absent in packs built before it existed: such a pack
-    keeps leaving those messages unscored, as it did when it was published).
+    keeps leaving those messages unscored, as it did when it was published). `stale` marks
+    a model carried over from earlier route texts (`stored.with_stale_model`, for a
+    playground that answers while the new model trains): its `fingerprint` is that of the
+    texts it learned from, its columns follow this pack's routes, and the scorer uses it as
+    it is and says so. Written only when true, so other packs keep their checksums.
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -226,10 +232,18 @@ class LexicalModel(_Model):
     routes: int = Field(ge=1, le=MAX_ROUTES)
     temperature: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
     calibrated: bool = False
+    stale: bool = False
     terms: tuple[ModelTerm, ...] = Field(max_length=MAX_MODEL_TERMS)
     idf: str
     cells: str
     weights: str
+
+    @model_serializer(mode="wrap")
+    def _omit_fresh(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.stale:
+            data.pop("stale", None)
+        return data
 
     @model_validator(mode="after")
     def _check_arrays(self) -> LexicalModel:

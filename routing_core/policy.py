@@ -209,7 +209,7 @@ def _rank(
     order = np.argsort(-rankable, kind="stable")
     living = finite if floor is None else finite & (raw > floor)
     ranking = Ranking(
-        [names[i] for i in order.tolist()], raw[order].tolist(), relevance[order].tolist()
+        list(_pick(names, order.tolist())), raw[order].tolist(), relevance[order].tolist()
     )
     return ranking, order[living[order]].tolist()
 

@@ -10,6 +10,7 @@ import logging
 import threading
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -87,12 +88,16 @@ class PackFetcher:
             with urllib.request.urlopen(self._request(), timeout=self.timeout) as response:
                 body = response.read(MAX_PACK_BYTES + 1)
                 etag = response.headers.get("ETag")
+                encoding = (response.headers.get("Content-Encoding") or "identity").lower()
+            body = _decoded(body, encoding)
         except urllib.error.HTTPError as exc:
             if exc.code == 304:
                 return FetchResult("unchanged")
             return self._failed(f"HTTP {exc.code} from the studio")
         except (OSError, ValueError) as exc:  # URLError, timeouts, resets, bad URLs
             return self._failed(f"cannot reach the studio: {exc}")
+        except (zlib.error, EOFError) as exc:
+            return self._failed(f"the compressed pack does not decode: {exc}")
         if len(body) > MAX_PACK_BYTES:
             return self._failed("pack larger than 64 MB refused")
         try:
@@ -103,8 +108,13 @@ class PackFetcher:
         return FetchResult("updated", pack)
 
     def _request(self) -> urllib.request.Request:
-        # The studio records the agent's routing_core version from this (its Agents page).
-        headers = {"Accept": "application/json", "User-Agent": user_agent()}
+        # gzip: a CLINC-size pack is ~10x smaller on the wire, decoded with the standard library.
+        # The studio records the agent's routing_core version from the User-Agent (Agents page).
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip",
+            "User-Agent": user_agent(),
+        }
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
         if self.etag:
@@ -114,6 +124,24 @@ class PackFetcher:
     def _failed(self, reason: str) -> FetchResult:
         log.warning("pack pull from %s failed, keeping the last good pack: %s", self.url, reason)
         return FetchResult("failed", error=reason)
+
+
+def _decoded(body: bytes, encoding: str) -> bytes:
+    """The body without its Content-Encoding; at most MAX_PACK_BYTES + 1 (a bomb is cut short).
+
+    Raises:
+        ValueError: an encoding this client did not ask for.
+        zlib.error, EOFError: a body that does not decode.
+    """
+    if encoding in ("identity", ""):
+        return body
+    if encoding not in ("gzip", "x-gzip"):
+        raise ValueError(f"unexpected Content-Encoding {encoding!r}")
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = inflater.decompress(body, MAX_PACK_BYTES + 1)
+    if len(out) <= MAX_PACK_BYTES and not inflater.eof:
+        raise EOFError("the gzip stream ends early")
+    return out
 
 
 class RemoteRouter(LiveRouter):

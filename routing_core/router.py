@@ -198,13 +198,15 @@ class Router:
             return self._decision(turn, None, "none", "menu")
         return self._decision(turn, None, "menu", "menu", offered=self._names)
 
-    def _explain(self, turn: _Turn, route: str) -> Evidence | None:
+    def _explain(self, turn: _Turn, route: str) -> Evidence:
+        """The scorer's evidence, its terms computed only when someone reads them."""
         scorer = turn.outcome.tier.scorer if turn.outcome else self.scorer
-        try:
-            terms = tuple(scorer.explain(turn.text, route, EXPLAIN_TERMS))
-        except Exception:  # noqa: BLE001 - explanation is a nicety, never a failure
-            return None
-        return Evidence(source="scorer", route=route, terms=terms)
+        text = turn.text
+        return Evidence(
+            source="scorer",
+            route=route,
+            explain=lambda: scorer.explain(text, route, EXPLAIN_TERMS),
+        )
 
     def _decision(
         self,

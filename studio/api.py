@@ -13,6 +13,8 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from routing_core import PackError
+from studio.jobs.notes import training_note
+from studio.playground import ModelPending
 from studio.ratelimits import RateLimited
 from studio.routers import ROUTERS
 from studio.services import Conflict, Refused
@@ -53,6 +55,14 @@ def _invalid_input(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         (".".join(str(p) for p in e.get("loc", ())), str(e.get("msg", ""))) for e in exc.errors
     ]
     return _reply(request, 422, "invalid input", errors)
+
+
+@api.exception_handler(ModelPending)
+def _training(request: HttpRequest, exc: ModelPending) -> HttpResponse:
+    """No model to score with yet: say so at once (never a 5xx, never a wait on training)."""
+    response = _reply(request, 409, training_note(exc.compiled.training))
+    response["Retry-After"] = "2"
+    return response
 
 
 @api.exception_handler(Conflict)

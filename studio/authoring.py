@@ -1,23 +1,29 @@
 """Authoring help: lint findings with where to fix them, and threshold tuning over the test cases.
 
-Both read the profile's draft through the playground's compiled-router cache and hand the work
-to routing_core (`lint_pack`, `sweep` / `suggest`); applying a suggestion goes through
-`services.save_profile`, so it is validated, optimistically locked and audited like any edit.
+Lint reads the profile's draft through the playground's compiled-router cache; the tuning sweep
+runs on the job queue (`TuningRun`), its result stored per state of the draft and the cases.
+Both hand the work to routing_core (`lint_pack`, `sweep` / `suggest`); applying a suggestion
+goes through `services.save_profile`, so it is validated, optimistically locked and audited.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.urls import reverse
 
+from routing_core import PackError, Router
 from routing_core.lint import Finding, lint_pack
 from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, sweep
-from studio.models import Profile
+from studio.jobs import queue
+from studio.jobs.kinds import JobFailed
+from studio.jobs.progress import Reporter
+from studio.jobs.training import exact_pack
+from studio.models import ACTIVE, JobStatus, Profile, TuningRun
 from studio.playground import compiled_router
 from studio.services import save_profile
 from studio.suites import suite_cases
@@ -71,33 +77,62 @@ class Tuning:
     out_of_scope: int
 
 
-_cache: OrderedDict[tuple[Any, ...], Tuning] = OrderedDict()
-_lock = threading.Lock()
+class TuningPending(Exception):
+    """The sweep runs on a worker; its row has the progress."""
+
+    def __init__(self, job: TuningRun) -> None:
+        super().__init__("the thresholds are being tuned")
+        self.job = job
 
 
 def tuning(profile: Profile) -> Tuning | None:
-    """Sweep floor × margin over the profile's test cases (None: no cases to tune on).
+    """The floor × margin sweep over the profile's test cases (None: no cases to tune on).
 
-    Cached per process by draft revision and the cases' state, so reloading the page is free.
+    Stored per state of the draft and the cases, so reloading the page is free; a new state
+    queues a sweep and raises TuningPending until a worker has run it.
 
     Raises:
         PackError: the draft is not a valid pack.
+        ModelPending: the draft's model is still training (the sweep needs the exact one).
+        TuningPending: the sweep is queued or running.
     """
     pairs = suite_cases(profile)
     if not pairs:
         return None
-    key = (
-        profile.pk,
-        profile.draft_revision,
-        profile.floor,
-        profile.near_tie_margin,
-        tuple((row.pk, row.revision) for row, _ in pairs),
-    )
-    with _lock:
-        if key in _cache:
-            return _cache[key]
+    compiled_router(profile)  # the exact model, or ModelPending, before any sweep is queued
+    key = _tuning_key(profile, [row for row, _ in pairs])
+    done = profile.tuning_runs.filter(key=key, status=JobStatus.DONE).first()
+    if done is not None and done.result:
+        return _from_json(done.result)
+    job = profile.tuning_runs.filter(key=key, status__in=ACTIVE).first()
+    if job is None:
+        job = queue.start(
+            TuningRun.objects.create(
+                profile=profile, key=key, draft_revision=profile.draft_revision, total=len(pairs)
+            )
+        )
+        profile.tuning_runs.exclude(pk=job.pk).exclude(status__in=ACTIVE).exclude(
+            pk__in=profile.tuning_runs.filter(status=JobStatus.DONE).values("pk")[:3]
+        ).delete()
+    if job.status == JobStatus.DONE and job.result:
+        return _from_json(job.result)
+    if job.status in ACTIVE:
+        raise TuningPending(job)
+    raise PackError([("tuning", job.error or "the sweep did not finish")])
+
+
+def execute_tuning(job: TuningRun, progress: Reporter) -> dict[str, Any]:
+    """The sweep's work, on a worker: route every case once with the exact model, then decide."""
+    profile = Profile.objects.get(pk=job.profile_id)
+    try:
+        router = Router(exact_pack(profile, None))
+    except PackError as exc:
+        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
+    pairs = suite_cases(profile)
+    if _tuning_key(profile, [row for row, _ in pairs]) != job.key:
+        raise JobFailed("The draft or its test cases changed meanwhile: open the page again.")
     cases = [case for _, case in pairs]
-    points = sweep(compiled_router(profile), cases)
+    points = sweep(router, cases)
     objective = objective_for(cases)
     current = next(
         (p for p in points if p.floor == profile.floor and p.margin == profile.near_tie_margin),
@@ -112,11 +147,42 @@ def tuning(profile: Profile) -> Tuning | None:
         len(cases),
         sum(1 for c in cases if c.expected is None),
     )
-    with _lock:
-        _cache[key] = result
-        while len(_cache) > 8:
-            _cache.popitem(last=False)
-    return result
+    return {"result": _to_json(result), "done": len(cases), "total": len(cases)}
+
+
+def _tuning_key(profile: Profile, rows: list[Any]) -> str:
+    state = [
+        profile.pk,
+        profile.draft_revision,
+        profile.floor,
+        profile.near_tie_margin,
+        [(row.pk, row.revision) for row in rows],
+    ]
+    return hashlib.sha256(json.dumps(state).encode()).hexdigest()
+
+
+def _to_json(t: Tuning) -> dict[str, Any]:
+    return {
+        "points": [asdict(p) for p in t.points],
+        "best": asdict(t.best),
+        "current": asdict(t.current) if t.current else None,
+        "objective": t.objective,
+        "objective_text": t.objective_text,
+        "cases": t.cases,
+        "out_of_scope": t.out_of_scope,
+    }
+
+
+def _from_json(d: dict[str, Any]) -> Tuning:
+    return Tuning(
+        [SweepPoint(**p) for p in d["points"]],
+        SweepPoint(**d["best"]),
+        SweepPoint(**d["current"]) if d["current"] else None,
+        d["objective"],
+        d["objective_text"],
+        d["cases"],
+        d["out_of_scope"],
+    )
 
 
 def _keep_margin(points: list[SweepPoint], best: SweepPoint, margin: float) -> SweepPoint:

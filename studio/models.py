@@ -309,6 +309,25 @@ class Version(models.Model):
         return sum(1 for r in self.test_results if r.get("passed"))
 
 
+class PackEncoding(models.Model):
+    """A version's pack JSON compressed for the wire (studio/encodings), made once at publish.
+
+    Beside the version, not in it: versions are immutable rows, and these are derived bytes.
+    """
+
+    version = models.ForeignKey(Version, on_delete=models.CASCADE, related_name="encodings")
+    coding = models.CharField(max_length=16)  # an HTTP content-coding: "gzip", "zstd"
+    body = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "coding"], name="one_body_per_coding")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version_id} {self.coding}"
+
+
 class EnvironmentName(models.TextChoices):
     STAGING = "staging"
     PRODUCTION = "production"
@@ -384,17 +403,22 @@ class ApiToken(TokenBase):
 
 
 class JobStatus(models.TextChoices):
+    QUEUED = "queued"  # waiting for a worker (studio/jobs)
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
-    INTERRUPTED = "interrupted"  # its process died mid-way (see suites.interrupt_stale)
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # rows from before the queue, whose thread died mid-way
+
+
+ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 
 
 class Job(models.Model):
-    """Work run in a background thread; the row is its progress, which the page polls."""
+    """Work run by a queue worker (studio/jobs); the row is its progress, which the page polls."""
 
     profile = models.ForeignKey(Profile, on_delete=models.CASCADE)
-    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.RUNNING)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     draft_revision = models.PositiveIntegerField(default=0)
@@ -405,6 +429,12 @@ class Job(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The queue's side (studio/jobs): which task runs it, on which worker, how often it was tried.
+    task_id = models.CharField(max_length=64, blank=True)
+    worker = models.CharField(max_length=200, blank=True)  # host:pid of the worker running it
+    attempts = models.PositiveSmallIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
 
     class Meta:
         abstract = True
@@ -412,7 +442,12 @@ class Job(models.Model):
 
     @property
     def is_running(self) -> bool:
-        return self.status == JobStatus.RUNNING
+        """Still to finish (queued or running): its page keeps polling."""
+        return self.status in ACTIVE
+
+    @property
+    def is_queued(self) -> bool:
+        return self.status == JobStatus.QUEUED
 
     @property
     def percent(self) -> int:
@@ -454,6 +489,59 @@ class OverlapCheck(Job):
 
     def __str__(self) -> str:
         return f"{self.profile_id} overlap {self.pk}"
+
+
+class TrainedModel(Job):
+    """The lexical model learned from one state of a profile's route texts (studio/jobs/training).
+
+    Keyed by the texts' fingerprint, not the revision: rule, tool, policy and lexicon edits
+    leave the fingerprint, and so the model, unchanged. `pack_json` is the draft it learned
+    from with `scorer.model` filled in; the playground scores a newer draft with the newest
+    finished one while the next trains.
+    """
+
+    fingerprint = models.CharField(max_length=80)
+    source_json = models.TextField()  # the draft pack (no model) as queued
+    pack_json = models.TextField(blank=True)  # the same pack with its model, once trained
+
+    class Meta(Job.Meta):
+        default_related_name = "trained_models"
+        constraints = [
+            models.UniqueConstraint(fields=["profile", "fingerprint"], name="one_model_per_texts")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} model {self.fingerprint[:15]}"
+
+
+class TuningRun(Job):
+    """One floor × margin sweep over the test cases (studio/authoring), for one state of them."""
+
+    key = models.CharField(max_length=64)  # sha256 of what the sweep depends on
+    result = models.JSONField(null=True, blank=True)  # the Tuning, as authoring stores it
+
+    class Meta(Job.Meta):
+        default_related_name = "tuning_runs"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} tuning {self.pk}"
+
+
+class Publication(Job):
+    """One publish, run as a job: it waits for the model of exactly its revision, then stores it."""
+
+    note = models.TextField(blank=True)
+    environment = models.CharField(max_length=16, blank=True)
+    expected_draft_revision = models.PositiveIntegerField(null=True, blank=True)
+    version = models.ForeignKey(
+        Version, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta(Job.Meta):
+        default_related_name = "publications"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} publication {self.pk}"
 
 
 # The traffic loop's models (issue 20) live in their own module; importing them here registers them.

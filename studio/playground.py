@@ -1,4 +1,8 @@
-"""The playground's engine room: a compiled router per profile revision, and one turn explained.
+"""The playground's engine room: a router per profile revision, and one turn explained.
+
+The router never waits for training (studio/jobs/training): it scores the draft with the model
+of exactly its route texts when that is ready, else with the newest model that finished while
+the new one trains on the queue (`Compiled.scoring` says which, for the page to say so).
 
 The cache is per process and keyed by what the database says the draft is (`draft_revision`,
 bumped by every edit in `studio.services`), never by in-memory state: several studio processes
@@ -15,23 +19,21 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
 from routing_core import Decision, Pack, PackError, Router
 from routing_core.policy import Ranked
 from routing_core.scorers.lexical import LexicalScorer
-from studio.models import Profile
-from studio.services import release_pack
+from studio.jobs.training import Scoring, scoring
+from studio.models import ACTIVE, Profile, TrainedModel
 
 MAX_CACHED_PROFILES = 16
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
 SHOWN_ROWS = 10
 
 _Key = tuple[int, str, int]
-_cache: OrderedDict[int, tuple[_Key, Router]] = OrderedDict()
-_building: dict[int, threading.Lock] = {}
 _lock = threading.Lock()
 
 
@@ -39,31 +41,67 @@ class ScorerUnavailable(PackError):
     """The draft is a valid pack, but this process cannot build its scorer (a missing extra)."""
 
 
-def compiled_router(profile: Profile) -> Router:
-    """The Router for the profile's current draft, compiled once per revision per process.
+class ModelPending(Exception):
+    """The model of exactly this draft is still training (its row has the progress)."""
+
+    def __init__(self, compiled: Compiled) -> None:
+        super().__init__("the model of this draft is still training")
+        self.compiled = compiled
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The draft's router (None: no model to score with yet) and where its scores come from."""
+
+    router: Router | None
+    scoring: Scoring
+
+    @property
+    def training(self) -> TrainedModel | None:
+        return self.scoring.pending
+
+
+_cache: OrderedDict[int, tuple[_Key, Compiled]] = OrderedDict()
+_building: dict[int, threading.Lock] = {}
+
+
+def playground_router(profile: Profile) -> Compiled:
+    """The router for the profile's draft, at once: the exact model's, else an older one's.
 
     Raises:
         PackError: the draft is not a valid pack.
         ScorerUnavailable: it is, but its scorer needs an optional extra this studio lacks.
     """
     key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)
-    router = _cached(key)
-    if router is not None:
-        return router
-    # One compile per profile at a time: a large profile takes seconds to compile, and every
-    # keystroke meanwhile would otherwise start its own.
+    compiled = _fresh(key)
+    if compiled is not None:
+        return compiled
     with _lock:
         building = _building.setdefault(profile.pk, threading.Lock())
-    with building:
-        router = _cached(key)
-        if router is None:
-            router = _router(release_pack(profile))
+    with building:  # one build per profile at a time: every keystroke would start its own
+        compiled = _fresh(key)
+        if compiled is None:
+            now = scoring(profile)
+            compiled = Compiled(_router(now.pack) if now.pack is not None else None, now)
             with _lock:
-                _cache[profile.pk] = (key, router)
+                _cache[profile.pk] = (key, compiled)
                 _cache.move_to_end(profile.pk)
                 while len(_cache) > MAX_CACHED_PROFILES:
                     _cache.popitem(last=False)
-    return router
+    return compiled
+
+
+def compiled_router(profile: Profile) -> Router:
+    """The router with the model of exactly the draft (lint, tuning: figures must be exact).
+
+    Raises:
+        PackError: the draft is not a valid pack.
+        ModelPending: that model is still training (it has been queued).
+    """
+    compiled = playground_router(profile)
+    if compiled.router is None or not compiled.scoring.exact:
+        raise ModelPending(compiled)
+    return compiled.router
 
 
 def _router(pack: Pack) -> Router:
@@ -73,13 +111,21 @@ def _router(pack: Pack) -> Router:
         raise ScorerUnavailable(exc.errors) from exc
 
 
-def _cached(key: _Key) -> Router | None:
+def _fresh(key: _Key) -> Compiled | None:
+    """The cached router for this revision, unless the model it waited for has finished since."""
     with _lock:
         hit = _cache.get(key[0])
         if hit is None or hit[0] != key:
             return None
         _cache.move_to_end(key[0])
-        return hit[1]
+    compiled = hit[1]
+    pending = compiled.scoring.pending
+    if pending is None:
+        return compiled
+    now = TrainedModel.objects.defer("source_json", "pack_json").filter(pk=pending.pk).first()
+    if now is None or now.status not in ACTIVE:
+        return None  # finished (or failed, or pruned): build again
+    return replace(compiled, scoring=replace(compiled.scoring, pending=now))
 
 
 def clear_cache() -> None:
@@ -96,7 +142,9 @@ def route_turn(
     Raises:
         PackError: the draft is invalid, or an override is out of range (`policy.<field>`).
     """
-    router = compiled_router(profile)
+    router = playground_router(profile).router
+    if router is None:
+        raise ModelPending(playground_router(profile))
     policy = router.policy_with(**overrides) if overrides else None
     decision = router.route(message, incumbent or None, policy=policy)
     return Outcome(

@@ -18,14 +18,19 @@ from django.utils import timezone
 
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.evaluate import CaseResult, evaluate
-from routing_core.scorers.stored import with_model
 from studio.diff import PackDiff, diff_packs
+from studio.encodings import store_encodings
+from studio.jobs import queue
+from studio.jobs.kinds import JobFailed
+from studio.jobs.progress import PER_MILLE, Reporter
+from studio.jobs.training import exact_pack, model_for, scoring
 from studio.models import (
     ActionKind,
     Environment,
     EnvironmentName,
     MatchKind,
     Profile,
+    Publication,
     Route,
     Rule,
     TestCase,
@@ -39,7 +44,6 @@ from studio.services import (
     _audit,
     build_pack_dict,
     pack_report,
-    release_pack,
     scorer_settings,
 )
 from studio.suites import suite_cases
@@ -57,12 +61,17 @@ def publish(
     note: str = "",
     environment: str | None = EnvironmentName.STAGING,
     expected_draft_revision: int | None = None,
+    trained: Pack | None = None,
 ) -> Version:
     """Validate the draft, run its test cases and store it as the next immutable version.
+
+    Requests start a publication job instead (`start_publication`): this trains when the
+    draft's model is not ready, and routes every test case.
 
     Args:
         environment: point this environment at the new version too (None: leave them).
         expected_draft_revision: the draft the publisher reviewed; a newer one is a conflict.
+        trained: the draft with its model, trained beforehand (outside the profile's lock).
 
     Raises:
         PackError: the draft is not a valid pack (every problem, routing_core's and the studio's).
@@ -77,7 +86,8 @@ def publish(
             raise PackError(report.problems)
         number = (locked.versions.aggregate(top=Max("number"))["top"] or 0) + 1
         published_at = timezone.now().replace(microsecond=0)
-        pack = versioned(with_model(load_pack(build_pack_dict(locked))), number, published_at)
+        draft = load_pack(build_pack_dict(locked))
+        pack = versioned(model_for(locked, draft, trained), number, published_at)
         version = Version.objects.create(
             profile=locked,
             number=number,
@@ -88,10 +98,63 @@ def publish(
             note=note,
             test_results=run_test_cases(pack, locked),
         )
+        store_encodings(version)  # compressed once, here, for every pull to come
         _audit(user, locked, "version.publish", version, None, _version_facts(version))
         if environment:
             promote(version, environment, user=user)
     return version
+
+
+def start_publication(
+    profile: Profile,
+    *,
+    user: Any,
+    note: str = "",
+    environment: str | None = EnvironmentName.STAGING,
+    expected_draft_revision: int | None = None,
+) -> Publication:
+    """Check the draft at once, then publish it on the queue (training its model if need be).
+
+    Raises:
+        PackError: the draft is not a valid pack.
+        Conflict: the draft changed since `expected_draft_revision`.
+    """
+    revision = profile.draft_revision
+    if expected_draft_revision is not None and revision != expected_draft_revision:
+        raise Conflict("the draft changed since you reviewed it — review the new diff")
+    report = pack_report(profile)
+    if report.problems:
+        raise PackError(report.problems)
+    publication = Publication.objects.create(
+        profile=profile,
+        started_by=user if user is not None and user.is_authenticated else None,
+        draft_revision=revision,
+        expected_draft_revision=revision,
+        note=note,
+        environment=environment or "",
+        total=PER_MILLE,
+    )
+    return queue.start(publication)
+
+
+def execute_publication(job: Publication, progress: Reporter) -> dict[str, Any]:
+    """The publication's work: the model of exactly the reviewed draft, then the version."""
+    profile = Profile.objects.get(pk=job.profile_id)
+    try:
+        trained = exact_pack(profile, progress)
+        version = publish(
+            profile,
+            user=job.started_by,
+            note=job.note,
+            environment=job.environment or None,
+            expected_draft_revision=job.expected_draft_revision,
+            trained=trained,
+        )
+    except PackError as exc:
+        raise JobFailed("; ".join(f"{path}: {message}" for path, message in exc.errors)) from exc
+    except (Conflict, Refused) as exc:
+        raise JobFailed(str(exc)) from exc
+    return {"version": version, "done": PER_MILLE}
 
 
 def versioned(pack: Pack, number: int, created_at: datetime) -> Pack:
@@ -334,9 +397,14 @@ def delete_profile(profile: Profile, *, user: Any) -> None:
 
 
 def pack_at(profile: Profile, side: str) -> Pack:
+    from studio.playground import Compiled, ModelPending
+
     """`draft` (raises PackError when invalid) or a published version number (Http404 if none)."""
     if side == "draft":
-        return release_pack(profile)
+        now = scoring(profile)  # built afresh; the model is the one the playground shares
+        if not now.exact or now.pack is None:
+            raise ModelPending(Compiled(None, now))
+        return now.pack
     version = profile.versions.filter(number=int(side)).first()
     if version is None:
         raise Http404(f"no version {side}")

@@ -171,11 +171,10 @@ def build_pack(profile: Profile) -> Pack:
 
 
 def release_pack(profile: Profile) -> Pack:
-    """The pack production would run for this draft: valid, its scorer's weights learned.
+    """The pack production would run for this draft: valid, its scorer's weights learned here.
 
-    The playground, suite runs, diffs and publishing all route on this one pack, so what a
-    person sees in the studio is what an agent does. Learning is cached per process by the
-    routes' text, so an edit of the policy, rules or tools recompiles at once.
+    This trains (minutes on a large profile): requests use `studio.jobs.training` instead,
+    which trains on the queue and reuses the model the playground, runs and publishing share.
     """
     return with_model(build_pack(profile))
 
@@ -381,7 +380,15 @@ def _touch(profile: Profile) -> int:
     """Bump the draft revision: invalidates caches and serialises edits of one profile."""
     Profile.objects.filter(pk=profile.pk).update(draft_revision=F("draft_revision") + 1)
     revision: int = Profile.objects.values_list("draft_revision", flat=True).get(pk=profile.pk)
+    transaction.on_commit(lambda: _retrain(profile.pk))
     return revision
+
+
+def _retrain(profile_pk: int) -> None:
+    """After an edit, queue the model of the new route texts (nothing when they did not change)."""
+    from studio.jobs.training import request_model_safely
+
+    request_model_safely(profile_pk)
 
 
 def _claim(obj: ProfileItem | Profile, expected_revision: int) -> None:

@@ -7,6 +7,7 @@ set `DEBUG=False`, `SECRET_KEY`, `ALLOWED_HOSTS` and `DATABASE_URL`.
 from __future__ import annotations
 
 import os
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "ninja",  # serves the API docs' Swagger UI from its own static files, not a CDN
     "axes",  # login throttling (docs/reliability.md)
     "django_ratelimit",
+    "django_tasks_db",  # the job queue's table (studio/jobs)
     "studio",
 ]
 
@@ -109,6 +111,22 @@ DATABASES = {
 # Several test runs can share one PostgreSQL server when each names its own test database.
 if os.getenv("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
+elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not SQLite's default in-memory test database: the job tests start a real worker
+    # process (tests/studio/worker.py), which must open the same database.
+    _test_dir = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    DATABASES["default"]["TEST"] = {"NAME": str(_test_dir / f"studio-test-{os.getpid()}.sqlite3")}
+
+# -- background jobs (studio/jobs) ------------------------------------------------------------------
+
+# Jobs are queued in the studio's own database and run by `manage.py jobs_worker` processes,
+# on any number of machines sharing that database (README, "Deploying").
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+# A running job's worker writes a heartbeat this often; a job silent for STALE_AFTER has lost
+# its worker (killed, crashed, machine gone) and is queued again, or failed after MAX_ATTEMPTS.
+STUDIO_JOB_HEARTBEAT_S = float(os.getenv("STUDIO_JOB_HEARTBEAT_S", "2"))
+STUDIO_JOB_STALE_AFTER_S = float(os.getenv("STUDIO_JOB_STALE_AFTER_S", "30"))
+STUDIO_JOB_MAX_ATTEMPTS = envint("STUDIO_JOB_MAX_ATTEMPTS", "2")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -8,41 +8,30 @@ run in `turn` order (then list order), placed in the suite where its first turn 
 first turn's `incumbent` is used; every later turn's incumbent is the route the previous turn
 landed on — which is what `routing_core.evaluate` does with a run of equal `conversation` ids.
 
-Runs happen in a thread per request (a studio process can spare one; nothing else to deploy),
-writing their progress to the TestRun row, which the results page polls. Inside a database
-transaction (a test) the work runs inline instead: a thread could not see the uncommitted row.
+Runs and checkups are jobs on the queue (studio/jobs): a worker process routes the cases and
+writes the progress to the TestRun row, which the results page polls.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict
-from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from django.db import OperationalError, connection, connections
-from django.db.models import Model
-from django.utils import timezone
-
-from routing_core import PackError
+from routing_core import PackError, Router
 from routing_core.cases import Case
-from routing_core.evaluate import CaseResult, EvalReport, Progress, evaluate
+from routing_core.evaluate import CaseResult, EvalReport, evaluate
 from routing_core.overlap import overlap_checkup
-from studio.models import Job, JobStatus, OverlapCheck, Profile, TestCase, TestRun
-from studio.playground import compiled_router
+from studio.jobs import queue
+from studio.jobs.kinds import JobFailed
+from studio.jobs.progress import Reporter
+from studio.jobs.recovery import recover
+from studio.jobs.training import exact_pack
+from studio.models import OverlapCheck, Profile, TestCase, TestRun
 
 log = logging.getLogger(__name__)
-
-PROGRESS_EVERY_S = 0.2
-# A live job writes its progress several times a second; one silent this long has lost its process
-# (a restart, a crash) and will never finish.
-STALE_AFTER = timedelta(minutes=10)
-J = TypeVar("J", bound=Job)
-T = TypeVar("T")
 
 
 # -- cases ------------------------------------------------------------------------------------------
@@ -86,81 +75,9 @@ def suite_cases(profile: Profile) -> list[tuple[TestCase, Case]]:
 # -- background jobs --------------------------------------------------------------------------------
 
 
-def launch(work: Callable[[int], None], pk: int) -> None:
-    """Run `work(pk)` in a thread; inline when inside a transaction (it could not see the row)."""
-    if connection.in_atomic_block:
-        work(pk)
-        return
-    threading.Thread(target=_in_thread, args=(work, pk), daemon=True, name=f"job-{pk}").start()
-
-
-def _in_thread(work: Callable[[int], None], pk: int) -> None:
-    try:
-        work(pk)
-    finally:
-        connections.close_all()  # this thread's connections only
-
-
-def progress_writer(model: type[Model], pk: int) -> Progress:
-    """A progress callback that writes (done, total) to the job row, a few times a second."""
-    last = [0.0]
-
-    def write(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == total or now - last[0] >= PROGRESS_EVERY_S:
-            last[0] = now
-            rows = model._default_manager.filter(pk=pk)
-            try:  # a sign of life; informational, so a write that keeps meeting a lock is skipped
-                retry_locked(lambda: rows.update(done=done, total=total, updated_at=timezone.now()))
-            except OperationalError:
-                log.warning("progress of %s %s not written: the database stayed locked", model, pk)
-
-    return write
-
-
-def retry_locked(write: Callable[[], T], *, attempts: int = 60, pause_s: float = 0.05) -> T:
-    """Run a write, waiting out a busy SQLite database (about 3 s at most).
-
-    SQLite lets one writer in at a time, and a job's thread writes while the request threads
-    read: a write that meets a lock tries again instead of losing the run's outcome.
-    PostgreSQL never reports this error, so there the write simply runs once.
-    """
-    for attempt in range(attempts):
-        try:
-            return write()
-        except OperationalError as exc:
-            if "locked" not in str(exc) or attempt == attempts - 1:
-                raise
-            time.sleep(pause_s)
-    raise AssertionError("unreachable")
-
-
-def finish(job: J, **fields: Any) -> J:
-    """Mark a job done (or failed, with `error=`) and save the given fields."""
-    job.status = JobStatus.FAILED if fields.get("error") else JobStatus.DONE
-    job.finished_at = timezone.now()
-    for name, value in fields.items():
-        setattr(job, name, value)
-    retry_locked(job.save)
-    return job
-
-
 def interrupt_stale(profile: Profile) -> int:
-    """Mark the profile's jobs silent for STALE_AFTER as interrupted, so they can be run again.
-
-    Called when a page shows them: there is no supervisor to notice a dead thread.
-    """
-    now = timezone.now()
-    error = (
-        f"Interrupted: no progress for {STALE_AFTER.seconds // 60} minutes "
-        "(the studio was probably restarted). Run it again."
-    )
-    return sum(
-        model.objects.filter(
-            profile=profile, status=JobStatus.RUNNING, updated_at__lt=now - STALE_AFTER
-        ).update(status=JobStatus.INTERRUPTED, finished_at=now, error=error)
-        for model in (TestRun, OverlapCheck)
-    )
+    """Recover jobs whose worker died (studio.jobs.recovery), when a page shows them."""
+    return recover()
 
 
 # -- runs -------------------------------------------------------------------------------------------
@@ -174,9 +91,7 @@ def start_run(profile: Profile, *, user: Any) -> TestRun:
         total=profile.test_cases.count(),
         draft_revision=profile.draft_revision,
     )
-    launch(execute_run, run.pk)
-    run.refresh_from_db()
-    return run
+    return queue.start(run)
 
 
 def _signed_in(user: Any) -> Any:
@@ -184,36 +99,29 @@ def _signed_in(user: Any) -> Any:
     return user if user is not None and user.is_authenticated else None
 
 
-def execute_run(pk: int) -> None:
-    """Route every case of the run's profile on its current draft and store the outcome."""
-    run = TestRun.objects.select_related("profile").get(pk=pk)
+def execute_run(run: TestRun, progress: Reporter) -> dict[str, Any]:
+    """The run's work (on a worker): route every case on the current draft, the outcome to store."""
+    profile = Profile.objects.get(pk=run.profile_id)
     try:
-        profile = Profile.objects.get(pk=run.profile_id)
-        router = compiled_router(profile)
-        pairs = suite_cases(profile)
-        report = evaluate(router, [c for _, c in pairs], progress=progress_writer(TestRun, run.pk))
+        router = Router(exact_pack(profile, None))
     except PackError as exc:
-        finish(run, error=f"The draft is not a valid pack: {exc}")
-        return
-    except Exception as exc:  # a run must end, whatever happened; the log has the trace
-        log.exception("test run %s failed", pk)
-        finish(run, error=f"The run failed: {exc}")
-        return
-    store_report(run, report, [row for row, _ in pairs], profile.draft_revision)
+        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
+    pairs = suite_cases(profile)
+    report = evaluate(router, [c for _, c in pairs], progress=progress)
+    return report_fields(report, [row for row, _ in pairs], profile.draft_revision)
 
 
-def store_report(run: TestRun, report: EvalReport, rows: list[TestCase], revision: int) -> None:
-    # One UPDATE of the run's row: atomic by itself.
-    finish(
-        run,
-        done=report.n,
-        total=report.n,
-        draft_revision=revision,
-        passed=sum(1 for r in report.results if r.passed),
-        pass_rate=report.pass_rate,
-        figures=report.to_dict(),
-        results=[result_row(row, r) for row, r in zip(rows, report.results, strict=True)],
-    )
+def report_fields(report: EvalReport, rows: list[TestCase], revision: int) -> dict[str, Any]:
+    """A finished run's fields: the figures and one result per case."""
+    return {
+        "done": report.n,
+        "total": report.n,
+        "draft_revision": revision,
+        "passed": sum(1 for r in report.results if r.passed),
+        "pass_rate": report.pass_rate,
+        "figures": report.to_dict(),
+        "results": [result_row(row, r) for row, r in zip(rows, report.results, strict=True)],
+    }
 
 
 def result_row(row: TestCase, result: CaseResult) -> dict[str, Any]:
@@ -254,28 +162,19 @@ def start_overlap(profile: Profile, *, user: Any) -> OverlapCheck:
         started_by=_signed_in(user),
         draft_revision=profile.draft_revision,
     )
-    launch(execute_overlap, check.pk)
-    check.refresh_from_db()
-    return check
+    return queue.start(check)
 
 
-def execute_overlap(pk: int) -> None:
-    """Hold out every example once (routing_core.overlap) and store what landed elsewhere."""
-    check = OverlapCheck.objects.select_related("profile").get(pk=pk)
+def execute_overlap(check: OverlapCheck, progress: Reporter) -> dict[str, Any]:
+    """The checkup's work: hold out every example once (routing_core.overlap), what landed elsewhere."""
+    profile = Profile.objects.get(pk=check.profile_id)
     try:
-        profile = Profile.objects.get(pk=check.profile_id)
-        pack = compiled_router(profile).pack
-        findings = overlap_checkup(pack, progress=progress_writer(OverlapCheck, pk))
+        pack = exact_pack(profile, None)
     except PackError as exc:
-        finish(check, error=f"The draft is not a valid pack: {exc}")
-        return
-    except Exception as exc:  # a checkup must end, whatever happened; the log has the trace
-        log.exception("overlap check %s failed", pk)
-        finish(check, error=f"The checkup failed: {exc}")
-        return
-    retry_locked(lambda: check.refresh_from_db(fields=["done", "total"]))
+        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
+    findings = overlap_checkup(pack, progress=progress)
     rows = [{k: _finite(v) for k, v in asdict(f).items()} for f in findings]
-    finish(check, draft_revision=profile.draft_revision, findings=rows)
+    return {"draft_revision": profile.draft_revision, "findings": rows}
 
 
 def _finite(value: Any) -> Any:

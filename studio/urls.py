@@ -8,7 +8,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
-from studio.views import health, items, playground, profiles, publishing, tuning
+from studio.views import health, items, jobs, playground, profiles, publishing, tuning
 
 
 def _item_urls(kind: str) -> list[URLPattern]:
@@ -36,6 +36,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("profiles/<slug:slug>/rules/", items.item_page, {"kind": "rules"}, name="rules"),
     path("profiles/<slug:slug>/tools/", items.item_page, {"kind": "tools"}, name="tools"),
     path("profiles/<slug:slug>/playground/", playground.playground, name="playground"),
+    path("profiles/<slug:slug>/playground/model/", jobs.model_status, name="playground-model"),
+    path("profiles/<slug:slug>/jobs/<str:kind>/<int:pk>/", jobs.job_page, name="job"),
+    path(
+        "profiles/<slug:slug>/jobs/<str:kind>/<int:pk>/cancel/", jobs.job_cancel, name="job-cancel"
+    ),
     path("profiles/<slug:slug>/policy/", tuning.policy, name="policy"),
     path("profiles/<slug:slug>/lexicons/", tuning.lexicons, name="lexicons"),
     path("profiles/<slug:slug>/badge/", profiles.pack_badge, name="pack-badge"),

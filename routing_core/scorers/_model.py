@@ -28,10 +28,17 @@ Built packs store the result (`stored.py`), so loading one does not train.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+from routing_core.scorers import _candidates
+
+if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
+    from scipy import sparse
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -73,11 +80,6 @@ HOLD_OUT = 10
 MIN_CALIBRATION = 20
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
-# Rows scored at once when scoring the whole corpus (bounds the temporary memory).
-CHUNK = 64  # small chunks stay in cache: 6x faster than 1024 on CLINC150
-# Inside a training step, rows (forward) and terms (gradient) are reduced in chunks of this
-# many, for the same reason: about 2x faster per step than whole batches.
-STEP_CHUNK = 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,34 +110,150 @@ class Model:
     calibrated: bool = False
 
 
-def train(corpus: Corpus, n_routes: int) -> Model:
-    """Learn the weights and the temperature from the corpus (see the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Reports how far a build is, as a fraction of its whole, to an optional callback.
+
+    A stage gets its share of [0, 1] with `part`, so each stage counts from 0 to 1 on its
+    own and the callback still sees one monotone fraction. An exception the callback raises
+    is not caught: it aborts the build (that is how a job is cancelled).
+    """
+
+    callback: Callable[[float], None] | None = None
+    start: float = 0.0
+    end: float = 1.0
+
+    def __call__(self, fraction: float) -> None:
+        if self.callback is not None:
+            done = min(1.0, max(0.0, fraction))
+            self.callback(self.start + (self.end - self.start) * done)
+
+    def part(self, start: float, end: float) -> Progress:
+        """The sub-range [start, end] of this one, as its own 0-to-1 progress."""
+        width = self.end - self.start
+        return Progress(self.callback, self.start + width * start, self.start + width * end)
+
+
+NO_PROGRESS = Progress()
+
+# Shares of a build's progress: preparing (naive Bayes, candidates, held-out logits), and
+# within each pass of learning, building its batches.
+PREPARING_SHARE = 0.15
+BATCHING_SHARE = 0.05
+
+# A warm start (an earlier model of most of these texts) learns this many passes over every
+# text, instead of the held-out passes and the last one, and keeps the earlier temperature.
+WARM_EPOCHS = 2
+# ... then this many passes over the texts the earlier model never saw (an edited example
+# must route as a full build would route it: two passes alone left it on a menu).
+FRESH_EPOCHS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Warm:
+    """An earlier model mapped onto this corpus, to start learning from.
+
+    `weights` are its final weights (naive Bayes included, centred per term) where it knew
+    both the term and the route (`known_terms`, `known_routes`), 0 elsewhere.
+    """
+
+    weights: FloatArray
+    known_terms: npt.NDArray[np.bool_]
+    known_routes: npt.NDArray[np.bool_]
+    temperature: float
+    fresh: npt.NDArray[np.bool_]  # per text: not among its route's texts in the earlier model
+
+
+def train(
+    corpus: Corpus,
+    n_routes: int,
+    *,
+    warm: Warm | None = None,
+    progress: Progress = NO_PROGRESS,
+) -> Model:
+    """Learn the weights and the temperature from the corpus (see the module docstring).
+
+    Args:
+        corpus: the route texts.
+        n_routes: how many routes (columns).
+        warm: an earlier model to start from (used when both it and this pack are
+            calibrated): WARM_EPOCHS passes over every text, the earlier temperature kept.
+        progress: told the fraction done after every step.
+    """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
+        progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
+    preparing, progress = progress.part(0.0, PREPARING_SHARE), progress.part(PREPARING_SHARE, 1)
     bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
-    base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
+    preparing(0.3)
     everything = np.ones(corpus.n_docs, bool)
     held = (np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1
     calibrate = held.sum() >= MIN_CALIBRATION and n_routes >= 2
     # The character 3-grams are learned only from a pack big enough to check the model on
     # held-out texts: from a handful of examples they learn accidents of spelling (on two
     # routes of five examples, "completely unrelated words" leaned 2:1 to one of them).
-    learner = _Correction(corpus, n_routes, chars=calibrate, margin=MARGIN if calibrate else 0.0)
+    margin = MARGIN if calibrate else 0.0
+    initial = None
+    if warm is not None and calibrate:
+        initial = warm.weights  # minus naive Bayes where it knew the term and the route
+        scaled = NB_SCALE * bayes
+        scaled[~warm.known_terms] = 0.0
+        scaled[:, ~warm.known_routes] = 0.0
+        initial -= scaled
+        del scaled
+    learner: _Correction | _candidates.CandidateCorrection
+    if n_routes > _candidates.CANDIDATE_ROUTES:
+        chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
+        base = NB_SCALE * _leave_one_out_logits(
+            corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
+        )
+        rates = _rates(corpus, calibrate)
+        learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
+        labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
+    else:
+        base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
+        learner = _Correction(corpus, n_routes, chars=calibrate, margin=margin)
+        if initial is not None:
+            learner.weights[:] = initial
+        labels = corpus.routes
+    preparing(1.0)
+    if initial is not None and warm is not None:
+        # The earlier model saw the held-out texts: its temperature is the honest one.
+        share = WARM_EPOCHS / (WARM_EPOCHS + 1)
+        learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress.part(0.0, share))
+        # A batch of a few fresh texts would step as hard as a full one: scale it down.
+        learner.rates *= np.float32(min(1.0, warm.fresh.sum() / BATCH))
+        learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
+        return _finish(learner, bayes, warm.temperature, calibrate)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
     # temper the overconfidence that longer training on a handful of texts brings.
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
-    learner.fit(base, ~held if calibrate else everything, epochs, SEED)
+    share = epochs / (epochs + FINAL_EPOCHS)
+    learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
     temperature = 1.0
     if calibrate:
-        logits = base[held] + _logits(learner.weights, _select(corpus, held))
-        temperature = fit_temperature(logits, corpus.routes[held])
-    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1)
-    correction = learner.weights
-    correction += NB_SCALE * bayes
-    correction -= correction.mean(axis=1, keepdims=True)
-    return Model(correction, temperature, calibrate)
+        logits = base[held] + learner.logits(held)
+        temperature = fit_temperature(logits, labels[held])
+    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1, progress.part(share, 1.0))
+    return _finish(learner, bayes, temperature, calibrate)
+
+
+def _finish(
+    learner: _Correction | _candidates.CandidateCorrection,
+    bayes: FloatArray,
+    temperature: float,
+    calibrated: bool,
+) -> Model:
+    """The final weights: scaled naive Bayes plus the correction, centred per term.
+
+    Built in `bayes`'s memory: at 2,000 routes each terms x routes array is most of a GB.
+    """
+    bayes *= NB_SCALE
+    learner.add_to(bayes)
+    bayes -= bayes.mean(axis=1, keepdims=True)
+    return Model(bayes, temperature, calibrated)
 
 
 def held_epochs(n_docs: int) -> int:
@@ -156,8 +274,10 @@ def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArra
     """
     own = corpus.routes[corpus.rows]
     cells = corpus.ids * n_routes + own
-    flat = np.bincount(cells, corpus.values, minlength=corpus.n_terms * n_routes)
-    weights = flat.astype(np.float32).reshape(corpus.n_terms, n_routes)
+    # float32 from the start: at 2,000 routes a float64 terms x routes array is gigabytes.
+    flat = np.zeros(corpus.n_terms * n_routes, np.float32)
+    np.add.at(flat, cells, corpus.values)
+    weights = flat.reshape(corpus.n_terms, n_routes)
     own_mass = weights[corpus.ids, own]
     totals = weights.sum(axis=0) + np.float32(SMOOTHING * corpus.n_terms)
     weights += np.float32(SMOOTHING)
@@ -168,43 +288,46 @@ def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArra
 
 
 def _leave_one_out_logits(
-    corpus: Corpus, bayes: FloatArray, totals: FloatArray, own_mass: FloatArray
+    corpus: Corpus,
+    bayes: FloatArray,
+    totals: FloatArray,
+    own_mass: FloatArray,
+    chosen: IntArray | None = None,
+    progress: Progress | None = None,
 ) -> FloatArray:
     """Each text's naive-Bayes logits as if the text had not been counted.
 
     Only the text's own route changes: its counts lose the text's values. Row centring
-    shifts every route alike, so it is left out of the correction.
+    shifts every route alike, so it is left out of the correction. With `chosen`
+    candidates (own route first), the logits on those routes only.
     """
-    logits = _logits(bayes, corpus)
+    if chosen is None:
+        logits, own = _logits(bayes, corpus), corpus.routes
+    else:
+        logits = _candidates.gathered_logits(corpus, bayes, chosen, progress)
+        own = np.zeros(corpus.n_docs, np.int64)
     kept = np.maximum(own_mass - corpus.values, 0.0)
     change = corpus.values * (np.log(kept + SMOOTHING) - np.log(own_mass + SMOOTHING))
     size = np.bincount(corpus.rows, corpus.values, minlength=corpus.n_docs)
     doc_totals = totals[corpus.routes].astype(np.float64)
     shrink = size * (np.log(np.maximum(doc_totals - size, 1e-9)) - np.log(doc_totals))
     change_sum = np.bincount(corpus.rows, change, minlength=corpus.n_docs)
-    logits[np.arange(corpus.n_docs), corpus.routes] += (change_sum - shrink).astype(np.float32)
+    logits[np.arange(corpus.n_docs), own] += (change_sum - shrink).astype(np.float32)
     return logits
 
 
 def _logits(weights: FloatArray, corpus: Corpus) -> FloatArray:
-    """Every row's logits, X @ W, gathered in chunks of rows."""
-    out = np.zeros((corpus.n_docs, weights.shape[1]), np.float32)
-    starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
-    for first in range(0, corpus.n_docs, CHUNK):
-        last = min(corpus.n_docs, first + CHUNK)
-        lo, hi = starts[first], starts[last]
-        contributions = np.take(weights, corpus.ids[lo:hi], axis=0)
-        contributions *= corpus.values[lo:hi, None]
-        out[first:last] = _sum_rows(contributions, corpus.rows[lo:hi] - first, last - first)
+    """Every row's logits, X @ W (a sparse product)."""
+    out: FloatArray = (_matrix(corpus) @ weights).astype(np.float32, copy=False)
     return out
 
 
-def _sum_rows(contributions: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
-    out = np.zeros((n_rows, contributions.shape[1]), np.float32)
-    if len(rows):
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        out[rows[starts]] = np.add.reduceat(contributions, starts, axis=0)
-    return out
+def _matrix(corpus: Corpus) -> sparse.csr_array:
+    """The corpus as a texts x terms sparse matrix."""
+    from scipy import sparse
+
+    shape = (corpus.n_docs, corpus.n_terms)
+    return sparse.csr_array((corpus.values, (corpus.rows, corpus.ids)), shape=shape)
 
 
 def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
@@ -221,6 +344,16 @@ def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
     )
 
 
+def _rates(corpus: Corpus, chars: bool) -> FloatArray:
+    """Each term's learning rate (terms x 1): words, CHAR_RATE for 3-grams when `chars`, else 0."""
+    sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
+    rates = np.where(
+        sizes == 0, 1.0, np.where(np.isin(sizes, CORRECTED_CHAR_SIZES), CHAR_RATE, 0.0)
+    )
+    result: FloatArray = (LEARNING_RATE * rates).astype(np.float32)[:, None]
+    return result
+
+
 class _Correction:
     """Softmax regression on the corrected terms, on top of fixed `base` logits (in place).
 
@@ -229,12 +362,8 @@ class _Correction:
     """
 
     def __init__(self, corpus: Corpus, n_routes: int, chars: bool = True, margin: float = 0.0):
-        sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
-        rates = np.where(
-            sizes == 0, 1.0, np.where(np.isin(sizes, CORRECTED_CHAR_SIZES), CHAR_RATE, 0.0)
-        )
-        self.rates = (LEARNING_RATE * rates).astype(np.float32)[:, None]
-        learned = (rates > 0.0)[corpus.ids]
+        self.rates = _rates(corpus, chars)
+        learned = (self.rates[:, 0] > 0.0)[corpus.ids]
         self.corpus = Corpus(
             corpus.rows[learned],
             corpus.ids[learned],
@@ -248,80 +377,77 @@ class _Correction:
         self.weights = np.zeros((corpus.n_terms, n_routes), np.float32)
         self.velocity = np.zeros_like(self.weights)
 
-    def fit(self, base: FloatArray, docs: npt.NDArray[np.bool_], epochs: int, seed: int) -> None:
+    def add_to(self, weights: FloatArray) -> None:
+        """Add the learned correction to `weights` (terms x routes), in place."""
+        weights += self.weights
+
+    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
+        """The correction's logits of the texts `docs` over every route."""
+        return _logits(self.weights, _select(self.corpus, docs))
+
+    def fit(
+        self,
+        base: FloatArray,
+        docs: npt.NDArray[np.bool_],
+        epochs: int,
+        seed: int,
+        progress: Progress = NO_PROGRESS,
+    ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`)."""
         train = _select(self.corpus, docs)
         if train.n_docs == 0 or self.n_routes < 2 or epochs <= 0:
+            progress(1.0)
             return
         base = base[docs]
-        batches = _batches(train)
+        batches = _batches(train, progress.part(0.0, BATCHING_SHARE))
+        learning = progress.part(BATCHING_SHARE, 1.0)
         order = np.random.default_rng(seed)
+        total, done = epochs * len(batches), 0
         for _ in range(epochs):
             for index in order.permutation(len(batches)):
                 batch = batches[index]
                 _step(
                     batch, train.routes, base, self.weights, self.velocity, self.rates, self.margin
                 )
+                done += 1
+                learning(done / total)
+        progress(1.0)
 
 
 @dataclass(frozen=True, slots=True)
 class _Batch:
-    """One mini-batch, pre-indexed once so that every epoch only does arithmetic."""
+    """One mini-batch, pre-indexed once so that every epoch only does arithmetic.
+
+    `matrix` is the batch's texts over its own distinct `terms` (rows x terms, CSR), and
+    `transposed` the same as terms x rows: the two sparse products of a step.
+    """
 
     docs: IntArray
-    values: FloatArray
-    row_starts: IntArray  # where each non-empty row's entries start
-    filled: IntArray  # the batch-local rows that have entries
     terms: IntArray  # the distinct terms of the batch
-    slot: IntArray  # each entry's index into `terms`
-    sorted_rows: IntArray  # each entry's batch-local row, and its value, in term order
-    sorted_values: FloatArray
-    term_starts: IntArray
-    row_chunks: list[tuple[int, int, int, int, IntArray]]  # (first, last, lo, hi, starts)
-    term_chunks: list[tuple[int, int, int, int, IntArray]]
+    matrix: sparse.csr_array
+    transposed: sparse.csr_array
 
 
-def _chunks(starts: IntArray, total: int) -> list[tuple[int, int, int, int, IntArray]]:
-    """Groups of STEP_CHUNK segments: (first, last segment, entry range, local starts)."""
-    out = []
-    for first in range(0, len(starts), STEP_CHUNK):
-        last = min(len(starts), first + STEP_CHUNK)
-        lo, hi = int(starts[first]), int(starts[last]) if last < len(starts) else total
-        out.append((first, last, lo, hi, starts[first:last] - lo))
-    return out
+def _batches(corpus: Corpus, progress: Progress = NO_PROGRESS) -> list[_Batch]:
+    from scipy import sparse
 
-
-def _batches(corpus: Corpus) -> list[_Batch]:
     shuffled = np.random.default_rng(SEED).permutation(corpus.n_docs)
     starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
     batches = []
     for first in range(0, corpus.n_docs, BATCH):
+        progress(first / corpus.n_docs)
         docs = np.sort(shuffled[first : first + BATCH])
         lengths = starts[docs + 1] - starts[docs]
         entries = np.repeat(starts[docs] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
         entries += np.arange(lengths.sum())
         rows = np.repeat(np.arange(len(docs)), lengths)
         terms, slot = np.unique(corpus.ids[entries], return_inverse=True)
-        by_term = np.argsort(slot, kind="stable")
-        filled = np.flatnonzero(lengths)
-        row_starts = np.r_[0, np.cumsum(lengths[filled])[:-1]].astype(np.int64)
-        term_starts = np.searchsorted(slot[by_term], np.arange(len(terms)))
-        batches.append(
-            _Batch(
-                docs=docs,
-                values=corpus.values[entries],
-                row_starts=row_starts,
-                filled=filled,
-                terms=terms,
-                slot=slot,
-                sorted_rows=rows[by_term],
-                sorted_values=corpus.values[entries][by_term],
-                term_starts=term_starts,
-                row_chunks=_chunks(row_starts, len(entries)),
-                term_chunks=_chunks(term_starts, len(entries)),
-            )
-        )
-    return [b for b in batches if len(b.terms)]
+        if not len(terms):
+            continue
+        shape = (len(docs), len(terms))
+        matrix = sparse.csr_array((corpus.values[entries], (rows, slot)), shape=shape)
+        batches.append(_Batch(docs, terms, matrix, matrix.T.tocsr()))
+    return batches
 
 
 def _step(
@@ -337,10 +463,7 @@ def _step(
     # np.take rather than fancy indexing: several times faster for gathering rows.
     active = np.take(weights, batch.terms, axis=0)
     logits = np.take(base, batch.docs, axis=0)
-    for first, last, lo, hi, starts in batch.row_chunks:
-        contributions = np.take(active, batch.slot[lo:hi], axis=0)
-        contributions *= batch.values[lo:hi, None]
-        logits[batch.filled[first:last]] += np.add.reduceat(contributions, starts, axis=0)
+    logits += batch.matrix @ active
     own = (np.arange(len(batch.docs)), routes[batch.docs])
     logits[own] -= margin
     logits -= logits.max(axis=1, keepdims=True)
@@ -348,14 +471,9 @@ def _step(
     error /= error.sum(axis=1, keepdims=True)
     error[own] -= 1.0
     error /= len(batch.docs)
-    gradient = np.empty_like(active)
-    for first, last, lo, hi, starts in batch.term_chunks:
-        spread = np.take(error, batch.sorted_rows[lo:hi], axis=0)
-        spread *= batch.sorted_values[lo:hi, None]
-        gradient[first:last] = np.add.reduceat(spread, starts, axis=0)
     moved = np.take(velocity, batch.terms, axis=0)
     moved *= MOMENTUM
-    moved += gradient
+    moved += batch.transposed @ error
     velocity[batch.terms] = moved
     moved *= np.take(rates, batch.terms, axis=0)
     weights[batch.terms] = active - moved

@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from routing_core.scorers import _model, _terms
 from routing_core.scorers import stored as stored_model
+from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
 
 if TYPE_CHECKING:
@@ -156,8 +157,10 @@ class _Vocabulary:
         values = (1.0 + np.log(tf)) * self.idf[ids]
         is_char = self.is_char[ids]
         # One row: the same weighting as `_normalise`, without its per-row bookkeeping.
-        word_norm = float(np.linalg.norm(values[~is_char]))
-        char_norm = float(np.linalg.norm(values[is_char]))
+        word_values, char_values = values[~is_char], values[is_char]
+        # math.sqrt of a dot product: np.linalg.norm costs 3x as much on a few dozen values.
+        word_norm = math.sqrt(float(word_values @ word_values))
+        char_norm = math.sqrt(float(char_values @ char_values))
         total = math.hypot(WORD_BLOCK_WEIGHT if word_norm else 0.0, 1.0 if char_norm else 0.0)
         word_scale = WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total
         char_scale = 1.0 / (char_norm or 1.0) / total
@@ -187,19 +190,28 @@ def _row_norms(values: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
     return norms.astype(np.float32)
 
 
-def _build_corpus(routes: Sequence[RouteText]) -> tuple[_Vocabulary, _model.Corpus]:
+# Building the corpus reports progress every this many routes (about 0.1 s at most).
+PROGRESS_ROUTES = 50
+
+
+def _build_corpus(
+    routes: Sequence[RouteText], progress: _model.Progress = _model.NO_PROGRESS
+) -> tuple[_Vocabulary, _model.Corpus]:
     """Count every route text once, assign term ids on the fly and weight by TF-IDF."""
     keys: list[str] = []
     counts: list[int] = []
     rows: list[int] = []
     doc_routes: list[int] = []
     for route_index, route in enumerate(routes):
+        if route_index % PROGRESS_ROUTES == 0:
+            progress(0.8 * route_index / len(routes))
         for text in _route_texts(route):
             terms = _count_terms(text)
             keys.extend(terms)
             counts.extend(terms.values())
             rows.extend([len(doc_routes)] * len(terms))
             doc_routes.append(route_index)
+    progress(0.85)
     term_ids = {key: i for i, key in enumerate(dict.fromkeys(keys))}
     id_array = np.asarray([term_ids[key] for key in keys], np.int64)
     row_array = np.asarray(rows, np.int64)
@@ -208,12 +220,82 @@ def _build_corpus(routes: Sequence[RouteText]) -> tuple[_Vocabulary, _model.Corp
     idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
     char_sizes = np.fromiter((_terms.char_size(k) for k in term_ids), np.int64, len(term_ids))
     is_char = char_sizes > 0
+    progress(0.95)
     tf = 1.0 + np.log(np.asarray(counts, np.float32))
     values = _normalise(tf * idf[id_array], row_array, is_char[id_array], n_docs)
     corpus = _model.Corpus(
         row_array, id_array, values, np.asarray(doc_routes, np.int64), len(term_ids), char_sizes
     )
     return _Vocabulary(term_ids, idf, is_char), corpus
+
+
+def _warm(
+    vocabulary: _Vocabulary,
+    routes: Sequence[RouteText],
+    model: LexicalModel,
+    learned_from: Sequence[RouteText],
+) -> _model.Warm:
+    """An earlier model's weights on these terms and routes, matched by string and name.
+
+    `learned_from`: the routes the earlier model's columns were learned from, in order.
+    """
+    names = [route.name for route in learned_from]
+    seen = {route.name: set(_route_texts(route)) for route in learned_from}
+    fresh = [
+        text not in seen.get(route.name, ()) for route in routes for text in _route_texts(route)
+    ]
+    _, old = stored_model.decode(model)
+    old_terms = {term: i for i, term in enumerate(model.terms)}
+    old_routes = {name: i for i, name in enumerate(names)}
+    term_map = np.fromiter((old_terms.get(t, -1) for t in vocabulary.ids), np.int64)
+    route_map = np.asarray([old_routes.get(r.name, -1) for r in routes], np.int64)
+    known_terms, known_routes = term_map >= 0, route_map >= 0
+    weights = np.zeros((len(term_map), len(route_map)), np.float32)
+    rows, columns = np.flatnonzero(known_terms), np.flatnonzero(known_routes)
+    weights[np.ix_(rows, columns)] = old[np.ix_(term_map[rows], route_map[columns])]
+    return _model.Warm(
+        weights, known_terms, known_routes, model.temperature, np.asarray(fresh, bool)
+    )
+
+
+def text_vectors(
+    model: LexicalModel, routes: Sequence[RouteText]
+) -> tuple[list[str], FloatArray, IntArray, FloatArray, IntArray]:
+    """Every text of `routes` over the model's terms, plus the terms they add.
+
+    A term the model does not know gets an idf as if the model's texts had not held it
+    (their number is read back from the largest idf, that of a term in one text).
+
+    Returns:
+        The added terms and their idf (ids from `len(model.terms)` on), then every text's
+        normalised vector concatenated: (term ids, values, route index).
+    """
+    idf = stored_model.decode_idf(model)
+    n_docs = 2.0 * math.exp(float(idf.max(initial=1.0)) - 1.0) - 1.0
+    added: Counter[str] = Counter()
+    known = set(model.terms)
+    for route in routes:
+        for text in _route_texts(route):
+            added.update(term for term in _count_terms(text) if term not in known)
+    df = np.fromiter(added.values(), np.float32, len(added))
+    new_idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
+    vocabulary = _vocabulary_of([*model.terms, *added], np.concatenate([idf, new_idf]))
+    ids: list[IntArray] = [np.zeros(0, np.int64)]
+    values: list[FloatArray] = [np.zeros(0, np.float32)]
+    owners: list[IntArray] = [np.zeros(0, np.int64)]
+    for index, route in enumerate(routes):
+        for text in _route_texts(route):
+            text_ids, text_values = vocabulary.vector(vocabulary.resolve(text)[0])
+            ids.append(text_ids)
+            values.append(text_values)
+            owners.append(np.full(len(text_ids), index, np.int64))
+    return list(added), new_idf, np.concatenate(ids), np.concatenate(values), np.concatenate(owners)
+
+
+def _vocabulary_of(names: Sequence[str], idf: FloatArray) -> _Vocabulary:
+    terms = {term: i for i, term in enumerate(names)}
+    is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool, len(terms))
+    return _Vocabulary(terms, idf, is_char)
 
 
 @dataclass(slots=True)
@@ -235,17 +317,34 @@ _LEARNED_SIZE = 4
 _LEARNING = threading.Lock()
 
 
-def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel:
+# Shares of a build's progress: counting the texts, then learning (encoding is quick).
+_CORPUS_SHARE = 0.2
+_TRAIN_END = 0.95
+
+
+def learned_model(
+    routes: Sequence[RouteText],
+    fingerprint: str,
+    *,
+    progress: _model.Progress = _model.NO_PROGRESS,
+    previous: tuple[LexicalModel, Sequence[RouteText]] | None = None,
+) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
 
     A freshly learned model goes through the same compact encoding a pack stores, so a pack
     that learns at load and one that carries its model score every message identically.
+    `progress` is told the fraction done as learning proceeds; what it raises aborts.
+    `previous` (an earlier model and the routes its columns learned from) warm-starts
+    learning, matched by term and route name.
     """
     with _LEARNING:
         model = _LEARNED.pop(fingerprint, None)
         if model is None:
-            vocabulary, corpus = _build_corpus(routes)
-            trained = _model.train(corpus, len(routes))
+            vocabulary, corpus = _build_corpus(routes, progress.part(0.0, _CORPUS_SHARE))
+            warm = None if previous is None else _warm(vocabulary, routes, *previous)
+            trained = _model.train(
+                corpus, len(routes), warm=warm, progress=progress.part(_CORPUS_SHARE, _TRAIN_END)
+            )
             terms = list(vocabulary.ids)
             model = stored_model.encode(
                 routes,
@@ -254,11 +353,18 @@ def learned_model(routes: Sequence[RouteText], fingerprint: str) -> LexicalModel
                 trained.weights,
                 trained.temperature,
                 trained.calibrated,
+                in_place=True,
+                progress=progress.part(_TRAIN_END, 1.0),
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:
             _LEARNED.pop(next(iter(_LEARNED)))
-        return model
+    progress(1.0)
+    return model
+
+
+# What `info.details["model"]` says of a model carried over from earlier route texts.
+STALE_ORIGIN = "stale: learned before the routes' latest edits, not retrained"
 
 
 class LexicalScorer:
@@ -268,7 +374,7 @@ class LexicalScorer:
         self,
         names: Sequence[str],
         vocabulary: _Vocabulary,
-        weights: FloatArray,
+        weights: Weights | DenseWeights,
         temperature: float = 1.0,
         origin: str = "trained at load",
         calibrated: bool = False,
@@ -289,7 +395,7 @@ class LexicalScorer:
             temperature=TEMPERATURE,
             details={
                 "routes": len(self._names),
-                "terms": int(weights.shape[0]),
+                "terms": weights.n_terms,
                 "calibration_temperature": temperature,
                 "calibrated": calibrated,
                 "model": origin,
@@ -305,7 +411,8 @@ class LexicalScorer:
         Args:
             routes: what to learn from.
             stored: weights learned when the pack was built (`scorer.model`); used when
-                they were learned from exactly these routes, otherwise learned again.
+                they were learned from exactly these routes, otherwise learned again; a
+                model marked `stale` is used as it is (`stored.with_stale_model`).
 
         Raises:
             ValueError: no routes, or two routes with the same name.
@@ -315,25 +422,30 @@ class LexicalScorer:
             raise ValueError("the lexical scorer needs at least one route")
         if len(set(names)) != len(names):
             raise ValueError("route names must be unique")
+        if stored is not None and stored.stale and stored.routes == len(names):
+            return cls._from_model(names, stored, STALE_ORIGIN)
         fingerprint = stored_model.fingerprint(routes)
-        if stored is not None and stored.fingerprint == fingerprint:
+        if stored is not None and stored.fingerprint == fingerprint and not stored.stale:
             return cls._from_model(names, stored, "stored in the pack")
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
         return cls._from_model(names, learned_model(routes, fingerprint), origin)
 
     @classmethod
     def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
-        idf, weights = stored_model.decode(model)
-        terms = {term: i for i, term in enumerate(model.terms)}
-        is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool)
-        vocabulary = _Vocabulary(terms, idf, is_char)
-        return cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
+        idf = stored_model.decode_idf(model)
+        cells, values = stored_model.decode_cells(model)
+        weights = weights_of(cells, values, len(model.terms), model.routes)
+        vocabulary = _vocabulary_of(model.terms, idf)
+        scorer = cls(names, vocabulary, weights, model.temperature, origin, model.calibrated)
+        if model.stale:
+            scorer.info.details.update(stale=True, trained_fingerprint=model.fingerprint)
+        return scorer
 
     def to_model(self, routes: Sequence[RouteText]) -> LexicalModel:
         """These weights as the pack field `scorer.model` (`routes`: what they learned from)."""
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
-        idf, weights = self._vocabulary.idf, self._weights
+        idf, weights = self._vocabulary.idf, self._weights.dense()
         return stored_model.encode(routes, terms, idf, weights, temperature, self._calibrated)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
@@ -345,11 +457,12 @@ class LexicalScorer:
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
-        columns = self._columns(candidates)
+        every = candidates == self._names  # the router's usual call: no reordering
+        columns = None if every else self._columns(candidates)
         posterior = self._posterior(message)
         if posterior is None:
-            return [0.0] * len(columns)
-        result: list[float] = posterior[columns].tolist()
+            return [0.0] * len(candidates)
+        result: list[float] = (posterior if columns is None else posterior[columns]).tolist()
         return result
 
     def logits(self, message: str) -> FloatArray | None:
@@ -357,8 +470,7 @@ class LexicalScorer:
         features = self._features(message)
         if features is None:
             return None
-        result: FloatArray = features.values @ np.take(self._weights, features.ids, axis=0)
-        return result
+        return self._weights.logits(features.ids, features.values)
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The message's words and bigrams that raised `route` most, strongest first.
@@ -375,7 +487,7 @@ class LexicalScorer:
         features = self._features(message)
         if features is None or limit <= 0:
             return []
-        contributions = features.values * self._weights[features.ids, column]
+        contributions = features.values * self._weights.column(features.ids, column)
         by_source = _credit(features.words, features.ids, contributions)
         # A lone stop word ("was", "my") does count in the score, but names nothing a person
         # could act on beside a content word; its bigrams ("was charged") are kept.

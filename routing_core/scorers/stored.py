@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 # routes, and a published pack keeps scoring exactly as it did when it was published.
 FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
+# Terms whose median route is found at once when encoding (bounds time between progress calls).
+MEDIAN_BLOCK = 8192
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -46,11 +48,23 @@ def encode(
     weights: FloatArray,
     temperature: float,
     calibrated: bool,
+    *,
+    in_place: bool = False,
+    progress: Callable[[float], None] | None = None,
 ) -> LexicalModel:
-    """The pack field for a trained scorer (weights: terms x routes)."""
+    """The pack field for a trained scorer (weights: terms x routes).
+
+    `in_place`: `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
+    `progress`: told the fraction done, block of terms by block.
+    """
     from routing_core.pack import LexicalModel
 
-    relative = weights - np.median(weights, axis=1, keepdims=True)
+    relative = weights if in_place else weights.copy()
+    for first in range(0, len(relative), MEDIAN_BLOCK):
+        if progress is not None:
+            progress(first / len(relative))
+        block = relative[first : first + MEDIAN_BLOCK]
+        block -= np.median(block, axis=1, keepdims=True)
     cells = np.flatnonzero(np.abs(relative) > PRUNE).astype("<u4")
     return LexicalModel(
         fingerprint=fingerprint(routes),
@@ -64,9 +78,22 @@ def encode(
     )
 
 
+def decode_idf(model: LexicalModel) -> FloatArray:
+    """The model's idf, one per term, as float32."""
+    idf: FloatArray = _unpack(model.idf, "<f2").astype(np.float32)
+    return idf
+
+
+def decode_cells(model: LexicalModel) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """The model's stored cells (ascending `term * routes + route`) and their values."""
+    cells = _unpack(model.cells, "<u4").astype(np.int64)
+    values: FloatArray = _unpack(model.weights, "<f2").astype(np.float32)
+    return cells, values
+
+
 def decode(model: LexicalModel) -> tuple[FloatArray, FloatArray]:
     """The model's idf (per term) and dense weights (terms x routes, centred), as float32."""
-    idf = _unpack(model.idf, "<f2").astype(np.float32)
+    idf = decode_idf(model)
     weights = np.zeros(len(model.terms) * model.routes, np.float32)
     weights[_unpack(model.cells, "<u4")] = _unpack(model.weights, "<f2")
     dense = weights.reshape(len(model.terms), model.routes)
@@ -101,20 +128,167 @@ def check_model(model: LexicalModel) -> None:
         raise ValueError("model arrays must be finite")
 
 
-def with_model(pack: Pack) -> Pack:
+def with_model(
+    pack: Pack,
+    *,
+    previous: Pack | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Pack:
     """The pack with its lexical scorer's weights learned and stored (others unchanged).
 
     Call it when building or publishing a pack, so that loading the pack does not train.
+
+    Args:
+        pack: the pack to learn for.
+        previous: an earlier pack of the same profile whose stored lexical model may start
+            the learning (matched by route name and term, so added, removed or renamed
+            routes are fine). A model learned from exactly these route texts is reused.
+        progress: called with the fraction done, in [0, 1], as learning proceeds (after
+            every step, at most a fraction of a second apart); whatever it raises aborts
+            the build and propagates (that is how a job is cancelled).
     """
     from routing_core.pack import LexicalScorerSettings
     from routing_core.scorers import route_texts
+    from routing_core.scorers._model import Progress
     from routing_core.scorers.lexical import learned_model
 
+    reporter = Progress(_monotone(progress))
     if not isinstance(pack.scorer, LexicalScorerSettings):
+        reporter(1.0)
         return pack
     texts = route_texts(pack)
-    model = learned_model(texts, fingerprint(texts))
+    wanted = fingerprint(texts)
+    reused = _model_of(previous)
+    if reused is not None and reused.fingerprint == wanted and not reused.stale:
+        model = reused
+        reporter(1.0)
+    else:
+        warm = None
+        if previous is not None and reused is not None and reused.routes == len(previous.routes):
+            warm = (reused, route_texts(previous))
+        model = learned_model(texts, wanted, progress=reporter, previous=warm)
     return pack.model_copy(update={"scorer": pack.scorer.model_copy(update={"model": model})})
+
+
+def with_stale_model(draft: Pack, trained: Pack) -> Pack:
+    """The draft scored at once with the model learned for `trained`'s route texts.
+
+    For a playground that must answer while the draft's own model trains. Nothing is
+    learned: `trained`'s stored weights are carried over, columns matched by route name. A
+    route the old model does not know (added or renamed since) gets a naive-Bayes column of
+    its own texts over the old terms: `NB_SCALE * log(1 + mass / SMOOTHING)` per term, the
+    weight a term has for a route whose texts hold it over one whose texts do not; it is
+    uncorrected, so it scores lower than a trained route would. A route whose texts changed
+    keeps its old column. The result's model is marked `stale`; a `Router` of it says so in
+    `scorer.info.details`: `"stale": True` and `"trained_fingerprint"`, the fingerprint of
+    the route texts the weights were learned from (`"model"` reads "stale: ...").
+
+    Returns:
+        The draft with that model; the draft unchanged when either pack has no stored
+        lexical model to carry (its `Router` then learns at load), and the draft with the
+        trained model as it is when the route texts are the same.
+    """
+    from routing_core.pack import LexicalScorerSettings
+    from routing_core.scorers import route_texts
+
+    old = _model_of(trained)
+    if not isinstance(draft.scorer, LexicalScorerSettings) or old is None:
+        return draft
+    if old.routes != len(trained.routes):  # columns that follow no route list: cannot map
+        return draft
+    texts = route_texts(draft)
+    if old.fingerprint == fingerprint(texts) and not old.stale:
+        model = old
+    else:
+        model = _carried(old, route_texts(trained), texts)
+    return draft.model_copy(update={"scorer": draft.scorer.model_copy(update={"model": model})})
+
+
+def _monotone(progress: Callable[[float], None] | None) -> Callable[[float], None] | None:
+    """`progress` told never less than it was told before (stages meet at rounded edges)."""
+    if progress is None:
+        return None
+    last = [0.0]
+
+    def report(fraction: float) -> None:
+        last[0] = max(last[0], fraction)
+        progress(last[0])
+
+    return report
+
+
+def _model_of(pack: Pack | None) -> LexicalModel | None:
+    from routing_core.pack import LexicalScorerSettings
+
+    if pack is None or not isinstance(pack.scorer, LexicalScorerSettings):
+        return None
+    return pack.scorer.model
+
+
+def _carried(
+    old: LexicalModel, old_routes: Sequence[RouteText], routes: Sequence[RouteText]
+) -> LexicalModel:
+    """`old`'s cells remapped onto `routes` by name; naive-Bayes cells where it knows nothing.
+
+    A new route gets a whole naive-Bayes column; an edited route keeps its column and gains
+    cells for the terms its new texts bring (the old model has no weight for them at all).
+    """
+    from routing_core.scorers.lexical import text_vectors
+
+    column = {route.name: i for i, route in enumerate(routes)}
+    mapping = np.asarray([column.get(route.name, -1) for route in old_routes], np.int64)
+    cells = _unpack(old.cells, "<u4").astype(np.int64)
+    terms, old_columns = np.divmod(cells, old.routes)
+    new_columns = mapping[old_columns]
+    kept = new_columns >= 0
+    before = {route.name: route for route in old_routes}
+    changed = [i for i, route in enumerate(routes) if before.get(route.name) != route]
+    added, added_idf, ids, values, owners = text_vectors(old, [routes[i] for i in changed])
+    new_cells, new_values = _bayes_cells(ids, values, owners, len(changed))
+    is_new = np.asarray([routes[i].name not in before for i in changed], bool)
+    fills = is_new[new_cells % max(1, len(changed))] | (
+        new_cells // max(1, len(changed)) >= len(old.terms)
+    )
+    new_terms, which = np.divmod(new_cells[fills], max(1, len(changed)))
+    carried_cells = terms[kept] * len(routes) + new_columns[kept]
+    carried_values = _unpack(old.weights, "<f2")[kept]
+    if np.any(carried_cells[1:] <= carried_cells[:-1]):  # routes reordered: sort them all
+        order = np.argsort(carried_cells, kind="stable")
+        carried_cells, carried_values = carried_cells[order], carried_values[order]
+    # The few naive-Bayes cells merge into the ascending carried ones (no sort of millions).
+    fresh_cells = new_terms * len(routes) + np.asarray(changed, np.int64)[which]
+    fresh_order = np.argsort(fresh_cells, kind="stable")
+    at = np.searchsorted(carried_cells, fresh_cells[fresh_order])
+    all_cells = np.insert(carried_cells, at, fresh_cells[fresh_order])
+    all_values = np.insert(carried_values, at, new_values[fills][fresh_order])
+    idf = np.concatenate([decode_idf(old), added_idf])
+    return old.model_copy(
+        update={
+            "routes": len(routes),
+            "stale": True,
+            "terms": (*old.terms, *added),
+            "idf": _pack(idf.astype("<f2")),
+            "cells": _pack(all_cells.astype("<u4")),
+            "weights": _pack(all_values.astype("<f2")),
+        }
+    )
+
+
+def _bayes_cells(
+    ids: npt.NDArray[np.int64], values: FloatArray, owners: npt.NDArray[np.int64], n_routes: int
+) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """Cells (`term * n_routes + route`) and weights of uncorrected naive-Bayes columns.
+
+    `NB_SCALE * log(1 + mass / SMOOTHING)`: a term's naive-Bayes weight for a route whose
+    texts hold it, relative to a route whose texts do not (the stored median).
+    """
+    from routing_core.scorers._model import NB_SCALE, SMOOTHING
+
+    keys, slot = np.unique(ids * max(1, n_routes) + owners, return_inverse=True)
+    mass = np.bincount(slot, values, minlength=len(keys))
+    weights = (NB_SCALE * np.log1p(mass / SMOOTHING)).astype(np.float32)
+    keep = weights > PRUNE
+    return keys[keep], weights[keep]
 
 
 def _pack(array: npt.NDArray[np.generic]) -> str:

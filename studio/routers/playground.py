@@ -21,7 +21,7 @@ from studio.routers.access import USER_AUTH, profile_for
 from studio.routers.schemas import SLUG_PATTERN, ErrorOut
 
 router = Router(tags=["playground"], auth=USER_AUTH)
-ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut, 429: ErrorOut}
+ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut, 429: ErrorOut}
 SLUG: Any = params.Path(..., max_length=64, pattern=SLUG_PATTERN)
 
 

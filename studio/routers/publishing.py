@@ -6,12 +6,14 @@ from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from ninja import Router, Status
 from ninja.params import functions as params
+from pydantic import BaseModel, Field
 
 from studio.downloads import attachment
-from studio.models import Environment, Profile, Version
-from studio.publishing import environments, import_pack, pack_diff, promote, publish
+from studio.models import Environment, JobStatus, Profile, Version
+from studio.publishing import environments, import_pack, pack_diff, promote, start_publication
 from studio.roles import EDIT, PUBLISH
 from studio.routers.access import USER_AUTH, profile_for, require
 from studio.routers.profiles import ERRORS, SLUG
@@ -25,6 +27,7 @@ from studio.routers.schemas import (
     PublishIn,
     VersionOut,
 )
+from studio.services import Conflict
 
 router = Router(tags=["publishing"], auth=USER_AUTH)
 imports = Router(tags=["publishing"], auth=USER_AUTH)  # mounted at /imports
@@ -62,20 +65,39 @@ def list_versions(request: HttpRequest, slug: str = SLUG) -> list[dict[str, Any]
     return [_version_out(v) for v in profile_for(request, slug).versions.all()]
 
 
-@router.post("/{slug}/versions", response={201: VersionOut, **ERRORS})
+class PublicationOut(BaseModel):
+    status: str = Field(description="`queued` or `running`: poll `url` (the page) for the end.")
+    percent: int = Field(description="Training the draft's model, then storing the version.")
+    detail: str
+    url: str
+
+
+@router.post("/{slug}/versions", response={201: VersionOut, 202: PublicationOut, **ERRORS})
 def publish_version(
     request: HttpRequest, payload: PublishIn, slug: str = SLUG
 ) -> Status[dict[str, Any]]:
-    """Publish the draft as the next version (publisher role); an invalid draft is a 422."""
+    """Publish the draft as the next version (publisher role); an invalid draft is a 422.
+
+    Publishing runs on the job queue: 201 with the version when it finished at once (the draft's
+    model was ready), else 202 with the publication's progress; the request never waits.
+    """
     profile = profile_for(request, slug, PUBLISH)
-    version = publish(
+    job = start_publication(
         profile,
         user=request.auth,  # type: ignore[attr-defined]
         note=payload.note,
         environment=payload.environment,
         expected_draft_revision=payload.draft_revision,
     )
-    return Status(201, _version_out(version))
+    if job.status == JobStatus.DONE and job.version is not None:
+        return Status(201, _version_out(job.version))
+    if job.is_running:
+        url = reverse("job", args=[profile.slug, "publication", job.pk])
+        detail = "publishing: waiting for the draft's model, then storing the version"
+        return Status(
+            202, {"status": job.status, "percent": job.percent, "detail": detail, "url": url}
+        )
+    raise Conflict(job.error or "the publication was cancelled")
 
 
 @router.get("/{slug}/versions/{number}", response={200: VersionOut, **ERRORS})

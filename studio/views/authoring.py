@@ -15,9 +15,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from routing_core import PackError
-from studio.authoring import apply_thresholds, lint_rows, route_links, tuning
+from studio.authoring import TuningPending, apply_thresholds, lint_rows, route_links, tuning
 from studio.case_forms import ApplyThresholdsForm
+from studio.jobs.notes import training_note
 from studio.models import OverlapCheck
+from studio.playground import ModelPending
 from studio.reports import sweep_chart, sweep_grid
 from studio.services import Conflict, Refused
 from studio.suites import interrupt_stale, start_overlap
@@ -33,6 +35,9 @@ def lint(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     try:
         rows = lint_rows(profile)
+    except ModelPending as pending:
+        context = profile_context(request, profile, model_pending=_pending(pending))
+        return render(request, "studio/lint.html", context)
     except PackError as exc:
         context = profile_context(request, profile, invalid=exc)
         return render(request, "studio/lint.html", context)
@@ -68,6 +73,15 @@ def tuning_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     try:
         result = tuning(profile)
+    except ModelPending as pending:
+        context = profile_context(request, profile, model_pending=_pending(pending))
+        return render(request, "studio/tuning.html", context)
+    except TuningPending as sweeping:
+        job = sweeping.job
+        state = "waiting for a worker" if job.is_queued else "in progress"
+        note = f"Trying every floor and margin on {job.total} test cases: {state}."
+        context = profile_context(request, profile, model_pending=note)
+        return render(request, "studio/tuning.html", context)
     except PackError as exc:
         return render(request, "studio/tuning.html", profile_context(request, profile, invalid=exc))
     context = profile_context(request, profile, tuning=result)
@@ -79,6 +93,12 @@ def tuning_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             grid=grid,
         )
     return render(request, "studio/tuning.html", context)
+
+
+def _pending(pending: ModelPending) -> str:
+    return training_note(pending.compiled.training, None).replace(
+        "scores appear", "the figures appear"
+    )
 
 
 @require_POST

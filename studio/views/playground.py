@@ -31,10 +31,11 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.models import Profile
-from studio.playground import Outcome, ScorerUnavailable, compiled_router, route_turn
+from studio.playground import Outcome, ScorerUnavailable, playground_router, route_turn
 from studio.roles import can_edit, can_view
 from studio.services import Conflict, Refused, add_test_case, pack_report, save_profile
 from studio.views._common import HtmxHttpRequest, View, get_profile
+from studio.views.jobs import model_note
 
 TEMPLATE = "studio/playground.html"
 MAX_TURNS = 50
@@ -231,10 +232,17 @@ def _run(profile: Profile, state: State) -> dict[str, Any]:
     """Route the state's message; the context every rendering of the page shares."""
     context: dict[str, Any] = {"profile": profile, "state": state}
     try:
-        router = compiled_router(profile)
+        compiled = playground_router(profile)
     except PackError as exc:
         context["pack_errors"] = exc.errors
         context["is_scorer_unavailable"] = isinstance(exc, ScorerUnavailable)
+        return context
+    context["model"] = model_note(compiled)
+    router = compiled.router
+    if router is None:  # the first model is training: nothing to score with yet
+        context["route_names"] = list(
+            profile.routes.order_by("order").values_list("name", flat=True)
+        )
         return context
     scorer_floor = router.scorer.info.floor
     effective_floor = profile.floor if profile.floor is not None else scorer_floor
@@ -267,7 +275,8 @@ def _floor_to_store(profile: Profile, floor: float | None) -> float | None:
     """Keep "the scorer's own floor" (None) when the slider sits on it."""
     if floor is None:
         return profile.floor
-    scorer_floor = compiled_router(profile).scorer.info.floor
+    router = playground_router(profile).router
+    scorer_floor = router.scorer.info.floor if router is not None else None
     return None if profile.floor is None and _same(floor, scorer_floor) else floor
 
 

@@ -16,18 +16,21 @@ from routing_core import PackError
 from studio.agents import unable_to_read
 from studio.diff import PackDiff, diff_packs
 from studio.downloads import attachment
-from studio.models import ApiToken, Profile, ReadToken, TokenScope, Version
+from studio.jobs.notes import training_note
+from studio.models import ApiToken, JobStatus, Profile, ReadToken, TokenScope, Version
+from studio.playground import ModelPending
 from studio.publishing import (
     MAX_IMPORT_BYTES,
     environments,
     import_pack,
+    pack_at,
     pack_diff,
     promote,
-    publish,
     read_upload,
+    start_publication,
 )
 from studio.roles import PUBLISH
-from studio.services import Conflict, Refused, pack_report, release_pack
+from studio.services import Conflict, Refused, pack_report
 from studio.tokens import create_api_token, create_read_token, revoke
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 
@@ -62,7 +65,7 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     errors: list[str] = []
     if request.method == "POST":
         try:
-            version = publish(
+            job = start_publication(
                 profile,
                 user=request.user,
                 note=request.POST.get("note", "")[:8000],
@@ -74,8 +77,12 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         except (Conflict, Refused) as exc:
             errors = [str(exc)]
         else:
-            messages.success(request, f"Published version {version.number}.")
-            return redirect("versions", slug=slug)
+            if job.is_running:  # on a worker: its page shows the progress
+                return redirect("job", slug=slug, kind="publication", pk=job.pk)
+            if job.status == JobStatus.DONE and job.version is not None:
+                messages.success(request, f"Published version {job.version.number}.")
+                return redirect("versions", slug=slug)
+            errors = [job.error or "The publication was cancelled."]
         profile = get_profile(slug)
     return render(
         request,
@@ -90,19 +97,24 @@ def _against_production(profile: Profile) -> dict[str, Any]:
     production = next(e for e in environments(profile) if e.name == "production")
     report = pack_report(profile)
     diff: PackDiff | None = None
+    training = None
     if report.is_valid:
         old = str(production.version.number) if production.version else None
-        diff = pack_diff(profile, old, "draft") if old else _first_diff(profile)
+        try:
+            diff = pack_diff(profile, old, "draft") if old else _first_diff(profile)
+        except ModelPending as pending:  # the diff's verdict flips need the draft's model
+            training = pending.compiled.training
     return {
         "production": production,
         "diff": diff,
         "draft_problems": report.problems,
         "outdated_agents": unable_to_read(profile),
+        "model_training": training,
     }
 
 
 def _first_diff(profile: Profile) -> PackDiff:
-    return diff_packs(None, release_pack(profile))
+    return diff_packs(None, pack_at(profile, "draft"))
 
 
 def _user_id(request: HtmxHttpRequest) -> int:
@@ -159,6 +171,8 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         diff = pack_diff(profile, old, new)
     except PackError as exc:
         problems = [f"{path}: {message}" for path, message in exc.errors]
+    except ModelPending as pending:
+        problems = [training_note(pending.compiled.training)]
     context = _context(
         request, profile, numbers=numbers, old=old, new=new, diff=diff, problems=problems
     )

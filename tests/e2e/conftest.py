@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM_ARGS = [
@@ -93,3 +95,10 @@ def sign_in(page: Page, base_url: str, username: str = "demo", password: str = "
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name=re.compile("sign in|log in", re.IGNORECASE)).click()
     page.wait_for_url(re.compile(r".*/profiles/.*"))
+
+
+@pytest.fixture(autouse=True)
+def immediate_jobs(request: pytest.FixtureRequest) -> None:
+    """Jobs run inline unless the test starts a real worker (tests/job_worker.py)."""
+    if "job_worker" not in request.fixturenames:
+        request.getfixturevalue("settings").TASKS = IMMEDIATE

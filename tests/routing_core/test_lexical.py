@@ -289,7 +289,7 @@ def _plain_explanation(scorer: LexicalScorer, message: str, route: str) -> dict[
     weight = dict(
         zip(
             features.ids.tolist(),
-            features.values * scorer._weights[:, column][features.ids],
+            features.values * scorer._weights.dense()[:, column][features.ids],
             strict=True,
         )
     )

@@ -12,6 +12,7 @@ from django.test import Client
 
 from studio.models import Profile, Route, Rule, TestCase, Tool
 from studio.roles import grant
+from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -125,3 +126,10 @@ def add_conversation(profile: Profile, turns: list[tuple[int, str, str, str]]) -
             turn=turn,
             order=len(turns) - turn,
         )
+
+
+@pytest.fixture(autouse=True)
+def immediate_jobs(request: pytest.FixtureRequest) -> None:
+    """Jobs run inline unless the test starts a real worker (tests/job_worker.py)."""
+    if "job_worker" not in request.fixturenames:
+        request.getfixturevalue("settings").TASKS = IMMEDIATE

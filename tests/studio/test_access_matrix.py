@@ -187,6 +187,9 @@ PAGES: dict[str, list[Call]] = {
     "tests-delete": [Call("get", VIEWER), Call("post", _edit(302))],
     "test-run-start": [Call("post", READER_POST)],
     "test-run": [Call("get", VIEWER)],
+    "job": [Call("get", VIEWER)],
+    "job-cancel": [Call("post", READER_POST)],  # who may start a run may cancel it
+    "playground-model": [Call("get", VIEWER)],
     "lint": [Call("get", VIEWER)],
     "overlap": [Call("get", VIEWER)],
     "overlap-start": [Call("post", READER_POST)],
@@ -233,11 +236,12 @@ def _kwargs(name: str, world: World, slug: str) -> dict[str, Any]:
         kwargs["slug"] = slug
     if "number" in params:
         kwargs["number"] = world.ids["version"]
+    if "kind" in params:
+        kwargs["kind"] = "test_run"
     if "pk" in params:
         kind = name.split("-")[0]
-        key = {"tests": "case", "test": "run", "audit": "audit", "traffic": "event"}.get(
-            kind, ITEM_KINDS.get(kind)
-        )
+        key = {"tests": "case", "test": "run", "job": "run", "audit": "audit", "traffic": "event"}
+        key = key.get(kind, ITEM_KINDS.get(kind))
         key = "replay" if name == "replay" else key
         kwargs["pk"] = world.ids[key or "route"]
     return kwargs

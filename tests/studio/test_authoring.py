@@ -190,3 +190,25 @@ def test_tuning_without_cases_says_what_to_add(profile, viewer, client_for):
     html = client_for(viewer).get(reverse("tuning", args=[profile.slug])).content.decode()
 
     assert "No test cases to tune on" in html
+
+
+def test_the_sweep_runs_on_the_queue_and_the_page_shows_it_when_done(
+    tuned, viewer, client_for, settings
+):
+    from studio.jobs.runner import run
+    from studio.jobs.training import scoring
+    from studio.models import TuningRun
+    from tests.job_worker import DATABASE
+
+    scoring(tuned)  # the model, trained inline: only the sweep waits below
+    settings.TASKS = DATABASE  # queued for a worker; none runs in this test
+    client = client_for(viewer)
+
+    waiting = client.get(reverse("tuning", args=[tuned.slug])).content.decode()
+    job = TuningRun.objects.get(profile=tuned)
+    run("tuning", job.pk)  # what a worker does with it
+    done = client.get(reverse("tuning", args=[tuned.slug])).content.decode()
+
+    assert "Trying every floor and margin on 4 test cases: waiting for a worker." in waiting
+    assert 'data-floor="0.7"' not in waiting and 'hx-trigger="every 2s"' in waiting
+    assert 'data-floor="0.7"' in done and TuningRun.objects.count() == 1  # stored, not rerun

@@ -32,6 +32,7 @@ from django.test import Client
 
 from studio.models import Profile, Route
 from studio.roles import grant
+from tests.job_worker import Workers, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,11 +76,18 @@ class Studio:
             conn.close()
 
     def route(self, slug: str, message: str) -> dict[str, Any]:
-        """What the playground says about a message, through the studio's API."""
-        reply = self.request(
-            "POST", f"/api/profiles/{slug}/route", body=json.dumps({"message": message})
+        """What the playground says about a message, through the studio's API.
+
+        A 409 says the draft's first model is still training on the worker: ask again.
+        """
+        body = json.dumps({"message": message})
+        path = f"/api/profiles/{slug}/route"
+        reply = wait_for(
+            lambda: (r := self.request("POST", path, body=body)).status != 409 and r,
+            what="the model to be trained",
+            every=0.5,
         )
-        assert reply.status == 200, reply.text
+        assert isinstance(reply, Reply) and reply.status == 200, reply
         decision: dict[str, Any] = json.loads(reply.text)["decision"]
         return decision
 
@@ -126,11 +134,15 @@ def _wait_until_healthy(process: subprocess.Popen[bytes], port: int) -> None:
 def studios(django_db_setup: None) -> Iterator[tuple[Studio, Studio]]:
     ports = [_free_port(), _free_port()]
     processes = [_start(port) for port in ports]
+    workers = Workers()  # trains the models the playgrounds score with, as in a deployment
+    workers.start()
     try:
         for process, port in zip(processes, ports, strict=True):
             _wait_until_healthy(process, port)
         yield Studio(ports[0]), Studio(ports[1])
     finally:
+        workers.stop_all()
+        workers.remove_logs()
         for process in processes:
             process.terminate()
         for process in processes:

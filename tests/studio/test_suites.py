@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from studio.models import AuditEntry, OverlapCheck, Profile, TestCase, TestRun
-from studio.suites import progress_writer, start_run, suite_order
+from studio.suites import start_run, suite_order
 from tests.studio.conftest import add_conversation, htmx
 
 # Seven cases whose outcome on the `profile` fixture was worked out by hand:
@@ -340,65 +340,83 @@ def test_the_runs_of_another_profile_are_not_found_here(profile, viewer, client_
     assert response.status_code == 404
 
 
-# -- runs whose process died ------------------------------------------------------------------------
+# -- runs whose worker died (studio/jobs/recovery; a real killed worker: test_jobs.py) ---------------
 
 
-def _silent_for(job, minutes: float):
+def _orphaned(job, *, attempts: int, seconds: float = 60):
+    """The row a worker leaves when it is killed mid-job: running, its heartbeat stopped."""
     type(job).objects.filter(pk=job.pk).update(
-        updated_at=timezone.now() - timedelta(minutes=minutes)
+        status="running",
+        worker="gone:1",
+        attempts=attempts,
+        heartbeat_at=timezone.now() - timedelta(seconds=seconds),
     )
 
 
-def test_a_run_silent_for_ten_minutes_shows_as_interrupted_and_can_run_again(
+def test_a_run_whose_worker_died_is_run_again_when_its_page_is_shown(profile, viewer, client_for):
+    TestCase.objects.create(
+        profile=profile, message="download my invoice", expected_route="billing"
+    )
+    orphan = TestRun.objects.create(profile=profile, total=1)
+    _orphaned(orphan, attempts=1)
+
+    client_for(viewer).get(reverse("test-run", args=[profile.slug, orphan.pk]))
+
+    orphan.refresh_from_db()
+    assert (orphan.status, orphan.attempts, orphan.passed) == ("done", 2, 1)
+
+
+def test_a_run_whose_worker_died_twice_fails_with_the_reason_and_can_run_again(
     profile, viewer, client_for
 ):
     TestCase.objects.create(
         profile=profile, message="download my invoice", expected_route="billing"
     )
     dead = TestRun.objects.create(profile=profile, total=1)
-    _silent_for(dead, 11)
+    _orphaned(dead, attempts=2)
     client = client_for(viewer)
 
     html = client.get(reverse("test-run", args=[profile.slug, dead.pk])).content.decode()
 
     dead.refresh_from_db()
-    assert dead.status == "interrupted" and dead.finished_at is not None
-    assert 'data-status="interrupted"' in html and "Interrupted: no progress" in html
+    assert dead.status == "failed" and dead.finished_at is not None
+    assert "stopped responding 2 times (killed or crashed)" in dead.error
+    assert 'data-status="failed"' in html and "stopped responding" in html
     assert 'hx-trigger="every 500ms"' not in html  # the page stops polling
     again = client.post(reverse("test-run-start", args=[profile.slug]))
     assert TestRun.objects.get(pk=again["Location"].rstrip("/").split("/")[-1]).passed == 1
 
 
-def test_a_run_that_made_progress_recently_keeps_running(profile, viewer, client_for):
+def test_a_run_whose_worker_beats_keeps_running(profile, viewer, client_for):
     alive = TestRun.objects.create(profile=profile, total=10)
-    _silent_for(alive, 9)
-    progress_writer(TestRun, alive.pk)(3, 10)
+    _orphaned(alive, attempts=1, seconds=1)  # well within STUDIO_JOB_STALE_AFTER_S
 
     client_for(viewer).get(reverse("tests", args=[profile.slug]))
 
     alive.refresh_from_db()
-    assert (alive.status, alive.done) == ("running", 3)
-    assert timezone.now() - alive.updated_at < timedelta(minutes=1)  # progress is a sign of life
+    assert (alive.status, alive.attempts) == ("running", 1)
 
 
-def test_the_cases_and_overlap_pages_interrupt_their_dead_jobs_too(profile, viewer, client_for):
+def test_the_cases_and_overlap_pages_recover_their_dead_jobs_too(profile, viewer, client_for):
     run = TestRun.objects.create(profile=profile, total=1)
     check = OverlapCheck.objects.create(profile=profile)
     for job in (run, check):
-        _silent_for(job, 30)
+        _orphaned(job, attempts=2)
     client = client_for(viewer)
 
-    assert "run interrupted" in client.get(reverse("tests", args=[profile.slug])).content.decode()
+    client.get(reverse("tests", args=[profile.slug]))
     html = client.get(reverse("overlap", args=[profile.slug])).content.decode()
 
+    run.refresh_from_db()
     check.refresh_from_db()
-    assert check.status == "interrupted" and "Interrupted: no progress" in html
+    assert run.status == check.status == "failed"
+    assert "stopped responding" in html
 
 
 def test_a_job_write_that_meets_a_locked_database_waits_and_succeeds():
     from django.db import OperationalError
 
-    from studio.suites import retry_locked
+    from studio.jobs.sqlite import retry_locked
 
     calls = []
 
@@ -415,7 +433,7 @@ def test_a_job_write_that_meets_a_locked_database_waits_and_succeeds():
 def test_other_database_errors_are_not_retried():
     from django.db import OperationalError
 
-    from studio.suites import retry_locked
+    from studio.jobs.sqlite import retry_locked
 
     calls = []
 

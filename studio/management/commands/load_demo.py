@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studio.demo import load_demo_profile
+from studio.jobs.training import request_model_safely
 from studio.roles import ROLES, grant
 from studio.services import pack_report
 
@@ -35,6 +36,8 @@ class Command(BaseCommand):
         profile = load_demo_profile()
         report = pack_report(profile)
         state = "valid pack" if report.is_valid else f"{len(report.problems)} problems"
+        if report.is_valid:  # queued: the worker trains it, the playground is ready at once
+            request_model_safely(profile.pk)
         self.stdout.write(f"Demo profile '{profile.slug}' loaded ({state}).")
         for path, message in report.problems:
             self.stdout.write(f"  {path}: {message}")

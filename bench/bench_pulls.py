@@ -1,0 +1,170 @@
+"""Pack pulls per second against gunicorn on loopback: plain, gzip, zstd and 304s.
+
+Publishes a CLINC150-size pack (150 routes, 15,000 examples: `routing-core build` on the data
+set's routes.json) into a scratch SQLite database, starts gunicorn, and has CONCURRENCY client
+threads pull `/api/profiles/clinc/packs/production` for DURATION seconds each way. The client
+is Python (http.client, a connection per request as gunicorn's sync workers close them) on the
+same cores as the server: figures are "measured beside" whatever else the machine runs.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/bench_pulls.py [--data ../shared/datasets]
+        [--concurrency 4] [--duration 10] [--workers 2] [--port 8102]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SETUP = """
+from django.contrib.auth import get_user_model
+from studio.publishing import import_pack, promote, publish
+from studio.tokens import create_read_token
+user = get_user_model().objects.create_user("bench", password="bench")
+profile = import_pack(open({pack!r}, "rb").read(), user=user, slug="clinc")
+version = publish(profile, user=user, note="bench")
+promote(version, "production", user=user)
+print(create_read_token(profile, "bench", user=user)[1])
+print(version.checksum, len(version.pack_json))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--port", type=int, default=8102)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        env = _env(Path(scratch))
+        token, checksum, size = _publish(Path(args.data) / "clinc150" / "routes.json", scratch, env)
+        server = _gunicorn(args.port, args.workers, env, Path(scratch))
+        try:
+            print(f"pack: {size / 1e6:.2f} MB of JSON; load average {os.getloadavg()[0]:.2f}")
+            print(
+                f"concurrency {args.concurrency}, {args.duration:.0f} s each, {args.workers} workers"
+            )
+            print("| request | req/s | p50 ms | p99 ms | bytes/response |")
+            print("|---|---|---|---|---|")
+            for label, headers in (
+                ("200, identity", {}),
+                ("200, gzip", {"Accept-Encoding": "gzip"}),
+                ("200, zstd", {"Accept-Encoding": "zstd, gzip"}),
+                ("304 (If-None-Match)", {"If-None-Match": f'"{checksum}"'}),
+            ):
+                rate, p50, p99, nbytes = _load(
+                    args.port, token, headers, args.concurrency, args.duration
+                )
+                print(f"| {label} | {rate:,.0f} | {p50:.1f} | {p99:.1f} | {nbytes:,} |")
+            print(f"load average after: {os.getloadavg()[0]:.2f}")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def _env(scratch: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
+        "DEBUG": "False",
+        "SECRET_KEY": "bench-" + "x" * 50,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "False",
+        "SECURE_COOKIES": "False",
+        "LOG_LEVEL": "WARNING",
+        "STUDIO_RATE_PACK_PULL": "100000000/m",
+        "STUDIO_MAX_IMPORT_BYTES": str(64 * 1024 * 1024),
+    }
+
+
+def _publish(routes: Path, scratch: str, env: dict[str, str]) -> tuple[str, str, int]:
+    pack = Path(scratch) / "clinc.json"
+    python = sys.executable
+    build = [python, "-m", "routing_core.cli", "build", str(routes), "--slug", "clinc"]
+    subprocess.run([*build, "-o", str(pack)], check=True, env=env, cwd=ROOT)
+    subprocess.run([python, "manage.py", "migrate", "-v", "0"], check=True, env=env, cwd=ROOT)
+    out = subprocess.run(
+        [python, "manage.py", "shell", "-v", "0", "-c", SETUP.format(pack=str(pack))],
+        check=True,
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return out[0], out[1], int(out[2])
+
+
+def _gunicorn(
+    port: int, workers: int, env: dict[str, str], scratch: Path
+) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "gunicorn", "studio.wsgi", "--workers", str(workers)]
+    command += ["--bind", f"127.0.0.1:{port}", "--timeout", "30"]
+    server = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.terminate()
+    raise SystemExit("gunicorn did not start")
+
+
+def _load(
+    port: int, token: str, headers: dict[str, str], concurrency: int, duration: float
+) -> tuple[float, float, float, int]:
+    latencies: list[float] = []
+    sizes: list[int] = []
+    errors: list[str] = []
+    stop = time.monotonic() + duration
+    path = "/api/profiles/clinc/packs/production"
+    sent = {"Authorization": f"Bearer {token}", **headers}
+
+    def client() -> None:
+        while time.monotonic() < stop:
+            t0 = time.perf_counter()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", path, headers=sent)
+            response = conn.getresponse()
+            body = response.read()
+            conn.close()
+            latencies.append(time.perf_counter() - t0)
+            sizes.append(len(body))
+            if response.status not in (200, 304):
+                errors.append(str(response.status))
+
+    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    if errors:
+        raise SystemExit(f"unexpected statuses: {sorted(set(errors))}")
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return (
+        len(latencies) / elapsed,
+        statistics.median(ordered) * 1000,
+        p99 * 1000,
+        int(statistics.median(sizes)),
+    )
+
+
+if __name__ == "__main__":
+    main()

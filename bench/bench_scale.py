@@ -1,0 +1,155 @@
+"""How building, loading and routing scale with routes and examples (issue 16's scale table).
+
+Usage: .venv/bin/python bench/bench_scale.py [--data ../shared/datasets] [--rows 10x100,150x100]
+
+Each row (routes x examples per route) runs in a fresh process, so its peak memory is its own.
+Routes are generated from the public data sets the way a large agent's intents look: every
+CLINC150 and Banking77 intent is a base, and a route is one base for one "product" (a made-up
+product name put into each example), so 2,000 routes are ~9 products of 227 real intents,
+each route with its own sampled examples. Per row: build CPU and wall time (learning
+included), peak RSS, pack size, load time, route() p50/p99 (CPU time of the call) and the
+scorer's top-1 over held-out-style messages (two more examples of the same intent with the
+route's product, never among its examples), and the
+time from one route's example edit to a trained model (warm start from the previous pack),
+and to a Router answering from the stale model (`with_stale_model`, no learning).
+Prints figures; asserts nothing (benchmarks are not tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from routing_core import Router, dump_pack, load_pack  # noqa: E402
+from routing_core.scorers.stored import with_model, with_stale_model  # noqa: E402
+
+ROWS = "10x100,150x100,500x100,2000x25,2000x50"
+SYLLABLES = "ba ko ri mu te la zen dor vi sa pel nu qua fi mo ga lu re tis yo".split()
+FRAMES = ("{text} for {p}", "{p}: {text}", "{text} on my {p}", "{text} ({p})")
+
+
+def generated(data: Path, n_routes: int, per_route: int, seed: int = 1) -> tuple[list, list]:
+    """Routes like a large agent's, and messages of the same routes that are not examples."""
+    bases = []
+    for name in ("clinc150", "banking77"):
+        raw = json.loads((data / name / "routes.json").read_text(encoding="utf-8"))
+        bases += [(f"{name[:4]}_{r['name']}", list(r["examples"])) for r in raw]
+    rng = random.Random(seed)
+    products: set[str] = set()
+    while len(products) < n_routes // len(bases) + 1:
+        products.add("".join(rng.sample(SYLLABLES, 3)))
+    names = sorted(products)
+    routes, messages = [], []
+    for index in range(n_routes):
+        base, texts = bases[index % len(bases)]
+        product = names[index // len(bases)]
+        shuffled = rng.sample(texts, len(texts))
+        framed = [rng.choice(FRAMES).format(text=t, p=product) for t in shuffled]
+        routes.append({"name": f"{base}_{product}", "examples": framed[2 : 2 + per_route]})
+        messages += [(routes[-1]["name"], m) for m in framed[:2]]
+    return routes, messages
+
+
+def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
+    """One row of the table, measured in this process (run it in a fresh one)."""
+    routes, messages = generated(data, n_routes, per_route)
+    plain = load_pack({"profile": {"slug": "scale", "name": "scale"}, "routes": routes})
+    wall, cpu = time.perf_counter(), time.process_time()
+    pack = with_model(plain)
+    text = dump_pack(pack)
+    build_wall, build_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    build_rss = _rss_mb()
+    wall = time.perf_counter()
+    router = Router(load_pack(text))
+    load_s = time.perf_counter() - wall
+    costs = sorted(_cpu_us(router, m) for _, m in messages[:2000])
+    hits = sum(router.route(m).ranked[0].route == name for name, m in messages[:2000])
+    edited = [dict(r) for r in routes]
+    edited[0] = {**edited[0], "examples": [*edited[0]["examples"][1:], "one new example here"]}
+    draft = load_pack({"profile": {"slug": "scale", "name": "scale"}, "routes": edited})
+    wall = time.perf_counter()
+    stale = with_stale_model(draft, pack)
+    stale_s = time.perf_counter() - wall
+    stale_router = Router(stale)
+    stale_router_s = time.perf_counter() - wall - stale_s
+    assert stale_router.scorer.info.details.get("stale") is True
+    wall, cpu = time.perf_counter(), time.process_time()
+    with_model(draft, previous=pack)
+    edit_wall, edit_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {
+        "routes": n_routes,
+        "examples": sum(len(r["examples"]) for r in routes),
+        "build_cpu": build_cpu,
+        "build_wall": build_wall,
+        "build_rss_mb": build_rss,
+        "pack_mb": len(text.encode()) / 1e6,
+        "load_s": load_s,
+        "p50_us": costs[len(costs) // 2],
+        "p99_us": costs[min(len(costs) - 1, int(0.99 * len(costs)))],
+        "top1": hits / max(1, min(2000, len(messages))),
+        "edit_cpu": edit_cpu,
+        "edit_wall": edit_wall,
+        "stale_s": stale_s,
+        "stale_router_s": stale_router_s,
+        "peak_rss_mb": _rss_mb(),
+        "terms": router.scorer.info.details.get("terms"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--rows", default=ROWS, help="routes x examples per route, e.g. 150x100")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a single row, in this process
+    args = parser.parse_args()
+    if args.one:
+        n_routes, per_route = map(int, args.one.split("x"))
+        print(json.dumps(row(Path(args.data), n_routes, per_route)))
+        return
+    print(f"load average before: {os.getloadavg()}")
+    print(
+        "| routes | examples | terms | build CPU / wall | peak RSS | pack | load | route() p50 / p99"
+        " | top-1 | example edit (warm) CPU / wall | stale model / its Router |"
+    )
+    print("|---:|---:|---:|---|---:|---:|---:|---|---:|---|---:|")
+    for spec in args.rows.split(","):
+        command = [sys.executable, __file__, "--data", args.data, "--one", spec]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            print(f"| {spec} | failed: {result.stderr.strip().splitlines()[-1:]} |")
+            continue
+        r = json.loads(result.stdout.strip().splitlines()[-1])
+        print(
+            f"| {r['routes']:,} | {r['examples']:,} | {r['terms']:,} | {r['build_cpu']:.1f} s /"
+            f" {r['build_wall']:.1f} s | {r['peak_rss_mb']:.0f} MB | {r['pack_mb']:.1f} MB |"
+            f" {r['load_s']:.2f} s | {r['p50_us']:.0f} / {r['p99_us']:.0f} µs |"
+            f" {r['top1']:.1%} | {r['edit_cpu']:.1f} s / {r['edit_wall']:.1f} s |"
+            f" {r['stale_s']:.2f} s / {r['stale_router_s']:.2f} s |",
+            flush=True,
+        )
+    print(f"load average after: {os.getloadavg()}")
+
+
+def _cpu_us(router: Router, message: str) -> float:
+    start = time.thread_time_ns()
+    router.route(message)
+    return (time.thread_time_ns() - start) / 1000
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+"""Background jobs: everything slow the studio does, off the request path.
+
+Training a profile's model, test-suite runs, overlap checkups and publishing's build run on
+Django's Tasks framework with the `django-tasks-db` backend: the queue is a table in the
+studio's own database, and `manage.py jobs_worker` processes (one with `make run`, any number
+on any machines sharing the database in production) take tasks from it.
+
+Each job also has a row of its own (`studio.models.Job` subclasses), which is what people see:
+its status, its progress, its error in words. The modules here:
+
+- `kinds`: the kinds of job and the work each one does (one task runs them all);
+- `queue`: start a job, cancel it;
+- `runner`: what a worker does with a job: claim it, keep its heartbeat, store the outcome;
+- `progress`: the callback work reports through, which is also where a cancel lands;
+- `recovery`: a job whose worker died (SIGKILL, a crash, a lost machine) is queued again,
+  or failed with the reason after `STUDIO_JOB_MAX_ATTEMPTS` tries; never "running" forever;
+- `training`: the model per profile: trained on the queue, used by the playground at once.
+"""

@@ -1,0 +1,55 @@
+"""The kinds of job: which row holds each one's progress and which function does its work.
+
+One task (`studio.jobs.tasks.run_job`) runs them all, given a kind and a row's primary key, so
+the queue, the runner and recovery treat every kind alike. The work functions live beside the
+features they serve and are imported when a job runs (they import the queue themselves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.module_loading import import_string
+
+from studio.jobs.progress import Reporter
+from studio.models import Job, OverlapCheck, Publication, TestRun, TrainedModel, TuningRun
+from studio.traffic_models import ReplayRun
+
+# A job's work: given its row and its progress callback, the fields to store when it is done.
+Work = Callable[[Any, Reporter], dict[str, Any]]
+
+
+class JobFailed(Exception):
+    """The work cannot be done, for a reason a person can act on (stored as the job's error)."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    model: type[Job]
+    work_path: str
+    failed: str  # how a failure that was not foreseen is worded: "{failed}: <reason>"
+
+    @property
+    def work(self) -> Work:
+        work: Work = import_string(self.work_path)
+        return work
+
+
+KINDS: dict[str, Kind] = {
+    "test_run": Kind(TestRun, "studio.suites.execute_run", "The run failed"),
+    "overlap": Kind(OverlapCheck, "studio.suites.execute_overlap", "The checkup failed"),
+    "training": Kind(TrainedModel, "studio.jobs.training.train", "Training failed"),
+    "publication": Kind(Publication, "studio.publishing.execute_publication", "Publishing failed"),
+    "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
+    "tuning": Kind(TuningRun, "studio.authoring.execute_tuning", "Tuning failed"),
+}
+
+
+def kind_of(job: Job) -> str:
+    """The kind name of a job row."""
+    for name, kind in KINDS.items():
+        if isinstance(job, kind.model):
+            return name
+    raise LookupError(f"{type(job).__name__} is not a kind of job")

@@ -1,0 +1,124 @@
+"""What a worker does with one job: claim its row, keep its heartbeat, store how it ended.
+
+The claim is a conditional UPDATE (queued → running, this worker's name), so a job queued twice,
+or cancelled before a worker got to it, runs at most once. While the work runs a thread writes
+the row's heartbeat every `STUDIO_JOB_HEARTBEAT_S`; recovery treats a silent row as orphaned.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from types import TracebackType
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+from django.db.models import F
+from django.utils import timezone
+
+from studio.jobs.kinds import KINDS, JobFailed
+from studio.jobs.progress import Cancelled, Reporter
+from studio.jobs.sqlite import retry_locked
+from studio.models import Job, JobStatus
+
+log = logging.getLogger(__name__)
+
+
+def worker_name() -> str:
+    """host:pid, unique across the worker pool (and a clue in the admin for who ran what)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run(kind_name: str, pk: int) -> None:
+    """Run one job to its end: done, failed with a reason, cancelled, or queued again on shutdown."""
+    kind = KINDS[kind_name]
+    manager = kind.model._default_manager
+    me = worker_name()
+    claimed = retry_locked(
+        lambda: manager.filter(pk=pk, status=JobStatus.QUEUED).update(
+            status=JobStatus.RUNNING,
+            worker=me,
+            attempts=F("attempts") + 1,
+            heartbeat_at=timezone.now(),
+            error="",
+        )
+    )
+    if not claimed:  # cancelled, already run, or taken by another worker
+        log.info("%s %s not run: no longer queued", kind_name, pk)
+        return
+    job = manager.get(pk=pk)
+    fields: dict[str, Any]
+    with Heartbeat(kind.model, pk, me):
+        try:
+            fields = {"status": JobStatus.DONE, **kind.work(job, Reporter(kind.model, pk, me))}
+        except Cancelled:
+            fields = {"status": JobStatus.CANCELLED}
+        except JobFailed as exc:
+            fields = {"status": JobStatus.FAILED, "error": str(exc)}
+        except (KeyboardInterrupt, SystemExit):  # the worker is being stopped: another takes it
+            _store(kind.model, pk, me, status=JobStatus.QUEUED, worker="", heartbeat_at=None)
+            _requeue(kind_name, pk)
+            raise
+        except Exception as exc:  # a job must end, whatever happened; the log has the trace
+            log.exception("%s %s failed", kind_name, pk)
+            fields = {"status": JobStatus.FAILED, "error": f"{kind.failed}: {exc}"}
+    if fields["status"] == JobStatus.CANCELLED and not _cancel_requested(kind.model, pk):
+        return  # not cancelled: recovery gave the job to another worker meanwhile
+    _store(kind.model, pk, me, finished_at=timezone.now(), **fields)
+
+
+def _store(model: type[Job], pk: int, me: str, **fields: Any) -> None:
+    """Write the outcome, only while the row is still this worker's."""
+    mine = model._default_manager.filter(pk=pk, status=JobStatus.RUNNING, worker=me)
+    retry_locked(lambda: mine.update(updated_at=timezone.now(), **fields))
+
+
+def _cancel_requested(model: type[Job], pk: int) -> bool:
+    return model._default_manager.filter(pk=pk, cancel_requested=True).exists()
+
+
+def _requeue(kind_name: str, pk: int) -> None:
+    from studio.jobs.tasks import run_job
+
+    try:
+        result = run_job.enqueue(kind_name, pk)
+    except Exception:  # the database went away with the worker: recovery will queue it
+        log.exception("%s %s not queued again on shutdown", kind_name, pk)
+        return
+    KINDS[kind_name].model._default_manager.filter(pk=pk).update(task_id=str(result.id))
+
+
+class Heartbeat:
+    """A thread that writes the job's heartbeat while its work runs (even work that is silent)."""
+
+    def __init__(self, model: type[Job], pk: int, me: str) -> None:
+        self.model, self.pk, self.me = model, pk, me
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat-{pk}")
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        every = float(settings.STUDIO_JOB_HEARTBEAT_S)
+        mine = self.model._default_manager.filter(
+            pk=self.pk, status=JobStatus.RUNNING, worker=self.me
+        )
+        try:
+            while not self._stop.wait(every):
+                try:
+                    retry_locked(lambda: mine.update(heartbeat_at=timezone.now()))
+                except Exception:  # a missed beat is survivable; the next one may pass
+                    log.warning("heartbeat of %s %s not written", self.model, self.pk)
+        finally:
+            connections.close_all()  # this thread's connections only

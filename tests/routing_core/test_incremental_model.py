@@ -1,0 +1,260 @@
+"""Learning after an edit: progress, cancelling, warm starts and a stale model for the playground."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from routing_core import Pack, Router, dump_pack, load_pack
+from routing_core.pack import LexicalModel, LexicalScorerSettings
+from routing_core.scorers import _model, lexical
+from routing_core.scorers.stored import with_model, with_stale_model
+
+OPENINGS = ["i want to", "can you", "please", "how do i", "help me", "i need to", "could you"]
+VERBS = ["check", "change", "cancel", "see", "fix", "update", "find", "know about"]
+ENDINGS = ["", "today", "right now", "for me", "again", "on my account", "asap"]
+
+
+def generated_routes(n_routes: int, examples: int, seed: int = 3) -> list[dict[str, object]]:
+    """Routes like a real profile's: shared openings and verbs, a few topic words each."""
+    rng = random.Random(seed)
+    syllables = ["ka", "lo", "mi", "ren", "tor", "vi", "sa", "pel", "dun", "qua", "zo", "bri"]
+    routes = []
+    for index in range(n_routes):
+        topic = ["".join(rng.sample(syllables, 3)) for _ in range(3)]
+        texts = [
+            " ".join(
+                w
+                for w in (rng.choice(OPENINGS), rng.choice(VERBS), "my", rng.choice(topic))
+                + (rng.choice(topic) if rng.random() < 0.3 else "", rng.choice(ENDINGS))
+                if w
+            )
+            for _ in range(examples)
+        ]
+        routes.append({"name": f"route_{index:03}", "examples": texts})
+    return routes
+
+
+def unlearned(routes: list[dict[str, object]], slug: str = "generated") -> Pack:
+    """A pack of these routes without a stored model (what the studio has before learning)."""
+    return load_pack({"profile": {"slug": slug, "name": slug}, "routes": routes})
+
+
+def _model_of(pack: Pack) -> LexicalModel:
+    assert isinstance(pack.scorer, LexicalScorerSettings) and pack.scorer.model is not None
+    return pack.scorer.model
+
+
+def _verdicts(pack: Pack) -> dict[str, str | None]:
+    router = Router(pack)
+    texts = [text for route in pack.routes for text in route.examples]
+    return {text: router.route(text).route for text in texts}
+
+
+def _record_steps(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    calls: list[object] = []
+    real_step = _model._step
+    monkeypatch.setattr(_model, "_step", lambda *args: calls.append(args) or real_step(*args))
+    return calls
+
+
+@pytest.fixture(scope="module")
+def trained() -> Pack:
+    return with_model(unlearned(generated_routes(30, 12), "generated"))
+
+
+def _edited(pack: Pack) -> Pack:
+    """The profile after an edit: one route's examples changed, one added, one removed."""
+    routes = [r.model_dump() for r in pack.routes]
+    routes[0]["examples"] = [*routes[0]["examples"][:-2], "please fix my kalomi twice"]
+    added = generated_routes(31, 12, seed=3)[-1] | {"name": "brand_new"}
+    return load_pack({"profile": pack.profile.model_dump(), "routes": [*routes[:-1], added]})
+
+
+def test_progress_is_reported_monotone_from_zero_to_one() -> None:
+    seen: list[float] = []
+    lexical._LEARNED.clear()
+    with_model(unlearned(generated_routes(20, 12), "progress"), progress=seen.append)
+    assert len(seen) > 20
+    assert seen == sorted(seen)
+    assert 0.0 <= seen[0] < 0.1 and seen[-1] == 1.0
+
+
+def test_an_exception_in_progress_aborts_the_build_and_propagates() -> None:
+    class Cancelled(Exception):
+        pass
+
+    def cancel_halfway(fraction: float) -> None:
+        if fraction > 0.5:
+            raise Cancelled
+
+    pack = unlearned(generated_routes(20, 12, seed=5), "cancel")
+    lexical._LEARNED.clear()
+    with pytest.raises(Cancelled):
+        with_model(pack, progress=cancel_halfway)
+    assert not lexical._LEARNED  # nothing half-learned is kept
+    assert _model_of(with_model(pack)).routes == 20
+
+
+def test_a_previous_model_of_the_same_texts_is_reused_without_learning(
+    trained: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lexical._LEARNED.clear()
+    steps = _record_steps(monkeypatch)
+    seen: list[float] = []
+    again = with_model(
+        unlearned(generated_routes(30, 12), "generated"),
+        previous=trained,
+        progress=seen.append,
+    )
+    assert not steps and seen[-1] == 1.0
+    assert _model_of(again) == _model_of(trained)
+
+
+def test_a_warm_started_build_gives_the_verdicts_of_a_full_build(
+    trained: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The texts an edit brought route as a full build routes them, and nearly all others.
+
+    Only texts that two routes share a made-up word in may differ (the generator draws
+    topic words from a small pool, as real profiles share words); a full build leans on
+    them one way, a warm start may lean the other.
+    """
+    draft = _edited(trained)
+    lexical._LEARNED.clear()
+    steps = _record_steps(monkeypatch)
+    warm = with_model(draft, previous=trained)
+    warm_steps = len(steps)
+    lexical._LEARNED.clear()
+    full = with_model(draft)
+    assert warm_steps < (len(steps) - warm_steps) / 2  # a fraction of a full build's steps
+    warm_verdicts, full_verdicts = _verdicts(warm), _verdicts(full)
+    new_texts = ["please fix my kalomi twice", *draft.routes[-1].examples]
+    assert [warm_verdicts[t] for t in new_texts] == [full_verdicts[t] for t in new_texts]
+    agree = sum(warm_verdicts[t] == full_verdicts[t] for t in full_verdicts)
+    assert agree >= 0.98 * len(full_verdicts)
+
+
+def test_a_stale_model_answers_a_draft_at_once_and_says_so(
+    trained: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    draft = _edited(trained)
+    lexical._LEARNED.clear()
+    steps = _record_steps(monkeypatch)
+    stale = load_pack(dump_pack(with_stale_model(draft, trained)))
+    router = Router(stale)
+    assert not steps  # nothing was learned, neither by with_stale_model nor at load
+    details = router.scorer.info.details
+    assert details["stale"] is True
+    assert details["trained_fingerprint"] == _model_of(trained).fingerprint
+    assert str(details["model"]).startswith("stale")
+    before = _verdicts(trained)
+    kept = [r for r in draft.routes if r.name not in ("route_000", "brand_new")]
+    for route in kept:
+        for text in route.examples:
+            assert router.route(text).route == before[text]
+    new = draft.routes[-1]
+    hits = sum(router.route(text).route == new.name for text in new.examples)
+    assert hits >= 0.7 * len(new.examples)  # some of its words belong to route_011 too
+
+
+def test_a_fresh_pack_does_not_write_the_stale_mark(trained: Pack) -> None:
+    assert '"stale"' not in dump_pack(trained)
+    assert '"stale":true' in dump_pack(with_stale_model(_edited(trained), trained))
+
+
+def test_a_stale_model_of_unchanged_texts_is_the_trained_model(trained: Pack) -> None:
+    same = unlearned(generated_routes(30, 12), "generated")
+    assert _model_of(with_stale_model(same, trained)) == _model_of(trained)
+    assert "stale" not in Router(with_stale_model(same, trained)).scorer.info.details
+
+
+def test_publishing_a_stale_draft_learns_its_own_model(trained: Pack) -> None:
+    draft = _edited(trained)
+    stale = with_stale_model(draft, trained)
+    lexical._LEARNED.clear()
+    published = with_model(stale, previous=stale)
+    assert not _model_of(published).stale
+    assert Router(published).scorer.info.details["model"] == "stored in the pack"
+
+
+def _corpus(n_routes: int, examples: int):  # noqa: ANN202 - a private pair
+    from routing_core.scorers.base import RouteText
+
+    texts = [
+        RouteText(str(r["name"]), "", tuple(r["examples"]))  # type: ignore[arg-type]
+        for r in generated_routes(n_routes, examples)
+    ]
+    return lexical._build_corpus(texts)[1]
+
+
+def test_learning_against_every_route_as_candidates_is_the_full_softmax(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The candidate learner is the full learner when every route is a candidate."""
+    from routing_core.scorers import _candidates
+
+    corpus = _corpus(12, 20)
+    full = _model.train(corpus, 12)
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 0)
+    monkeypatch.setattr(_candidates, "CANDIDATES", 12)
+    every = _model.train(corpus, 12)
+    assert every.temperature == pytest.approx(full.temperature, rel=1e-3)
+    assert abs(every.weights - full.weights).max() < 1e-3
+
+
+def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from routing_core.scorers import _candidates
+
+    corpus = _corpus(40, 12)
+    full = _model.train(corpus, 40)
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 20)
+    monkeypatch.setattr(_candidates, "CANDIDATES", 8)
+    steps: list[object] = []
+    real_step = _candidates.CandidateCorrection._step
+    monkeypatch.setattr(
+        _candidates.CandidateCorrection,
+        "_step",
+        lambda self, *args: steps.append(args) or real_step(self, *args),
+    )
+    narrow = _model.train(corpus, 40)
+    assert steps  # the candidate learner did the learning
+    logits = _model._logits(full.weights, corpus), _model._logits(narrow.weights, corpus)
+    agree = (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).mean()
+    assert agree >= 0.97
+
+
+def test_a_large_build_reports_progress_at_least_every_half_second_of_work() -> None:
+    """Past CANDIDATE_ROUTES routes, every stage of learning says how far it is."""
+    import time
+
+    from routing_core.scorers import _candidates
+
+    seen: list[tuple[float, float]] = []
+    pack = unlearned(generated_routes(_candidates.CANDIDATE_ROUTES + 40, 12), "large")
+    lexical._LEARNED.clear()
+    start = time.process_time()
+    with_model(pack, progress=lambda f: seen.append((time.process_time() - start, f)))
+    times = [0.0] + [t for t, _ in seen]
+    fractions = [f for _, f in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert max(b - a for a, b in zip(times, times[1:], strict=False)) < 0.5
+
+
+def test_a_stale_model_follows_routes_put_in_another_order(trained: Pack) -> None:
+    routes = [r.model_dump() for r in reversed(trained.routes)]
+    draft = load_pack(  # reversed, and one example changed, so the texts differ and the model is stale
+        {
+            "profile": trained.profile.model_dump(),
+            "routes": [{**routes[0], "examples": [*routes[0]["examples"], "zz new"]}, *routes[1:]],
+        }
+    )
+    router = Router(with_stale_model(draft, trained))
+    assert router.scorer.info.details["stale"] is True
+    before = _verdicts(trained)
+    for route in draft.routes[1:]:
+        for text in route.examples:
+            assert router.route(text).route == before[text]
