@@ -15,8 +15,9 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from routing_core import Router
 from studio.models import Profile, Route, TestCase
-from studio.playground import compiled_router
+from studio.playground import playground_router
 from studio.services import Refused, add_test_case, save_item
 from studio.traffic_models import Event
 
@@ -187,12 +188,24 @@ def label_turn(event: Event, right_route: str, *, as_example: bool, user: Any) -
         if as_example:
             made: TestCase | Route = _add_example(profile, right_route, event.message, user)
         else:
-            decision = compiled_router(profile).route(event.message, event.from_route or None)
+            decision = _draft_router(profile).route(event.message, event.from_route or None)
             made = add_test_case(profile, decision, event.message, right_route, user=user)
         Event.objects.filter(pk=event.pk).update(
             reviewed_at=timezone.now(), reviewed_by=user, right_route=right_route
         )
     return made
+
+
+def _draft_router(profile: Profile) -> Router:
+    """The draft's router as the playground has it: its own model, else the last one trained.
+
+    The test case keeps the verdict kind, triage and tools the draft gives the turn; a model a
+    revision old only matters to the verdict kind, and the suite's next run re-judges it anyway.
+    """
+    router = playground_router(profile).router
+    if router is None:
+        raise Refused([("route", "the draft's first model is still training: try again shortly")])
+    return router
 
 
 def _add_example(profile: Profile, name: str, message: str, user: Any) -> Route:

@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 
 from studio.jobs.progress import Reporter
 from studio.models import Job, OverlapCheck, Publication, TestRun, TrainedModel, TuningRun
+from studio.traffic_models import ReplayRun
 
 # A job's work: given its row and its progress callback, the fields to store when it is done.
 Work = Callable[[Any, Reporter], dict[str, Any]]
@@ -41,6 +42,7 @@ KINDS: dict[str, Kind] = {
     "overlap": Kind(OverlapCheck, "studio.suites.execute_overlap", "The checkup failed"),
     "training": Kind(TrainedModel, "studio.jobs.training.train", "Training failed"),
     "publication": Kind(Publication, "studio.publishing.execute_publication", "Publishing failed"),
+    "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.authoring.execute_tuning", "Tuning failed"),
 }
 

@@ -18,9 +18,10 @@ from routing_core.version import engine_version
 from studio.agents import agents, can_read
 from studio.events import dropped_by_agents, traffic_settings
 from studio.models import Profile
-from studio.replays import interrupt_stale_replays, start_replay
+from studio.replays import start_replay
 from studio.roles import PUBLISH
 from studio.services import Refused
+from studio.suites import interrupt_stale
 from studio.traffic import label_turn, period, review_queue
 from studio.traffic_charts import share_chart, turns_chart
 from studio.traffic_models import Event, ReplayRun
@@ -129,7 +130,7 @@ def _is_version(profile: Profile, target: str) -> bool:
 @studio_page
 def replay_detail(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     profile = get_profile(slug)
-    interrupt_stale_replays(profile)
+    interrupt_stale(profile)  # a replay whose worker died is queued again (studio.jobs.recovery)
     run = get_object_or_404(ReplayRun, profile=profile, pk=pk)
     context: dict[str, Any] = profile_context(request, profile, run=run)
     template = "studio/replay.html#replay" if request.htmx else "studio/replay.html"

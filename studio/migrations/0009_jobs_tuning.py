@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0006_jobs_pack_encodings"),
+        ("studio", "0008_jobs_pack_encodings"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

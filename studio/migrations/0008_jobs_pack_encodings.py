@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0005_jobs_queue"),
+        ("studio", "0007_jobs_queue"),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0004_scorer_settings_and_interrupted_jobs"),
+        ("studio", "0006_ux_ship_case_tools"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

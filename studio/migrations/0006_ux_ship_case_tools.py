@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0004_scorer_settings_and_interrupted_jobs"),
+        ("studio", "0005_quality_out_of_scope"),
     ]
 
     operations = [
