@@ -381,22 +381,29 @@ _DECIDED_BY = {
 
 
 def verdict_words(d: Decision) -> str:
-    """The verdict as a person says it ("chose billing", "moved from shipping to billing").
+    """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
+    return turn_words(d.verdict, d.route, d.from_route, d.by, has_menu=bool(d.offered))
+
+
+def turn_words(
+    verdict: str, route: str | None, from_route: str | None, by: str, *, has_menu: bool = True
+) -> str:
+    """One turn in words, for the verdict header and the conversation transcript alike.
 
     The event's `move` on a first turn is right for a log (there was nothing to stay on) but
     reads as if the conversation had been somewhere before.
     """
-    if d.verdict == "menu":
-        what = "offered a menu" if d.offered else "no menu (rails)"
-    elif d.verdict == "unmatched":
-        what = f"unmatched → {d.route}" if d.route else "unmatched"
-    elif d.verdict == "stay":
-        what = f"stayed on {d.route}"
-    elif d.from_route:
-        what = f"moved from {d.from_route} to {d.route}"
+    if verdict == "menu":
+        what = "offered a menu" if has_menu else "no menu (rails)"
+    elif verdict == "unmatched":
+        what = f"unmatched → {route}" if route else "unmatched"
+    elif verdict == "stay":
+        what = f"stayed on {route}"
+    elif from_route:
+        what = f"moved from {from_route} to {route}"
     else:
-        what = f"chose {d.route}"
-    return f"{what} · {_DECIDED_BY.get(d.by, d.by)}"
+        what = f"chose {route}"
+    return f"{what} · {_DECIDED_BY.get(by, by)}"
 
 
 def _pattern_name(where: str) -> str:

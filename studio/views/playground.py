@@ -36,7 +36,7 @@ from routing_core.router import MAX_MESSAGE_CHARS
 from studio.cases import Turn, save_conversation
 from studio.labels import plain_problem
 from studio.models import Profile
-from studio.playground import Outcome, ScorerUnavailable, playground_router, route_turn
+from studio.playground import Outcome, ScorerUnavailable, playground_router, route_turn, turn_words
 from studio.roles import can_edit, can_view
 from studio.services import Conflict, Refused, add_test_case, pack_report, save_profile
 from studio.views._common import HtmxHttpRequest, View, get_profile
@@ -72,6 +72,11 @@ class TranscriptTurn:
     @property
     def encoded(self) -> str:
         return json.dumps([self.message, self.route, self.verdict, self.by, self.incumbent])
+
+    @property
+    def words(self) -> str:
+        """The turn as a person says it ("chose shipping · the scores decided"), not "move"."""
+        return turn_words(self.verdict, self.route, self.incumbent, self.by)
 
 
 @dataclass

@@ -526,6 +526,18 @@ def _send(client, profile: Profile, message: str):  # type: ignore[no-untyped-de
     )
 
 
+def test_the_transcript_says_what_each_turn_did_in_words(profile, viewer, client_for):
+    client = client_for(viewer)
+    _send(client, profile, "how long does delivery take?")
+    _send(client, profile, "charged for delivery")
+
+    words = by_testid(client.get(url(profile)), "transcript-words")
+
+    assert words[0] == "chose shipping · the scores decided"
+    assert words[1].startswith(("stayed on shipping", "moved from shipping to"))
+    assert not any("continuity" in w or w.startswith(("move ", "stay ")) for w in words)
+
+
 def test_a_reload_finds_the_conversation_where_it_was(profile, viewer, client_for):
     client = client_for(viewer)
     client.post(
