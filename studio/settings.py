@@ -126,6 +126,8 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["d
 # its worker (killed, crashed, machine gone) and is queued again, or failed after MAX_ATTEMPTS.
 STUDIO_JOB_HEARTBEAT_S = float(os.getenv("STUDIO_JOB_HEARTBEAT_S", "2"))
 STUDIO_JOB_STALE_AFTER_S = float(os.getenv("STUDIO_JOB_STALE_AFTER_S", "30"))
+# How often each job worker deletes decision events past their profile's retention period.
+STUDIO_EVENT_EXPIRY_S = float(os.getenv("STUDIO_EVENT_EXPIRY_S", "3600"))
 STUDIO_JOB_MAX_ATTEMPTS = envint("STUDIO_JOB_MAX_ATTEMPTS", "2")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.conf import settings as django_settings
 from django.test import Client
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
@@ -163,6 +164,25 @@ def test_events_older_than_the_retention_period_expire(profile, event_token):
     Event.objects.filter(pk=old.pk).update(received=timezone.now() - timedelta(days=8))
     assert expire_events() == 1
     assert Event.objects.count() == 1
+
+
+def test_every_job_worker_expires_old_events_once_an_expiry_period(profile, event_token):
+    from studio.management.commands.jobs_worker import expire_if_due
+
+    post(event_token, {"events": _records(profile, ["download my invoice", "update my card"])})
+    TrafficSettings.objects.create(profile=profile, retention_days=7)
+    week_ago = timezone.now() - timedelta(days=8)
+    first, second = Event.objects.order_by("turn")
+    Event.objects.filter(pk=first.pk).update(received=week_ago)
+
+    ran = expire_if_due(float("-inf"), 100.0)
+    assert ran == 100.0 and list(Event.objects.all()) == [second]
+
+    Event.objects.filter(pk=second.pk).update(received=week_ago)
+    assert expire_if_due(ran, 101.0) == ran  # not due yet: nothing deleted
+    assert Event.objects.count() == 1
+    assert expire_if_due(ran, 100.0 + django_settings.STUDIO_EVENT_EXPIRY_S) > ran
+    assert Event.objects.count() == 0
 
 
 JSON = st.recursive(

@@ -1,6 +1,7 @@
 """`manage.py expire_events`: delete decision events older than each profile's retention period.
 
-Run it daily (cron, or the task queue's periodic schedule).
+Every job worker already does this once an hour (STUDIO_EVENT_EXPIRY_S); this command is
+for doing it now, by hand or from a scheduler.
 """
 
 from __future__ import annotations
