@@ -27,7 +27,7 @@ from studio.jobs.progress import Reporter
 from studio.jobs.training import exact_pack
 from studio.labels import place
 from studio.models import ACTIVE, JobStatus, Profile, TuningRun
-from studio.playground import compiled_router
+from studio.playground import ModelPending, compiled_router
 from studio.services import save_profile
 from studio.suites import suite_cases
 
@@ -60,11 +60,12 @@ _LINT: OrderedDict[tuple[int, str, int], list[LintRow]] = OrderedDict()
 _LINT_LOCK = threading.Lock()
 
 
-def cached_lint_rows(profile: Profile) -> list[LintRow]:
+def cached_lint_rows(profile: Profile) -> list[LintRow] | None:
     """`lint_rows`, kept per (profile, draft revision) like the compiled router they come from.
 
     Every profile page's badge counts the errors, and the publish review polls while its suite
-    runs: linting once per draft is enough. An invalid draft has no rows (its problems say more).
+    runs: linting once per draft is enough. An invalid draft has no rows (its problems say more);
+    None while the draft's model is still training (lint scores the examples with it).
     """
     key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)
     with _LINT_LOCK:
@@ -72,6 +73,8 @@ def cached_lint_rows(profile: Profile) -> list[LintRow]:
             return _LINT[key]
     try:
         rows = lint_rows(profile)
+    except ModelPending:
+        return None  # not cached: the next look, once the model is there, lints
     except PackError:
         rows = []
     with _LINT_LOCK:
@@ -82,8 +85,9 @@ def cached_lint_rows(profile: Profile) -> list[LintRow]:
 
 
 def lint_error_count(profile: Profile) -> int:
-    """How many lint errors the draft has (0 for an invalid draft)."""
-    return sum(1 for row in cached_lint_rows(profile) if row.finding.severity == "error")
+    """How many lint errors the draft has (0 for an invalid draft, or while its model trains)."""
+    rows = cached_lint_rows(profile) or []
+    return sum(1 for row in rows if row.finding.severity == "error")
 
 
 def _href(slug: str, finding: Finding, routes: dict[str, int], rules: list[int]) -> str:

@@ -14,13 +14,14 @@ from typing import Any
 from django.db import transaction
 
 from studio.authoring import LintRow, cached_lint_rows
-from studio.models import JobStatus, Profile, Publication, TestRun
+from studio.models import ACTIVE, JobStatus, Profile, Publication, TestRun
 from studio.publishing import start_publication
 from studio.services import _audit
 from studio.suites import interrupt_stale, start_run
 
-# Suite runs that still say something about a draft (a failed or interrupted one is rerun).
-_USABLE = (JobStatus.DONE, JobStatus.RUNNING)
+# Suite runs that still say something about a draft: queued, running or done (a failed,
+# cancelled or interrupted one is rerun).
+_USABLE = (*ACTIVE, JobStatus.DONE)
 
 
 class ReasonRequired(Exception):
@@ -32,10 +33,12 @@ class Gate:
     run: TestRun | None
     errors: list[LintRow]
     warnings: list[LintRow]
+    lint_pending: bool = False  # the draft's model is still training
 
     @property
     def is_running(self) -> bool:
-        return self.run is not None and self.run.is_running
+        """Something the gate waits for is not done: the page keeps polling."""
+        return self.lint_pending or (self.run is not None and self.run.is_running)
 
     @property
     def failed(self) -> int:
@@ -47,9 +50,11 @@ class Gate:
     def reds(self) -> list[str]:
         """Why the gate is red, in plain words (empty: green)."""
         reds = []
+        if self.lint_pending:
+            reds.append("lint waits for the draft's model, still training")
         if self.errors:
             reds.append(f"lint finds {_count(len(self.errors), 'error')}")
-        if self.run is None or self.is_running:
+        if self.run is None or self.run.is_running:
             reds.append("the test suite has not finished on this draft")
         elif self.failed:
             reds.append(f"{self.failed} of {_count(self.run.total, 'test case')} fail")
@@ -75,6 +80,8 @@ def review_gate(profile: Profile, *, user: Any) -> Gate:
     interrupt_stale(profile)  # a run whose process died must not keep the gate waiting
     run = current_run(profile) or start_run(profile, user=user)
     rows = cached_lint_rows(profile)  # none for an invalid draft: the page lists its problems
+    if rows is None:  # the draft's model is still training: lint cannot judge it yet
+        return Gate(run, [], [], lint_pending=True)
     errors = [r for r in rows if r.finding.severity == "error"]
     warnings = [r for r in rows if r.finding.severity == "warning"]
     return Gate(run, errors, warnings)

@@ -45,7 +45,7 @@ def test_the_tabs_are_grouped_by_what_a_person_is_doing(page: Page, live_server,
     groups = {
         "Build": ["Routes", "Rules", "Tools", "Lexicons", "Policy"],
         "Test": ["Playground", "Tests", "Lint", "Overlap", "Tuning"],
-        "Ship": ["Versions", "Tokens", "History"],
+        "Ship": ["Versions", "Traffic", "Tokens", "History"],
     }
     for name, links in groups.items():
         expect(nav.get_by_role("group", name=name).get_by_role("link")).to_have_text(links)

@@ -88,11 +88,18 @@ def test_a_700_route_profile_imports_answers_and_publishes_without_waiting(
 
     review = _timed(page.get, reverse("publish", args=["big"]))
     assert review.status_code == 200 and "model is training" in review.content.decode()
+    # The checks wait for the model too, so the gate is red: publishing now needs a reason.
+    assert "lint waits for the draft&#x27;s model" in review.content.decode()
 
     published = _timed(
         page.post,
         reverse("publish", args=["big"]),
-        {"note": "big", "environment": "staging", "draft_revision": profile.draft_revision},
+        {
+            "note": "big",
+            "environment": "staging",
+            "draft_revision": profile.draft_revision,
+            "reason": "staging only, the suite runs there",
+        },
     )
     job = Publication.objects.get(profile=profile)
     assert published.status_code == 302
