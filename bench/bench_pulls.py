@@ -55,6 +55,7 @@ def main() -> None:
     parser.add_argument("--database-url", help="a PostgreSQL database to drop and create")
     parser.add_argument("--wrk", action="store_true", help="load with wrk instead of Python")
     parser.add_argument("--serve", action="store_true", help="gunicorn as `make serve` runs it")
+    parser.add_argument("--only", help="rows to run, e.g. 'zstd,304' (default: all four)")
     args = parser.parse_args()
     if args.serve:
         args.workers = 2 * (os.cpu_count() or 1) + 1
@@ -77,6 +78,8 @@ def main() -> None:
                 ("200, zstd", {"Accept-Encoding": "zstd, gzip"}),
                 ("304 (If-None-Match)", {"If-None-Match": f'"{checksum}"'}),
             ):
+                if args.only and not any(word in label for word in args.only.split(",")):
+                    continue
                 rate, p50, p99, nbytes = load(
                     args.port, token, headers, args.concurrency, args.duration
                 )
