@@ -66,6 +66,9 @@ browser:
 
 # Production: DEBUG off, gunicorn with several workers, PostgreSQL (README, "Deploying").
 serve: export DEBUG := False
+# Keep each worker's database connection (health-checked per request): opening a PostgreSQL
+# connection per request was most of an agent's pull (docs/benchmarks.md, "Pack pulls").
+serve: export DB_CONN_MAX_AGE ?= 600
 serve: $(STAMP)
 	@case "$$DATABASE_URL" in postgres*) ;; *) \
 	  echo "error: make serve runs against PostgreSQL: set DATABASE_URL=postgres://..." >&2; exit 1;; esac

@@ -1,13 +1,18 @@
 """Pack pulls per second against gunicorn on loopback: plain, gzip, zstd and 304s.
 
 Publishes a CLINC150-size pack (150 routes, 15,000 examples: `routing-core build` on the data
-set's routes.json) into a scratch SQLite database, starts gunicorn, and has CONCURRENCY client
-threads pull `/api/profiles/clinc/packs/production` for DURATION seconds each way. The client
-is Python (http.client, a connection per request as gunicorn's sync workers close them) on the
-same cores as the server: figures are "measured beside" whatever else the machine runs.
+set's routes.json) into a scratch SQLite database (or, with --database-url, a PostgreSQL
+database it drops and creates), starts gunicorn, and has CONCURRENCY clients pull
+`/api/profiles/clinc/packs/production` for DURATION seconds each way. The default client is
+Python (http.client, a connection per request as gunicorn's sync workers close them) on the
+same cores as the server; `--wrk` uses Debian's `wrk` (C, one thread), which leaves the server
+most of the CPU. Figures are "measured beside" whatever else the machine runs. `--serve` runs
+gunicorn as `make serve` does (2 × cores + 1 workers, each recycled after ~1,000 requests, logs
+at INFO, persistent database connections).
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_pulls.py [--data ../shared/datasets]
         [--concurrency 4] [--duration 10] [--workers 2] [--port 8102]
+        [--database-url postgres://postgres@127.0.0.1:5432/bench_pulls] [--wrk] [--serve]
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,15 +52,23 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--port", type=int, default=8102)
+    parser.add_argument("--database-url", help="a PostgreSQL database to drop and create")
+    parser.add_argument("--wrk", action="store_true", help="load with wrk instead of Python")
+    parser.add_argument("--serve", action="store_true", help="gunicorn as `make serve` runs it")
+    parser.add_argument("--only", help="rows to run, e.g. 'zstd,304' (default: all four)")
     args = parser.parse_args()
+    if args.serve:
+        args.workers = 2 * (os.cpu_count() or 1) + 1
+    load = _wrk if args.wrk else _load
     with tempfile.TemporaryDirectory() as scratch:
-        env = _env(Path(scratch))
+        env = _env(Path(scratch), args.database_url, args.serve)
         token, checksum, size = _publish(Path(args.data) / "clinc150" / "routes.json", scratch, env)
-        server = _gunicorn(args.port, args.workers, env, Path(scratch))
+        server = _gunicorn(args.port, args.workers, env, args.serve)
         try:
             print(f"pack: {size / 1e6:.2f} MB of JSON; load average {os.getloadavg()[0]:.2f}")
             print(
                 f"concurrency {args.concurrency}, {args.duration:.0f} s each, {args.workers} workers"
+                f", {'wrk' if args.wrk else 'Python'} client, {env['DATABASE_URL'].split(':')[0]}"
             )
             print("| request | req/s | p50 ms | p99 ms | bytes/response |")
             print("|---|---|---|---|---|")
@@ -63,7 +78,9 @@ def main() -> None:
                 ("200, zstd", {"Accept-Encoding": "zstd, gzip"}),
                 ("304 (If-None-Match)", {"If-None-Match": f'"{checksum}"'}),
             ):
-                rate, p50, p99, nbytes = _load(
+                if args.only and not any(word in label for word in args.only.split(",")):
+                    continue
+                rate, p50, p99, nbytes = load(
                     args.port, token, headers, args.concurrency, args.duration
                 )
                 print(f"| {label} | {rate:,.0f} | {p50:.1f} | {p99:.1f} | {nbytes:,} |")
@@ -73,17 +90,21 @@ def main() -> None:
             server.wait(timeout=30)
 
 
-def _env(scratch: Path) -> dict[str, str]:
+def _env(scratch: Path, database_url: str | None, serve: bool) -> dict[str, str]:
+    if database_url:
+        _fresh_database(database_url)
     return {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
+        "DATABASE_URL": database_url or f"sqlite:///{scratch / 'bench.sqlite3'}",
         "DEBUG": "False",
         "SECRET_KEY": "bench-" + "x" * 50,
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "False",
         "SECURE_COOKIES": "False",
-        "LOG_LEVEL": "WARNING",
+        "LOG_LEVEL": "INFO" if serve else "WARNING",
+        # `make serve` keeps each worker's connection (DB_CONN_MAX_AGE=600 unless set).
+        "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "600" if serve else "0"),
         "STUDIO_RATE_PACK_PULL": "100000000/m",
         "STUDIO_MAX_IMPORT_BYTES": str(64 * 1024 * 1024),
     }
@@ -106,11 +127,22 @@ def _publish(routes: Path, scratch: str, env: dict[str, str]) -> tuple[str, str,
     return out[0], out[1], int(out[2])
 
 
-def _gunicorn(
-    port: int, workers: int, env: dict[str, str], scratch: Path
-) -> subprocess.Popen[bytes]:
+def _fresh_database(url: str) -> None:
+    import psycopg
+
+    base, _, name = url.rpartition("/")
+    if not re.fullmatch(r"[a-z0-9_]+", name):
+        raise SystemExit(f"use a plain database name, not {name!r}")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+
+
+def _gunicorn(port: int, workers: int, env: dict[str, str], serve: bool) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "gunicorn", "studio.wsgi", "--workers", str(workers)]
     command += ["--bind", f"127.0.0.1:{port}", "--timeout", "30"]
+    if serve:
+        command += ["--max-requests", "1000", "--max-requests-jitter", "100"]
     server = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:
@@ -164,6 +196,48 @@ def _load(
         p99 * 1000,
         int(statistics.median(sizes)),
     )
+
+
+def _wrk(
+    port: int, token: str, headers: dict[str, str], concurrency: int, duration: float
+) -> tuple[float, float, float, int]:
+    """The same load from `wrk` (one thread, `concurrency` connections): a C client that takes
+    little of the cores the server shares with it."""
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise SystemExit("wrk is not installed (apt-get install -y wrk)")
+    command = [
+        wrk,
+        "-t1",
+        f"-c{concurrency}",
+        f"-d{duration:.0f}s",
+        "--latency",
+        "--timeout",
+        "30s",
+    ]
+    for name, value in {"Authorization": f"Bearer {token}", **headers}.items():
+        command += ["-H", f"{name}: {value}"]
+    command.append(f"http://127.0.0.1:{port}/api/profiles/clinc/packs/production")
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    if "Non-2xx or 3xx" in out or "Socket errors" in out:
+        raise SystemExit(f"wrk saw errors:\n{out}")
+    done = re.search(r"(\d+) requests in ([\d.]+)(m?s), ([\d.]+)([KMG]?B) read", out)
+    assert done is not None, out
+    seconds = float(done.group(2)) * (0.001 if done.group(3) == "ms" else 1.0)
+    scale = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}[done.group(5)]
+    count = int(done.group(1))
+    return (
+        count / seconds,
+        _wrk_ms(out, "50%"),
+        _wrk_ms(out, "99%"),
+        int(float(done.group(4)) * scale / max(1, count)),
+    )
+
+
+def _wrk_ms(out: str, percentile: str) -> float:
+    found = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", out)
+    assert found is not None, out
+    return float(found.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[found.group(2)]
 
 
 if __name__ == "__main__":

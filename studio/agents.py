@@ -19,7 +19,8 @@ from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 
 from routing_core.version import engine_version
-from studio.models import Profile, ReadToken
+from studio.models import Profile
+from studio.pulls import PullGrant
 from studio.traffic_models import Agent
 
 _ENGINE = re.compile(r"\brouting-core/(\S{1,40})")
@@ -50,7 +51,7 @@ def can_read(agent_version: str, pack_made_by: str) -> bool:
 
 
 def record_pull(
-    token: ReadToken, environment: str, user_agent: str, served_version: int | None
+    token: PullGrant, environment: str, user_agent: str, served_version: int | None
 ) -> None:
     """Upsert the token's agent row for this environment: version seen, pack served, last seen.
 
@@ -60,7 +61,7 @@ def record_pull(
         return
     now = timezone.now()
     row = Agent(
-        token=token,
+        token_id=token.token_id,
         profile_id=token.profile_id,
         environment=environment,
         user_agent=user_agent[:200],

@@ -129,13 +129,7 @@ class UserTokenAuth(HttpBearer):
         return found.user
 
 
-class ReadTokenAuth(HttpBearer):
-    """`Authorization: Bearer rsp_…`: may pull one profile's packs and nothing else."""
-
-    def authenticate(self, request: HttpRequest, token: str) -> ReadToken | None:
-        if not token.startswith(READ_PREFIX):
-            return None
-        return find(ReadToken, token, scope=TokenScope.PULL)
+# Read (pull) tokens are checked by `studio.pulls.PullTokenAuth`, in one query with what they pull.
 
 
 class EventTokenAuth(HttpBearer):

@@ -17,15 +17,15 @@ from ninja import Router
 
 from studio.agents import record_pull
 from studio.encodings import choose, encoded
-from studio.models import Environment, ReadToken, Version
+from studio.models import Environment, Version
+from studio.pulls import PullGrant, PullTokenAuth
 from studio.ratelimits import limit
 from studio.roles import VIEW
 from studio.routers.access import USER_AUTH, require
 from studio.routers.profiles import ERRORS, SLUG
 from studio.routers.schemas import ErrorOut
-from studio.tokens import ReadTokenAuth
 
-router = Router(tags=["agents"], auth=[ReadTokenAuth(), *USER_AUTH])
+router = Router(tags=["agents"], auth=[PullTokenAuth(), *USER_AUTH])
 
 
 @router.get(
@@ -42,31 +42,27 @@ def pull_pack(
     checksum whatever the encoding, so a 304 never depends on how the body travelled.
     """
     limit(request, "pack-pull", settings.STUDIO_RATE_PACK_PULL)
-    auth: Any = request.auth  # type: ignore[attr-defined]
-    if not isinstance(auth, ReadToken):
+    grant: Any = request.auth  # type: ignore[attr-defined]
+    if isinstance(grant, PullGrant):
+        # The token's query already joined its environment (studio.pulls).
+        if not grant.readable:
+            raise Http404  # another profile's token: the same answer as a missing profile
+        version_id, checksum, number = grant.version_id, grant.checksum, grant.number
+    else:
         require(request, VIEW)
-    # One small query: which version the environment serves (the pack itself is cached below).
-    # (profile, name) is unique: no ORDER BY, which `.first()` would compile on every pull.
-    rows = (
-        Environment.objects.filter(profile__slug=slug, name=environment)
-        .order_by()
-        .values_list("profile_id", "version_id", "version__checksum", "version__number")[:1]
-    )
-    found = next(iter(rows), None)
-    if isinstance(auth, ReadToken) and (found is None or found[0] != auth.profile_id):
-        raise Http404  # another profile's token: the same answer as a missing profile
-    if found is None or found[1] is None:
+        version_id, checksum, number = _served(slug, environment)
+    if version_id is None or checksum is None:
         raise Http404
-    if isinstance(auth, ReadToken):
-        record_pull(auth, environment, request.headers.get("User-Agent", ""), found[3])
-    etag = f'"{found[2]}"'
+    if isinstance(grant, PullGrant):
+        record_pull(grant, environment, request.headers.get("User-Agent", ""), number)
+    etag = f'"{checksum}"'
     unchanged = get_conditional_response(request, etag=etag)
     if unchanged is not None:
         response = unchanged
     else:
         coding = choose(request.headers.get("Accept-Encoding"))
         response = HttpResponse(
-            _pack_body(found[1], found[2], coding), content_type="application/json"
+            _pack_body(version_id, checksum, coding), content_type="application/json"
         )
         if coding:
             response["Content-Encoding"] = coding
@@ -74,6 +70,17 @@ def pull_pack(
     response["Cache-Control"] = "private, no-cache"
     response["Vary"] = "Authorization, Accept-Encoding"
     return response
+
+
+def _served(slug: str, environment: str) -> tuple[int | None, str | None, int | None]:
+    """What an environment serves, for a studio user: (version id, checksum, number)."""
+    # (profile, name) is unique: no ORDER BY, which `.first()` would compile on every pull.
+    rows = (
+        Environment.objects.filter(profile__slug=slug, name=environment)
+        .order_by()
+        .values_list("version_id", "version__checksum", "version__number")[:1]
+    )
+    return next(iter(rows), (None, None, None))
 
 
 @lru_cache(maxsize=64)
