@@ -36,6 +36,10 @@ class Policy(BaseModel):
     )
 
 
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+
+
 class Ranked(NamedTuple):
     """One candidate's place in the ranking: raw score (maybe non-finite) and softmax relevance.
 
@@ -49,19 +53,35 @@ class Ranked(NamedTuple):
 
 
 class Ranking(Sequence[Ranked]):
-    """Every candidate best first, as a sequence of `Ranked` made on access.
+    """Every candidate best first (exact ties in declaration order), as `Ranked` made on access.
 
-    Routing a turn ranks every route, but most callers read only the top few entries;
-    keeping three plain lists instead of one object per route keeps `route()` lean.
+    Routing a turn ranks every route, but most callers read only the top entry or two; at
+    2,000 routes sorting them and turning three arrays into Python lists cost more than
+    scoring did. So a ranking keeps the arrays and sorts (once) only when someone reads past
+    the top: `to_event()`, the playground and `==` still see every route. Read-only.
     """
 
-    __slots__ = ("_relevance", "_routes", "_scores")
+    __slots__ = ("_names", "_order", "_rankable", "_raw", "_relevance", "_rows")
 
-    def __init__(self, routes: list[str], scores: list[float], relevance: list[float]) -> None:
-        self._routes, self._scores, self._relevance = routes, scores, relevance
+    def __init__(
+        self,
+        routes: Sequence[str],
+        scores: Sequence[float] | FloatArray,
+        relevance: Sequence[float] | FloatArray,
+        *,
+        rankable: FloatArray | None = None,
+    ) -> None:
+        """`routes`, `scores` and `relevance` in ranking order; or, with `rankable` (scores
+        with non-finite ones as -inf), in candidate order, to be sorted when first read."""
+        self._names = list(routes)
+        self._raw = np.asarray(scores, dtype=np.float64)
+        self._relevance = np.asarray(relevance, dtype=np.float64)
+        self._rankable = rankable
+        self._order: IntArray | None = None if rankable is not None else np.arange(len(routes))
+        self._rows: tuple[Ranked, ...] | None = None
 
     def __len__(self) -> int:
-        return len(self._routes)
+        return len(self._names)
 
     @overload
     def __getitem__(self, index: int) -> Ranked: ...
@@ -71,20 +91,44 @@ class Ranking(Sequence[Ranked]):
 
     def __getitem__(self, index: int | slice) -> Ranked | tuple[Ranked, ...]:
         if isinstance(index, slice):
-            return tuple(self)[index]
-        return Ranked(self._routes[index], self._scores[index], self._relevance[index])
+            return self._all()[index]
+        if self._rows is not None:
+            return self._rows[index]
+        if self._order is None and len(self) and index in (0, -len(self)):
+            assert self._rankable is not None
+            return self._row(int(self._rankable.argmax()))  # the first of the highest: no sort
+        position = range(len(self))[index]  # IndexError as a tuple gives it
+        return self._row(int(self._sorted()[position]))
 
     def __iter__(self) -> Iterator[Ranked]:
-        return map(Ranked, self._routes, self._scores, self._relevance)
+        return iter(self._all())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+        return isinstance(other, Sequence) and self._all() == tuple(other)
 
     def __hash__(self) -> int:
-        return hash(tuple(self))
+        return hash(self._all())
 
     def __repr__(self) -> str:
         return f"Ranking({list(self)!r})"
+
+    def _row(self, i: int) -> Ranked:
+        return Ranked(self._names[i], float(self._raw[i]), float(self._relevance[i]))
+
+    def _sorted(self) -> IntArray:
+        if self._order is None:
+            assert self._rankable is not None
+            self._order = np.argsort(-self._rankable, kind="stable")
+        return self._order
+
+    def _all(self) -> tuple[Ranked, ...]:
+        """Every row, made once (three list conversions rather than 3 x n item reads)."""
+        if self._rows is None:
+            order = self._sorted()
+            names = _pick(self._names, order.tolist())
+            scores, relevance = self._raw[order].tolist(), self._relevance[order].tolist()
+            self._rows = tuple(map(Ranked, names, scores, relevance))
+        return self._rows
 
 
 class RunnerUp(NamedTuple):
@@ -109,7 +153,6 @@ class Verdict:
 
 
 Scores = Mapping[str, float] | Sequence[tuple[str, float]]
-FloatArray = npt.NDArray[np.float64]
 
 
 def decide(
@@ -157,7 +200,7 @@ def decide_scores(
     """`decide` on parallel sequences of names and scores: the router's hot path, no pairs."""
     policy = policy or Policy()
     names = list(names)
-    raw = np.asarray(scores, dtype=np.float64)
+    raw = np.array(scores, dtype=np.float64)  # a copy: the ranking keeps it
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
@@ -204,16 +247,18 @@ def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
 def _rank(
     names: list[str], raw: FloatArray, temperature: float, floor: float | None
 ) -> tuple[Ranking, list[int]]:
-    """Every candidate best first (exact ties in declaration order), and the alive indexes."""
+    """Every candidate best first (exact ties in declaration order), and the alive indexes.
+
+    Only the alive routes are sorted here (a floor usually leaves a handful of 2,000); the
+    full ranking sorts itself when read past its top.
+    """
     finite = np.isfinite(raw)
     rankable = np.where(finite, raw, -np.inf)
     relevance = _softmax(rankable, temperature)
-    order = np.argsort(-rankable, kind="stable")
     living = finite if floor is None else finite & (raw > floor)
-    ranking = Ranking(
-        list(_pick(names, order.tolist())), raw[order].tolist(), relevance[order].tolist()
-    )
-    return ranking, order[living[order]].tolist()
+    alive = np.flatnonzero(living)  # ascending: a stable sort keeps ties in declaration order
+    alive = alive[np.argsort(-raw[alive], kind="stable")]
+    return Ranking(names, raw, relevance, rankable=rankable), alive.tolist()
 
 
 def _pick(names: list[str], indexes: list[int]) -> tuple[str, ...]:
