@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Literal, NamedTuple, overload
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ class Policy(BaseModel):
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
+ScoreArray = npt.NDArray[np.floating[Any]]  # a scorer's own array, float32 or float64
 
 
 class Ranked(NamedTuple):
@@ -190,7 +191,7 @@ def decide(
 
 def decide_scores(
     names: Sequence[str],
-    scores: Sequence[float],
+    scores: Sequence[float] | ScoreArray,
     incumbent: str | None = None,
     policy: Policy | None = None,
     scorer_floor: float | None = None,

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,9 @@ class Scored:
     scores: tuple[float, ...]
     usage: Usage = NO_USAGE
     note: str | None = None
+    # The same scores as a read-only array, when the scorer computed them as one: the policy
+    # then ranks them without turning 2,000 Python floats back into an array every turn.
+    array: npt.NDArray[np.floating[Any]] | None = field(default=None, compare=False, repr=False)
 
 
 class ScorerFailure(RuntimeError):

@@ -15,6 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from routing_core.policy import Policy, Ranked, Ranking, Verdict, decide_scores
+from routing_core.scorers.base import RouteText
+from routing_core.scorers.lexical import LexicalScorer
 
 # Few distinct values, so that exact ties (and ties at the floor) are common.
 SCORE = st.one_of(
@@ -116,3 +118,44 @@ def test_a_ranking_in_ranking_order_reads_as_given() -> None:
     ranking = Ranking(["x", "y"], [2.0, 1.0], [0.7, 0.3])
     assert list(ranking) == [("x", 2.0, 0.7), ("y", 1.0, 0.3)]
     assert ranking[0] == ("x", 2.0, 0.7) and ranking[-1] == ("y", 1.0, 0.3)
+
+
+LEXICAL_ROUTES = (
+    RouteText("billing", "", ("why was I charged twice", "download my invoice")),
+    RouteText("orders", "", ("where is my order", "track my package")),
+    RouteText("weather", "", ("will it rain tomorrow", "what is the forecast")),
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "candidates"),
+    [
+        ("charged twice for my order", ("billing", "orders", "weather")),
+        ("charged twice for my order", ("weather", "billing")),  # reordered: a copy
+        ("zzz qqq", ("billing", "orders", "weather")),  # nothing known: all zero
+    ],
+)
+def test_the_lexical_scorer_hands_the_policy_its_scores_as_a_read_only_array(
+    message: str, candidates: tuple[str, ...]
+) -> None:
+    scorer = LexicalScorer.build(LEXICAL_ROUTES)
+    scored = scorer.score_metered(message, list(candidates))
+    assert scored.array is not None and not scored.array.flags.writeable
+    assert tuple(scored.array.tolist()) == scored.scores == tuple(scorer.score(message, candidates))
+    names = list(candidates)
+    by_array = decide_scores(names, scored.array, "orders", Policy(floor=0.01))
+    by_floats = decide_scores(names, scored.scores, "orders", Policy(floor=0.01))
+    assert by_array == by_floats and rows(by_array.ranked) == rows(by_floats.ranked)
+
+
+def test_a_float32_array_decides_as_its_floats_do() -> None:
+    values = np.array([0.3, 0.30000001, math.nan, 0.1], dtype=np.float32)
+    names = ["a", "b", "c", "d"]
+    by_array = decide_scores(names, values, None, Policy(near_tie_margin=0.0))
+    by_floats = decide_scores(names, values.tolist(), None, Policy(near_tie_margin=0.0))
+    assert rows(by_array.ranked) == rows(by_floats.ranked)
+    assert (by_array.to, by_array.runner_up, by_array.alive) == (
+        by_floats.to,
+        by_floats.runner_up,
+        by_floats.alive,
+    )
