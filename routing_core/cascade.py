@@ -149,8 +149,8 @@ class Cascade:
         incumbent: str | None,
         policy: Policy,
     ) -> Verdict:
-        if len(scored.scores) != len(candidates):
-            raise ValueError(f"{len(scored.scores)} scores for {len(candidates)} routes")
+        if len(scored) != len(candidates):
+            raise ValueError(f"{len(scored)} scores for {len(candidates)} routes")
         scores: Sequence[float] | ScoreArray = (
             scored.scores if scored.array is None else scored.array
         )

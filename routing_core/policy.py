@@ -74,7 +74,7 @@ class Ranking(Sequence[Ranked]):
     ) -> None:
         """`routes`, `scores` and `relevance` in ranking order; or, with `rankable` (scores
         with non-finite ones as -inf), in candidate order, to be sorted when first read."""
-        self._names = list(routes)
+        self._names = routes if isinstance(routes, tuple) else tuple(routes)
         self._raw = np.asarray(scores, dtype=np.float64)
         self._relevance = np.asarray(relevance, dtype=np.float64)
         self._rankable = rankable
@@ -200,7 +200,7 @@ def decide_scores(
 ) -> Verdict:
     """`decide` on parallel sequences of names and scores: the router's hot path, no pairs."""
     policy = policy or Policy()
-    names = list(names)
+    names = names if isinstance(names, tuple) else tuple(names)  # the ranking keeps them
     raw = np.array(scores, dtype=np.float64)  # a copy: the ranking keeps it
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
@@ -246,7 +246,7 @@ def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
 
 
 def _rank(
-    names: list[str], raw: FloatArray, temperature: float, floor: float | None
+    names: Sequence[str], raw: FloatArray, temperature: float, floor: float | None
 ) -> tuple[Ranking, list[int]]:
     """Every candidate best first (exact ties in declaration order), and the alive indexes.
 
@@ -262,7 +262,7 @@ def _rank(
     return Ranking(names, raw, relevance, rankable=rankable), alive.tolist()
 
 
-def _pick(names: list[str], indexes: list[int]) -> tuple[str, ...]:
+def _pick(names: Sequence[str], indexes: list[int]) -> tuple[str, ...]:
     """`names` at `indexes`, at C speed (itemgetter returns a bare item for one index)."""
     if len(indexes) == 1:
         return (names[indexes[0]],)

@@ -518,7 +518,7 @@ class LexicalScorer:
         """`score` as the cascade reads it, with the scores' array for the policy."""
         chosen = self._scores_of(message, candidates)
         chosen.flags.writeable = False
-        return Scored(tuple(chosen.tolist()), array=chosen)
+        return Scored(array=chosen)
 
     def _scores_of(self, message: str, candidates: Sequence[str]) -> FloatArray:
         """The scores as an array: `score` lists them, `score_metered` hands the array on."""

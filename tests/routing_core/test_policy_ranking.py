@@ -8,6 +8,7 @@ these tests hold it to the eager definition — every route sorted by score, non
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from routing_core.policy import Policy, Ranked, Ranking, Verdict, decide_scores
-from routing_core.scorers.base import RouteText
+from routing_core.scorers.base import RouteText, Scored
 from routing_core.scorers.lexical import LexicalScorer
 
 # Few distinct values, so that exact ties (and ties at the floor) are common.
@@ -40,7 +41,7 @@ def plain_ranking(scores: list[float], temperature: float) -> list[tuple[int, fl
     return [(i, shares[i]) for i in order]
 
 
-def rows(ranking: Ranking | list[Ranked]) -> list[tuple[str, str, str]]:
+def rows(ranking: Sequence[Ranked]) -> list[tuple[str, str, str]]:
     """Rows with floats by repr, so that nan equals nan and -0.0 differs from 0.0."""
     return [(r.route, repr(r.score), repr(r.relevance)) for r in ranking]
 
@@ -88,7 +89,10 @@ def test_verdict_matches_the_plain_definition(
 @given(scores=st.lists(SCORE, min_size=0, max_size=30), temperature=st.sampled_from([1.0, 0.1]))
 def test_every_way_of_reading_the_ranking_agrees(scores: list[float], temperature: float) -> None:
     names = [f"r{i}" for i in range(len(scores))]
-    fresh = lambda: decide_scores(names, scores, temperature=temperature).ranked  # noqa: E731
+
+    def fresh() -> Ranking:
+        return decide_scores(names, scores, temperature=temperature).ranked
+
     everything = rows(list(fresh()))
     assert len(fresh()) == len(scores)
     for index in range(-len(scores), len(scores)):
@@ -159,3 +163,16 @@ def test_a_float32_array_decides_as_its_floats_do() -> None:
         by_floats.runner_up,
         by_floats.alive,
     )
+
+
+def test_scores_handed_over_as_an_array_read_as_the_floats_they_hold() -> None:
+    values = np.array([0.25, 0.5, 0.125], dtype=np.float32)
+    values.flags.writeable = False
+    lazy, plain = Scored(array=values), Scored((0.25, 0.5, 0.125))
+    assert len(lazy) == len(plain) == 3
+    assert lazy.array is values and plain.array is None
+    assert lazy.scores == (0.25, 0.5, 0.125) and all(type(s) is float for s in lazy.scores)
+    assert lazy == plain and hash(lazy) == hash(plain) and repr(lazy) == repr(plain)
+    assert Scored((0.25, 0.5, 0.125), note="no pick") != plain
+    with pytest.raises(AttributeError):
+        lazy.note = "changed"
