@@ -138,6 +138,10 @@ class Scored:
     def __repr__(self) -> str:
         return f"Scored(scores={self.scores!r}, usage={self.usage!r}, note={self.note!r})"
 
+    def __reduce__(self) -> tuple[type[Scored], tuple[tuple[float, ...], Usage, str | None]]:
+        """Pickled and copied as its floats (setting attributes is refused)."""
+        return Scored, (self.scores, self.usage, self.note)
+
 
 class ScorerFailure(RuntimeError):
     """A scorer could not score; carries the tokens it spent before failing."""

@@ -7,7 +7,9 @@ these tests hold it to the eager definition — every route sorted by score, non
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 from collections.abc import Sequence
 
 import numpy as np
@@ -116,6 +118,7 @@ def test_a_ranking_is_a_snapshot_of_the_scores_it_was_given() -> None:
     assert [r.route for r in verdict.ranked] == ["b", "c", "a"]
     assert verdict.ranked[0] == ("b", 0.9, verdict.ranked[0].relevance)
     assert hash(verdict.ranked) == hash(tuple(verdict.ranked))
+    assert pickle.loads(pickle.dumps(verdict)) == verdict == copy.deepcopy(verdict)
 
 
 def test_a_ranking_in_ranking_order_reads_as_given() -> None:
@@ -174,5 +177,6 @@ def test_scores_handed_over_as_an_array_read_as_the_floats_they_hold() -> None:
     assert lazy.scores == (0.25, 0.5, 0.125) and all(type(s) is float for s in lazy.scores)
     assert lazy == plain and hash(lazy) == hash(plain) and repr(lazy) == repr(plain)
     assert Scored((0.25, 0.5, 0.125), note="no pick") != plain
+    assert pickle.loads(pickle.dumps(lazy)) == lazy == copy.deepcopy(lazy)
     with pytest.raises(AttributeError):
         lazy.note = "changed"
