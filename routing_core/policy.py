@@ -62,21 +62,24 @@ class Ranking(Sequence[Ranked]):
     the top: `to_event()`, the playground and `==` still see every route. Read-only.
     """
 
-    __slots__ = ("_names", "_order", "_rankable", "_raw", "_relevance", "_rows")
+    __slots__ = ("_names", "_order", "_rankable", "_raw", "_relevance", "_rows", "_temperature")
 
     def __init__(
         self,
         routes: Sequence[str],
         scores: Sequence[float] | FloatArray,
-        relevance: Sequence[float] | FloatArray,
+        relevance: Sequence[float] | FloatArray | None,
         *,
         rankable: FloatArray | None = None,
+        temperature: float = 1.0,
     ) -> None:
         """`routes`, `scores` and `relevance` in ranking order; or, with `rankable` (scores
-        with non-finite ones as -inf), in candidate order, to be sorted when first read."""
+        with non-finite ones as -inf), in candidate order, to be sorted when first read, the
+        relevance (None) then computed from `rankable` and `temperature` when first read."""
         self._names = routes if isinstance(routes, tuple) else tuple(routes)
         self._raw = np.asarray(scores, dtype=np.float64)
-        self._relevance = np.asarray(relevance, dtype=np.float64)
+        self._relevance = None if relevance is None else np.asarray(relevance, dtype=np.float64)
+        self._temperature = temperature
         self._rankable = rankable
         self._order: IntArray | None = None if rankable is not None else np.arange(len(routes))
         self._rows: tuple[Ranked, ...] | None = None
@@ -114,7 +117,14 @@ class Ranking(Sequence[Ranked]):
         return f"Ranking({list(self)!r})"
 
     def _row(self, i: int) -> Ranked:
-        return Ranked(self._names[i], float(self._raw[i]), float(self._relevance[i]))
+        return Ranked(self._names[i], float(self._raw[i]), float(self._shares()[i]))
+
+    def _shares(self) -> FloatArray:
+        """The softmax relevance in candidate order (one exp over every route, when read)."""
+        if self._relevance is None:
+            assert self._rankable is not None
+            self._relevance = _softmax(self._rankable, self._temperature)
+        return self._relevance
 
     def _sorted(self) -> IntArray:
         if self._order is None:
@@ -127,7 +137,7 @@ class Ranking(Sequence[Ranked]):
         if self._rows is None:
             order = self._sorted()
             names = _pick(self._names, order.tolist())
-            scores, relevance = self._raw[order].tolist(), self._relevance[order].tolist()
+            scores, relevance = self._raw[order].tolist(), self._shares()[order].tolist()
             self._rows = tuple(map(Ranked, names, scores, relevance))
         return self._rows
 
@@ -255,11 +265,11 @@ def _rank(
     """
     finite = np.isfinite(raw)
     rankable = np.where(finite, raw, -np.inf)
-    relevance = _softmax(rankable, temperature)
     living = finite if floor is None else finite & (raw > floor)
     alive = np.flatnonzero(living)  # ascending: a stable sort keeps ties in declaration order
     alive = alive[np.argsort(-raw[alive], kind="stable")]
-    return Ranking(names, raw, relevance, rankable=rankable), alive.tolist()
+    ranking = Ranking(names, raw, None, rankable=rankable, temperature=temperature)
+    return ranking, alive.tolist()
 
 
 def _pick(names: Sequence[str], indexes: list[int]) -> tuple[str, ...]:
