@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from routing_core.decision import TierRecord
-from routing_core.policy import Policy, Verdict, decide_scores, gap
+from routing_core.policy import Policy, ScoreArray, Verdict, decide_scores, gap
 from routing_core.scorers.base import NO_USAGE, Scored, Scorer, Usage, measure
 
 
@@ -149,9 +149,11 @@ class Cascade:
         incumbent: str | None,
         policy: Policy,
     ) -> Verdict:
-        if len(scored.scores) != len(candidates):
-            raise ValueError(f"{len(scored.scores)} scores for {len(candidates)} routes")
-        scores: Sequence[float] = scored.scores
+        if len(scored) != len(candidates):
+            raise ValueError(f"{len(scored)} scores for {len(candidates)} routes")
+        scores: Sequence[float] | ScoreArray = (
+            scored.scores if scored.array is None else scored.array
+        )
         if candidates is not self._names:  # a near-tie's contenders: the others score 0
             by_name = dict(zip(candidates, scored.scores, strict=True))
             scores = [float(by_name.get(n, 0.0)) for n in self._names]

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Literal, NamedTuple, overload
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,11 @@ class Policy(BaseModel):
     )
 
 
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+ScoreArray = npt.NDArray[np.floating[Any]]  # a scorer's own array, float32 or float64
+
+
 class Ranked(NamedTuple):
     """One candidate's place in the ranking: raw score (maybe non-finite) and softmax relevance.
 
@@ -49,19 +54,38 @@ class Ranked(NamedTuple):
 
 
 class Ranking(Sequence[Ranked]):
-    """Every candidate best first, as a sequence of `Ranked` made on access.
+    """Every candidate best first (exact ties in declaration order), as `Ranked` made on access.
 
-    Routing a turn ranks every route, but most callers read only the top few entries;
-    keeping three plain lists instead of one object per route keeps `route()` lean.
+    Routing a turn ranks every route, but most callers read only the top entry or two; at
+    2,000 routes sorting them and turning three arrays into Python lists cost more than
+    scoring did. So a ranking keeps the arrays and sorts (once) only when someone reads past
+    the top: `to_event()`, the playground and `==` still see every route. Read-only.
     """
 
-    __slots__ = ("_relevance", "_routes", "_scores")
+    __slots__ = ("_names", "_order", "_rankable", "_raw", "_relevance", "_rows", "_temperature")
 
-    def __init__(self, routes: list[str], scores: list[float], relevance: list[float]) -> None:
-        self._routes, self._scores, self._relevance = routes, scores, relevance
+    def __init__(
+        self,
+        routes: Sequence[str],
+        scores: Sequence[float] | FloatArray,
+        relevance: Sequence[float] | FloatArray | None,
+        *,
+        rankable: FloatArray | None = None,
+        temperature: float = 1.0,
+    ) -> None:
+        """`routes`, `scores` and `relevance` in ranking order; or, with `rankable` (scores
+        with non-finite ones as -inf), in candidate order, to be sorted when first read, the
+        relevance (None) then computed from `rankable` and `temperature` when first read."""
+        self._names = routes if isinstance(routes, tuple) else tuple(routes)
+        self._raw = np.asarray(scores, dtype=np.float64)
+        self._relevance = None if relevance is None else np.asarray(relevance, dtype=np.float64)
+        self._temperature = temperature
+        self._rankable = rankable
+        self._order: IntArray | None = None if rankable is not None else np.arange(len(routes))
+        self._rows: tuple[Ranked, ...] | None = None
 
     def __len__(self) -> int:
-        return len(self._routes)
+        return len(self._names)
 
     @overload
     def __getitem__(self, index: int) -> Ranked: ...
@@ -71,20 +95,51 @@ class Ranking(Sequence[Ranked]):
 
     def __getitem__(self, index: int | slice) -> Ranked | tuple[Ranked, ...]:
         if isinstance(index, slice):
-            return tuple(self)[index]
-        return Ranked(self._routes[index], self._scores[index], self._relevance[index])
+            return self._all()[index]
+        if self._rows is not None:
+            return self._rows[index]
+        if self._order is None and len(self) and index in (0, -len(self)):
+            assert self._rankable is not None
+            return self._row(int(self._rankable.argmax()))  # the first of the highest: no sort
+        position = range(len(self))[index]  # IndexError as a tuple gives it
+        return self._row(int(self._sorted()[position]))
 
     def __iter__(self) -> Iterator[Ranked]:
-        return map(Ranked, self._routes, self._scores, self._relevance)
+        return iter(self._all())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+        return isinstance(other, Sequence) and self._all() == tuple(other)
 
     def __hash__(self) -> int:
-        return hash(tuple(self))
+        return hash(self._all())
 
     def __repr__(self) -> str:
         return f"Ranking({list(self)!r})"
+
+    def _row(self, i: int) -> Ranked:
+        return Ranked(self._names[i], float(self._raw[i]), float(self._shares()[i]))
+
+    def _shares(self) -> FloatArray:
+        """The softmax relevance in candidate order (one exp over every route, when read)."""
+        if self._relevance is None:
+            assert self._rankable is not None
+            self._relevance = _softmax(self._rankable, self._temperature)
+        return self._relevance
+
+    def _sorted(self) -> IntArray:
+        if self._order is None:
+            assert self._rankable is not None
+            self._order = np.argsort(-self._rankable, kind="stable")
+        return self._order
+
+    def _all(self) -> tuple[Ranked, ...]:
+        """Every row, made once (three list conversions rather than 3 x n item reads)."""
+        if self._rows is None:
+            order = self._sorted()
+            names = _pick(self._names, order.tolist())
+            scores, relevance = self._raw[order].tolist(), self._shares()[order].tolist()
+            self._rows = tuple(map(Ranked, names, scores, relevance))
+        return self._rows
 
 
 class RunnerUp(NamedTuple):
@@ -109,7 +164,6 @@ class Verdict:
 
 
 Scores = Mapping[str, float] | Sequence[tuple[str, float]]
-FloatArray = npt.NDArray[np.float64]
 
 
 def decide(
@@ -147,7 +201,7 @@ def decide(
 
 def decide_scores(
     names: Sequence[str],
-    scores: Sequence[float],
+    scores: Sequence[float] | ScoreArray,
     incumbent: str | None = None,
     policy: Policy | None = None,
     scorer_floor: float | None = None,
@@ -156,8 +210,8 @@ def decide_scores(
 ) -> Verdict:
     """`decide` on parallel sequences of names and scores: the router's hot path, no pairs."""
     policy = policy or Policy()
-    names = list(names)
-    raw = np.asarray(scores, dtype=np.float64)
+    names = names if isinstance(names, tuple) else tuple(names)  # the ranking keeps them
+    raw = np.array(scores, dtype=np.float64)  # a copy: the ranking keeps it
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
@@ -202,21 +256,23 @@ def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
 
 
 def _rank(
-    names: list[str], raw: FloatArray, temperature: float, floor: float | None
+    names: Sequence[str], raw: FloatArray, temperature: float, floor: float | None
 ) -> tuple[Ranking, list[int]]:
-    """Every candidate best first (exact ties in declaration order), and the alive indexes."""
+    """Every candidate best first (exact ties in declaration order), and the alive indexes.
+
+    Only the alive routes are sorted here (a floor usually leaves a handful of 2,000); the
+    full ranking sorts itself when read past its top.
+    """
     finite = np.isfinite(raw)
     rankable = np.where(finite, raw, -np.inf)
-    relevance = _softmax(rankable, temperature)
-    order = np.argsort(-rankable, kind="stable")
     living = finite if floor is None else finite & (raw > floor)
-    ranking = Ranking(
-        list(_pick(names, order.tolist())), raw[order].tolist(), relevance[order].tolist()
-    )
-    return ranking, order[living[order]].tolist()
+    alive = np.flatnonzero(living)  # ascending: a stable sort keeps ties in declaration order
+    alive = alive[np.argsort(-raw[alive], kind="stable")]
+    ranking = Ranking(names, raw, None, rankable=rankable, temperature=temperature)
+    return ranking, alive.tolist()
 
 
-def _pick(names: list[str], indexes: list[int]) -> tuple[str, ...]:
+def _pick(names: Sequence[str], indexes: list[int]) -> tuple[str, ...]:
     """`names` at `indexes`, at C speed (itemgetter returns a bare item for one index)."""
     if len(indexes) == 1:
         return (names[indexes[0]],)

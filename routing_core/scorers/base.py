@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +74,73 @@ class Usage:
 NO_USAGE = Usage()
 
 
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """One scoring call's result with what it cost (`note` says why a categorical scorer abstained)."""
+ScoreArray = npt.NDArray[np.floating[Any]]
 
-    scores: tuple[float, ...]
-    usage: Usage = NO_USAGE
-    note: str | None = None
+
+class Scored:
+    """One scoring call's result with what it cost (`note` says why a categorical scorer abstained).
+
+    A scorer that computes its scores as an array hands over the array (`array=`, read-only):
+    the policy ranks it as it is, and `scores` lists it only when someone reads them; at
+    2,000 routes listing them cost a tenth of a turn. Read-only; compares as its scores.
+    """
+
+    __slots__ = ("_array", "_scores", "note", "usage")
+
+    _array: ScoreArray | None
+    _scores: tuple[float, ...] | None
+    usage: Usage
+    note: str | None
+
+    def __init__(
+        self,
+        scores: Sequence[float] = (),
+        usage: Usage = NO_USAGE,
+        note: str | None = None,
+        *,
+        array: ScoreArray | None = None,
+    ) -> None:
+        object.__setattr__(self, "_array", array)
+        object.__setattr__(self, "_scores", None if array is not None else tuple(scores))
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "note", note)
+
+    @property
+    def scores(self) -> tuple[float, ...]:
+        """One float per candidate, in candidate order."""
+        if self._scores is None:
+            assert self._array is not None
+            object.__setattr__(self, "_scores", tuple(self._array.tolist()))
+            return self.scores
+        return self._scores
+
+    @property
+    def array(self) -> ScoreArray | None:
+        """The scores as the scorer's own array, when it handed one over."""
+        return self._array
+
+    def __len__(self) -> int:
+        return len(self._array) if self._array is not None else len(self.scores)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Scored is read-only: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scored) and (self.scores, self.usage, self.note) == (
+            other.scores,
+            other.usage,
+            other.note,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.scores, self.usage, self.note))
+
+    def __repr__(self) -> str:
+        return f"Scored(scores={self.scores!r}, usage={self.usage!r}, note={self.note!r})"
+
+    def __reduce__(self) -> tuple[type[Scored], tuple[tuple[float, ...], Usage, str | None]]:
+        """Pickled and copied as its floats (setting attributes is refused)."""
+        return Scored, (self.scores, self.usage, self.note)
 
 
 class ScorerFailure(RuntimeError):

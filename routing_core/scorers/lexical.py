@@ -511,19 +511,27 @@ class LexicalScorer:
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
+        result: list[float] = self._scores_of(message, candidates).tolist()
+        return result
+
+    def score_metered(self, message: str, candidates: Sequence[str]) -> Scored:
+        """`score` as the cascade reads it, with the scores' array for the policy."""
+        chosen = self._scores_of(message, candidates)
+        chosen.flags.writeable = False
+        return Scored(array=chosen)
+
+    def _scores_of(self, message: str, candidates: Sequence[str]) -> FloatArray:
+        """The scores as an array: `score` lists them, `score_metered` hands the array on."""
         every = candidates == self._names  # the router's usual call: no reordering
         columns = None if every else self._columns(candidates)
         posterior = self._posterior(message)
         if posterior is None or self._is_out_of_scope(posterior):
-            return [0.0] * len(candidates)
+            return np.zeros(len(candidates), dtype=np.float32)
         # Without reordering, the routes are the first columns (the out-of-scope class follows).
-        chosen = posterior[: len(self._names)] if columns is None else posterior[columns]
-        result: list[float] = chosen.tolist()
-        return result
-
-    def score_metered(self, message: str, candidates: Sequence[str]) -> Scored:
-        """`score` as the cascade reads it (floats already: no conversion per route)."""
-        return Scored(tuple(self.score(message, candidates)))
+        chosen: FloatArray = (
+            posterior[: len(self._names)] if columns is None else posterior[columns]
+        )
+        return chosen
 
     def logits(self, message: str) -> FloatArray | None:
         """The message's uncalibrated logits over every route, or None with nothing to score."""
