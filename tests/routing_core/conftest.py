@@ -61,3 +61,24 @@ def minimal_doc(**overrides: Any) -> dict[str, Any]:
     }
     doc.update(overrides)
     return doc
+
+
+# Three routes with enough varied examples to calibrate on (every tenth text is held out):
+# the lexical model, out-of-scope and studio tests share them.
+TOPICS = {
+    "billing": ["invoice", "charge", "payment", "refund", "card", "receipt", "bill", "fee"],
+    "orders": ["parcel", "delivery", "package", "tracking", "shipment", "order", "courier"],
+    "weather": ["rain", "forecast", "sunny", "temperature", "snow", "wind", "storm"],
+}
+TEMPLATES = [
+    "where is my {}",
+    "a question about the {}",
+    "{} please",
+    "help with the {} now",
+    "what about the {}",
+    "i have a {} problem",
+    "tell me more on {}",
+    "something odd with {}",
+    "the {} again",
+    "any news on the {}",
+]

@@ -17,25 +17,7 @@ from routing_core.scorers import _model, route_texts
 from routing_core.scorers.base import RouteText
 from routing_core.scorers.lexical import LexicalScorer
 from routing_core.scorers.stored import fingerprint, with_model
-
-# Enough examples per route for a held-out calibration fold (every tenth text).
-TOPICS = {
-    "billing": ["invoice", "charge", "payment", "refund", "card", "receipt", "bill", "fee"],
-    "orders": ["parcel", "delivery", "package", "tracking", "shipment", "order", "courier"],
-    "weather": ["rain", "forecast", "sunny", "temperature", "snow", "wind", "storm"],
-}
-TEMPLATES = [
-    "where is my {}",
-    "a question about the {}",
-    "{} please",
-    "help with the {} now",
-    "what about the {}",
-    "i have a {} problem",
-    "tell me more on {}",
-    "something odd with {}",
-    "the {} again",
-    "any news on the {}",
-]
+from tests.routing_core.conftest import TEMPLATES, TOPICS
 
 
 def _routes() -> list[dict[str, object]]:

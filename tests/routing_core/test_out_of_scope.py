@@ -16,26 +16,9 @@ from routing_core.policy import Policy
 from routing_core.scorers import _model, route_texts
 from routing_core.scorers.lexical import OUT_OF_SCOPE, LexicalScorer, learning_texts
 from routing_core.scorers.stored import fingerprint
+from tests.routing_core.conftest import TEMPLATES, TOPICS
 from tests.routing_core.test_cli import cli
 
-# Three routes with enough varied examples to calibrate on (every tenth text is held out).
-TOPICS = {
-    "billing": ["invoice", "charge", "payment", "refund", "card", "receipt", "bill", "fee"],
-    "orders": ["parcel", "delivery", "package", "tracking", "shipment", "order", "courier"],
-    "weather": ["rain", "forecast", "sunny", "temperature", "snow", "wind", "storm"],
-}
-TEMPLATES = [
-    "where is my {}",
-    "a question about the {}",
-    "{} please",
-    "help with the {} now",
-    "what about the {}",
-    "i have a {} problem",
-    "tell me more on {}",
-    "something odd with {}",
-    "the {} again",
-    "any news on the {}",
-]
 ROUTES = [
     {"name": name, "examples": [t.format(w) for t in TEMPLATES for w in words]}
     for name, words in TOPICS.items()

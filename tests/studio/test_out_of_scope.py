@@ -12,25 +12,9 @@ from studio.models import Profile, Route
 from studio.playground import compiled_router
 from studio.publishing import import_pack
 from studio.services import release_pack
+from tests.routing_core.conftest import TEMPLATES, TOPICS
 from tests.studio.conftest import htmx
 
-TOPICS = {
-    "billing": ["invoice", "charge", "payment", "refund", "card", "receipt", "bill", "fee"],
-    "orders": ["parcel", "delivery", "package", "tracking", "shipment", "order", "courier"],
-    "weather": ["rain", "forecast", "sunny", "temperature", "snow", "wind", "storm"],
-}
-TEMPLATES = [
-    "where is my {}",
-    "a question about the {}",
-    "{} please",
-    "help with the {} now",
-    "what about the {}",
-    "i have a {} problem",
-    "tell me more on {}",
-    "something odd with {}",
-    "the {} again",
-    "any news on the {}",
-]
 OUT_OF_SCOPE = ["tell me a joke about cats", "what is the capital of france"]
 
 
