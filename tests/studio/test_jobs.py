@@ -57,7 +57,12 @@ def test_a_worker_picks_a_run_up_reports_progress_and_stores_the_outcome(
     assert done and finished.done == finished.total == 3_000
     assert finished.passed == 1_000  # one message in three is billing's
     assert finished.attempts == 1 and finished.worker.endswith(str(job_worker.processes[0].pid))
-    assert DBTaskResult.objects.get(id=finished.task_id).status == "SUCCESSFUL"
+
+    # The queue's own row is marked when the task function has returned, just after ours.
+    def task_succeeded() -> bool:
+        return DBTaskResult.objects.get(id=finished.task_id).status == "SUCCESSFUL"
+
+    assert wait_for(task_succeeded, what="the queue to mark its task done")
 
 
 def test_a_running_job_is_cancelled_at_its_next_progress(
