@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, items, read_export
+from routing_core.importers.files import ExportFiles, Source, items, read_agent
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "dialogflow-cx"
@@ -31,12 +31,7 @@ def import_dialogflow_cx(source: Source, *, language: str | None = None) -> Impo
     Raises:
         PackError: no `agent.json`, an unknown language, or nothing with examples.
     """
-    files = read_export(source).rooted_at("agent.json")
-    if "agent.json" not in files:
-        raise PackError([("agent.json", "not found: this is not a Dialogflow CX JSON package")])
-    agent = files.json("agent.json")
-    if not isinstance(agent, dict):
-        raise PackError([("agent.json", "expected an object")])
+    files, agent = read_agent(source, "Dialogflow CX JSON package")
     collect = Collector(FORMAT)
     collect.name = str(agent.get("displayName") or "")
     collect.description = str(agent.get("description") or "")

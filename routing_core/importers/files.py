@@ -66,6 +66,21 @@ class ExportFiles:
 Source = str | Path | bytes | ExportFiles
 
 
+def read_agent(source: Source, kind: str) -> tuple[ExportFiles, dict[str, Any]]:
+    """A Dialogflow export (ES or CX: both keep `agent.json` at their root) and that object.
+
+    Raises:
+        PackError: no `agent.json` (this is not a `kind` export), or one that is no object.
+    """
+    files = read_export(source).rooted_at("agent.json")
+    if "agent.json" not in files:
+        raise PackError([("agent.json", f"not found: this is not a {kind}")])
+    agent = files.json("agent.json")
+    if not isinstance(agent, dict):
+        raise PackError([("agent.json", "expected an object")])
+    return files, agent
+
+
 def read_export(source: Source) -> ExportFiles:
     """Every file of a folder, a zip (path or bytes) or one file (named by its file name).
 
