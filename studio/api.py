@@ -13,6 +13,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from routing_core import PackError
+from studio.gate import RedGate
 from studio.jobs.notes import training_note
 from studio.playground import ModelPending
 from studio.ratelimits import RateLimited
@@ -68,6 +69,15 @@ def _training(request: HttpRequest, exc: ModelPending) -> HttpResponse:
 @api.exception_handler(Conflict)
 def _conflict(request: HttpRequest, exc: Conflict) -> HttpResponse:
     return _reply(request, 409, str(exc))
+
+
+@api.exception_handler(RedGate)
+def _red_gate(request: HttpRequest, exc: RedGate) -> HttpResponse:
+    """A red publish gate; while its suite or model is still working, say when to ask again."""
+    response = _reply(request, 409, str(exc))
+    if exc.waiting:
+        response["Retry-After"] = "2"
+    return response
 
 
 @api.exception_handler(AuthenticationError)

@@ -16,7 +16,7 @@ from django.db import transaction
 from studio.authoring import LintRow, cached_lint_rows
 from studio.models import ACTIVE, JobStatus, Profile, Publication, TestRun
 from studio.publishing import start_publication
-from studio.services import _audit
+from studio.services import Conflict, _audit
 from studio.suites import interrupt_stale, start_run
 
 # Suite runs that still say something about a draft: queued, running or done (a failed,
@@ -26,6 +26,14 @@ _USABLE = (*ACTIVE, JobStatus.DONE)
 
 class ReasonRequired(Exception):
     """A red gate was about to be published without saying why."""
+
+
+class RedGate(Conflict):
+    """The API's refusal of a red gate (a 409); `waiting` says it may turn green by itself."""
+
+    def __init__(self, message: str, *, waiting: bool) -> None:
+        super().__init__(message)
+        self.waiting = waiting
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from ninja.params import functions as params
 from pydantic import BaseModel, Field
 
 from studio.downloads import attachment
+from studio.gate import ReasonRequired, RedGate, publish_through_gate, review_gate
 from studio.models import Environment, JobStatus, Profile, Version
-from studio.publishing import environments, import_pack, pack_diff, promote, start_publication
+from studio.publishing import environments, import_pack, pack_diff, promote
 from studio.roles import EDIT, PUBLISH
 from studio.routers.access import USER_AUTH, profile_for, require
 from studio.routers.profiles import ERRORS, SLUG
@@ -76,19 +77,32 @@ class PublicationOut(BaseModel):
 def publish_version(
     request: HttpRequest, payload: PublishIn, slug: str = SLUG
 ) -> Status[dict[str, Any]]:
-    """Publish the draft as the next version (publisher role); an invalid draft is a 422.
+    """Publish the draft as the next version (publisher role), through the same gate as the page.
 
-    Publishing runs on the job queue: 201 with the version when it finished at once (the draft's
-    model was ready), else 202 with the publication's progress; the request never waits.
+    The gate is red while lint finds errors, the draft's model is training, or the test suite
+    has not finished on this draft or has failing cases: then publishing needs `reason` (kept in
+    the audit trail with what was red), else it is a 409 naming what is red. The first call on a
+    draft starts its suite run, so a script that waits for a green gate retries after
+    `Retry-After` seconds. An invalid draft is a 422. Publishing runs on the job queue: 201 with
+    the version when it finished at once (the draft's model was ready), else 202 with the
+    publication's progress; the request never waits.
     """
     profile = profile_for(request, slug, PUBLISH)
-    job = start_publication(
-        profile,
-        user=request.auth,  # type: ignore[attr-defined]
-        note=payload.note,
-        environment=payload.environment,
-        expected_draft_revision=payload.draft_revision,
-    )
+    user = request.auth  # type: ignore[attr-defined]
+    gate = review_gate(profile, user=user)
+    try:
+        job = publish_through_gate(
+            profile,
+            gate,
+            user=user,
+            reason=payload.reason,
+            note=payload.note,
+            environment=payload.environment,
+            expected_draft_revision=payload.draft_revision,
+        )
+    except ReasonRequired as exc:
+        detail = f"the checks are red ({exc}): give a reason to publish anyway"
+        raise RedGate(detail, waiting=gate.is_running) from exc
     if job.status == JobStatus.DONE and job.version is not None:
         return Status(201, _version_out(job.version))
     if job.is_running:

@@ -223,6 +223,9 @@ class PublishIn(Schema):
     draft_revision: Revision | None = Field(
         None, description="the draft you reviewed; publishing a newer one is a 409"
     )
+    reason: Text = Field(
+        "", description="why you publish although the checks are red (required then, else a 409)"
+    )
 
 
 class CaseResultOut(Schema):

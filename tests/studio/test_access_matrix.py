@@ -397,7 +397,9 @@ def _operations(world: World) -> dict[str, Op]:
     return {
         **ops,
         f"{p}publishing_list_versions": Op(VIEW, 200),
-        f"{p}publishing_publish_version": Op(PUBLISH, 201, body={"note": "matrix"}),
+        f"{p}publishing_publish_version": Op(
+            PUBLISH, 201, body={"note": "matrix", "reason": "its case fails"}
+        ),
         f"{p}publishing_read_version": Op(VIEW, 200, number),
         f"{p}publishing_download_version": Op(VIEW, 200, number),
         f"{p}publishing_list_environments": Op(VIEW, 200),

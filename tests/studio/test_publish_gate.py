@@ -146,3 +146,57 @@ def test_a_run_whose_process_died_does_not_keep_the_gate_waiting(profile, owner,
     dead.refresh_from_db()  # recovered: queued again and run (inline in tests) to the end
     assert dead.status == "done" and dead.attempts >= 1
     assert 'data-red="no"' in html and "<strong>1 of 1</strong>" in html
+
+
+# -- the same gate through the API ------------------------------------------------------------------
+
+
+def _api_publish(client, profile: Profile, **body):
+    url = f"/api/profiles/{profile.slug}/versions"
+    return client.post(url, body, content_type="application/json")
+
+
+def test_the_api_refuses_a_red_gate_without_a_reason_and_names_what_is_red(
+    profile, owner, client_for
+):
+    _make_red(profile)
+
+    response = _api_publish(client_for(owner), profile, note="v1")
+
+    assert response.status_code == 409
+    detail = response.json()["detail"]
+    assert "1 of 2 test cases fail" in detail and "lint finds" in detail and "reason" in detail
+    assert "Retry-After" not in response  # the suite finished: waiting will not turn it green
+    assert not Version.objects.exists()
+
+
+def test_the_api_publishes_red_with_a_reason_and_the_audit_trail_keeps_it(
+    profile, owner, client_for
+):
+    _make_red(profile)
+
+    response = _api_publish(client_for(owner), profile, note="v1", reason="hotfix, see #12")
+
+    assert response.status_code == 201 and Version.objects.count() == 1
+    entry = AuditEntry.objects.get(action="version.publish_red")
+    assert entry.after["reason"] == "hotfix, see #12"
+    assert "1 of 2 test cases fail" in entry.after["red"]
+
+
+def test_the_api_asks_to_retry_while_the_suite_of_the_draft_still_runs(profile, owner, client_for):
+    TestCase.objects.create(profile=profile, message="update my card", expected_route="billing")
+    TestRun.objects.create(profile=profile, draft_revision=profile.draft_revision, total=1)
+
+    response = _api_publish(client_for(owner), profile)
+
+    assert response.status_code == 409 and response["Retry-After"] == "2"
+    assert "the test suite has not finished on this draft" in response.json()["detail"]
+
+
+def test_the_api_publishes_a_green_draft_without_a_reason(profile, owner, client_for):
+    TestCase.objects.create(profile=profile, message="update my card", expected_route="billing")
+
+    response = _api_publish(client_for(owner), profile, note="v1")
+
+    assert response.status_code == 201 and response.json()["number"] == 1
+    assert not AuditEntry.objects.filter(action="version.publish_red").exists()
