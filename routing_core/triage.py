@@ -3,7 +3,8 @@
 The classifier is a transparent scorecard, not a model: every point it gives is a signal a
 person can name, so the studio can show *why* a turn was judged an action.
 
-Default lexicons (our judgement, for English):
+Default lexicons (our judgement, for English; `routing_core.lexicons` holds them and the
+built-in lexicons of other languages a profile can start from):
 - action verbs are imperatives that change state or start a transaction ("cancel", "refund",
   "book"...). Words that are mostly nouns in support conversations ("issue", "file", "log",
   "post", and "order", "charge", "request", "return": "where is my order", "a charge I do not
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from routing_core.lexicons import ENGLISH, question_pattern
 from routing_core.text import (
     RegexBudget,
     compile_keywords,
@@ -32,33 +34,14 @@ from routing_core.text import (
 
 Label = Literal["action", "knowledge", "ambiguous"]
 
-DEFAULT_ACTION_VERBS: frozenset[str] = frozenset(
-    """
-    activate add apply approve archive assign block book buy cancel change close
-    configure connect create deactivate delete deploy disable download edit enable export
-    fix freeze generate import install invite join launch lock make modify move open
-    pay print publish purchase refund register reject remove rename renew reopen replace
-    reschedule reserve reset restart restore resend retry revoke run
-    schedule send share ship sign start stop submit subscribe swap switch transfer unblock
-    unfreeze unlock unsubscribe update upgrade upload verify withdraw
-    """.split()
-)
+DEFAULT_ACTION_VERBS: frozenset[str] = ENGLISH.action_verbs
 
 # Both nouns and verbs, mostly nouns in support conversations: kept out of the defaults above.
 NOUN_LIKE_VERBS: frozenset[str] = frozenset({"order", "charge", "request", "return"})
 
-DEFAULT_KNOWLEDGE_VERBS: frozenset[str] = frozenset(
-    """
-    explain describe compare define tell show list summarize summarise clarify understand
-    know learn mean means meaning differ difference recommend suggest
-    what whats why how when where which who whose
-    """.split()
-)
+DEFAULT_KNOWLEDGE_VERBS: frozenset[str] = ENGLISH.knowledge_verbs
 
-DEFAULT_QUESTION_PATTERN = (
-    r"(?i)\?\s*$|^\s*(?:who|what|what's|whats|when|where|why|how|which|whose|is|are|am|was"
-    r"|were|can|could|do|does|did|should|would|will|may|might|have|has)\b"
-)
+DEFAULT_QUESTION_PATTERN = question_pattern(ENGLISH.question_starts)
 
 _LANE_CAP = 1.2
 

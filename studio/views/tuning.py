@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from routing_core import triage
+from routing_core.lexicons import LEXICONS, mix
 from studio.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import Profile
 from studio.playground import scorer_defaults
@@ -32,8 +33,9 @@ def _edit(
     template: str,
     page: str,
     extra: Callable[[Profile], dict[str, object]] | None = None,
+    initial: dict[str, object] | None = None,
 ) -> HttpResponse:
-    form = form_class(request.POST or None, instance=get_profile(slug))
+    form = form_class(request.POST or None, instance=get_profile(slug), initial=initial)
     status = 200
     if request.method == "POST":
         status = _save(request, form)
@@ -107,4 +109,41 @@ def _scorer(profile: Profile) -> dict[str, object]:
 @require_http_methods(["GET", "POST"])
 @studio_page
 def lexicons(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    return _edit(request, slug, LexiconForm, "studio/lexicons.html", "lexicons")
+    """The lexicon editor; `?start_from=es&start_from=en` fills its boxes (unsaved) with the
+    built-in words of those languages, for the person to review and save."""
+    codes = [c for c in request.GET.getlist("start_from") if c in LEXICONS]
+    codes = codes if request.method == "GET" else []
+    return _edit(
+        request,
+        slug,
+        LexiconForm,
+        "studio/lexicons.html",
+        "lexicons",
+        extra=lambda profile: _languages(profile, codes),
+        initial=_started_from(codes) if codes else None,
+    )
+
+
+def _started_from(codes: list[str]) -> dict[str, object]:
+    """The form's boxes for a mix of built-in lexicons; English alone is the empty default."""
+    if codes == ["en"]:
+        return {"action_verbs": [], "knowledge_verbs": [], "question_pattern": ""}
+    chosen = mix(codes)
+    return {
+        "action_verbs": sorted(chosen.action_verbs),
+        "knowledge_verbs": sorted(chosen.knowledge_verbs),
+        "question_pattern": chosen.question_pattern,
+    }
+
+
+def _languages(profile: Profile, codes: list[str]) -> dict[str, object]:
+    """The language choices, ticked where the lexicons (as shown) hold all of a language's
+    action verbs, and the names of the languages just filled in."""
+    shown: list[str] = sorted(mix(codes).action_verbs) if codes else profile.action_verbs or []
+    words = set(shown) if shown and codes != ["en"] else set(triage.DEFAULT_ACTION_VERBS)
+    return {
+        "languages": [
+            (code, lex.name, lex.action_verbs <= words) for code, lex in LEXICONS.items()
+        ],
+        "started_from": " + ".join(LEXICONS[c].name for c in dict.fromkeys(codes)),
+    }
