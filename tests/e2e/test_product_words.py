@@ -158,3 +158,26 @@ def test_the_scores_draw_the_floor_on_scores_and_the_margin_on_the_gap(
     expect(page.locator("details.formula").first).to_have_attribute("open", "")
     _shot(page, "policy.png")
     assert csp == []
+
+
+def test_a_person_starts_the_triage_lexicons_from_spanish_and_english(
+    page: Page, live_server, demo
+) -> None:
+    csp = _csp_errors(page)
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/lexicons/")
+    languages = page.get_by_test_id("languages")
+    expect(languages.get_by_label("English")).to_be_checked()
+
+    languages.get_by_label("Español").check()
+    languages.get_by_role("button", name=re.compile("Fill the boxes")).click()
+
+    expect(page.get_by_test_id("started-from")).to_contain_text("English + Español")
+    expect(page.get_by_label("Action verbs")).to_have_value(re.compile(r"\bcancela\b"))
+    page.get_by_role("button", name="Save lexicons").click()
+    expect(page.get_by_test_id("saved").or_(page.locator(".flash"))).to_be_visible()
+
+    page.goto(f"{live_server.url}/profiles/support/playground/")
+    page.get_by_label(re.compile("message", re.IGNORECASE)).first.fill("Cancela mi suscripción")
+    expect(page.get_by_test_id("triage-label")).to_have_text("action")
+    assert csp == []
