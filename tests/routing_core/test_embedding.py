@@ -57,11 +57,11 @@ def test_route_texts_are_encoded_once_at_build_and_a_turn_encodes_only_the_messa
     assert encoder.encoded[6:] == ["will it rain", "my invoice"]
 
 
-def test_max_scores_a_route_by_its_best_text_and_centroid_by_its_mean():
+def test_max_cosine_is_a_routes_best_text_and_centroid_its_mean():
     s, _ = scorer("max")
     c, _ = scorer("centroid")
     m, _ = scorer("mean")
-    best, centre, mean = (x.score("will it rain tomorrow", ["weather"])[0] for x in (s, c, m))
+    best, centre, mean = (x.cosines("will it rain tomorrow")[0] for x in (s, c, m))
     assert best == pytest.approx(1.0, abs=1e-6)  # the very example
     assert centre < best
     assert mean == pytest.approx((best + centre) / 2, abs=1e-6)
@@ -90,10 +90,10 @@ def test_explain_names_the_routes_nearest_texts_with_their_cosines():
 
 def test_a_route_without_text_is_represented_by_its_name():
     s = EmbeddingScorer.build([RouteText("refunds"), *ROUTES], HashingEncoder())
-    assert s.score("refunds", ["refunds"])[0] == pytest.approx(1.0, abs=1e-6)
+    assert s.cosines("refunds")[0] == pytest.approx(1.0, abs=1e-6)
 
 
-def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_a_cosine_softmax_at_one():
+def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_the_embeddings_at_one():
     lexical = LexicalScorer.build(ROUTES)
     emb, _ = scorer()
     names = ["weather", "billing"]
@@ -102,6 +102,7 @@ def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_a_cosine_softmax
         lexical.score(message, names)
     )
     semantic = HybridScorer(lexical, emb, 1.0).score(message, names)
+    assert semantic == pytest.approx(emb.score(message, names))
     assert sum(semantic) == pytest.approx(1.0) and semantic[0] > semantic[1]
 
 
