@@ -36,8 +36,15 @@ FLOOR_CAP = 0.7
 MENU_SHARE = 0.02
 MARGIN_CAP = 0.15
 # Cosine temperatures are searched in this range: intent clusters sit hundredths of cosine
-# apart (fitted on CLINC150: about 0.02), and a temperature of 1 would make every route alike.
+# apart (CLINC150 and banking77 both fit 0.031), and at 1 every route would look alike.
 TEMPERATURE_RANGE = (0.002, 1.0)
+# The fit weighs the texts against a prior: as if PRIOR_TEXTS more held-out texts had asked
+# for the tier's default temperature (a Gaussian prior on log T). Held-out texts that are all
+# classified right, as a few templates make them, ask for T -> 0 (every score 0 or 1, so that
+# gibberish would be as sure as an example, and no floor could refuse it); with the prior
+# they ask for a little less than the default. 1,500 held-out texts (CLINC150) move 0.03122
+# to 0.03121 (banking77, 965 texts: 0.03121 to 0.03113): a pack with enough is not held back.
+PRIOR_TEXTS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,18 +90,30 @@ def log_loss(logits: npt.ArrayLike, labels: IntArray, temperature: float) -> flo
 
 
 def fit_temperature(
-    logits: npt.ArrayLike, labels: IntArray, bounds: tuple[float, float] = TEMPERATURE_RANGE
+    logits: npt.ArrayLike,
+    labels: IntArray,
+    prior: float | None = None,
+    bounds: tuple[float, float] = TEMPERATURE_RANGE,
 ) -> float:
-    """The T in `bounds` minimising the log-loss of softmax(logits / T) (golden section on log T).
+    """The T in `bounds` minimising the log-loss of softmax(logits / T), plus, with a `prior`
+    temperature, PRIOR_TEXTS texts' worth of (log T - log prior)^2 (golden section on log T).
 
-    The log-loss is convex in 1/T, so one minimum; at the bounds when the texts ask for more.
+    Without the prior the log-loss is convex in 1/T: one minimum, at a bound when the texts
+    ask for more. The prior keeps texts that are all classified right from asking for T -> 0.
     """
+    rows = np.asarray(logits, np.float64)
+    weight = 0.0 if prior is None or len(labels) == 0 else PRIOR_TEXTS / len(labels)
+    centre = math.log(prior) if prior else 0.0
+
+    def cost(log_t: float) -> float:
+        return log_loss(rows, labels, math.exp(log_t)) + weight * (log_t - centre) ** 2
+
     low, high = math.log(bounds[0]), math.log(bounds[1])
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     for _ in range(48):
         left = high - ratio * (high - low)
         right = low + ratio * (high - low)
-        if log_loss(logits, labels, math.exp(left)) <= log_loss(logits, labels, math.exp(right)):
+        if cost(left) <= cost(right):
             high = right
         else:
             low = left
@@ -138,12 +157,13 @@ def calibrate_probabilities(probabilities: npt.ArrayLike, temperature: float) ->
 def calibrate_logits(logits: npt.ArrayLike, labels: IntArray, default: float) -> Calibration:
     """Temperature, floor and margin from held-out texts' logits (texts x routes) and routes.
 
-    Fewer than MIN_CALIBRATION texts: `default` temperature, no floor, no margin.
+    `default`: the tier's temperature without calibration, and the fit's prior. Fewer than
+    MIN_CALIBRATION texts: `default` temperature, no floor, no margin.
     """
     rows = np.asarray(logits, np.float64)
     if len(rows) < MIN_CALIBRATION or rows.ndim != 2 or rows.shape[1] < 2:
         return Calibration(default, None, None, False, len(rows))
-    temperature = fit_temperature(rows, labels)
+    temperature = fit_temperature(rows, labels, default)
     probabilities = softmax_rows(rows, temperature)
     floor = fit_floor(probabilities)
     return Calibration(temperature, floor, fit_margin(probabilities, floor), True, len(rows))
