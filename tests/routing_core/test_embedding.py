@@ -212,3 +212,13 @@ def test_the_hybrid_fits_its_floor_on_held_out_examples_and_learns_out_of_scope_
     assert hybrid.info.details["out_of_scope_examples"] is True
     small = HybridScorer.build(ROUTES, scorer()[0], 0.5)
     assert not small.calibration.calibrated and small.info.floor == 0.0
+
+
+def test_a_large_pack_calibrates_on_at_most_max_held_out_texts_spread_over_its_routes(
+    monkeypatch,
+):
+    monkeypatch.setattr(embedding_module, "MAX_HELD_OUT", 21)
+    monkeypatch.setattr(embedding_module, "_HELD_CELLS", 500)  # blocks of two texts
+    s = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    assert s.calibration.held_out == 21 and s.calibration.calibrated
+    assert s.held_out is not None and set(s.held_out.routes.tolist()) == {0, 1, 2}
