@@ -1,21 +1,27 @@
-"""Benchmark the optional tiers (issue 8): lexical, embedding, hybrid and lexical → embedding.
+"""Benchmark the optional tiers at the pack's own defaults (issues 8 and 18 item 5).
 
-Usage (needs the `embeddings` extra, i.e. `.venv-embed`):
-    .venv-embed/bin/python bench/bench_tiers.py [--data ../shared/datasets] [--cache /tmp/rs-emb]
+Usage (needs the `embeddings` extra, i.e. `.venv-embed`; one torch thread leaves a core to others):
+    OMP_NUM_THREADS=1 .venv-embed/bin/python bench/bench_tiers.py [--data ../shared/datasets]
+        [--cache /tmp/rs-emb] [--sets clinc150 banking77]
 
-Every text (route examples, val and test messages) is encoded once with the real packaged
-model and cached under --cache, so accuracy sweeps reuse the vectors. Latency is measured
-separately on a sample of test messages with the uncached model (what an agent pays per
-turn). Floors, margins and the hybrid's weight are chosen on CLINC150 `val` only; `test` is
-for reporting. Prints a Markdown table; asserts nothing.
+Each set is built as `routing-core build` builds it (the lexical model, its fitted floor and
+margin; the margin becomes the policy's), then routed with each tier as the pack's scorer and
+nothing else changed: the floor is the tier's own fitted one, the margin the built pack's.
+CLINC150 is also built with its 100 `oos` training rows as the pack's out-of-scope examples.
+Every text is encoded once with the real packaged model and cached under --cache (the file
+`bench_tiers` has always used: texts and vectors), so accuracy reuses the vectors. Latency is
+the real model on a sample of test messages: `route()` end to end, and the per-message encode
+alone in thread CPU time. Nothing here is chosen: the tiers' settings were chosen on CLINC150
+`val` (`bench/tune_tiers.py`); `val` rows are printed beside `test` to show it. Prints JSON.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
+import os
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -30,25 +36,37 @@ sys.path.insert(0, str(ROOT))
 from routing_core import Router, dump_pack, load_pack  # noqa: E402
 from routing_core.build import build_pack_file  # noqa: E402
 from routing_core.cases import Case, load_cases  # noqa: E402
-from routing_core.evaluate import UNMATCHED, EvalReport, evaluate, summarize  # noqa: E402
+from routing_core.evaluate import EvalReport, evaluate  # noqa: E402
+from routing_core.pack import Pack  # noqa: E402
 from routing_core.scorers import embedding  # noqa: E402
 
 MODEL = "all-minilm-l6-v2"
 LATENCY_SAMPLE = 300
-FLOORS = [None, *(round(0.05 * i, 2) for i in range(1, 20))]
+TIERS: list[tuple[str, dict[str, Any]]] = [
+    ("lexical", {"kind": "lexical"}),
+    ("embedding", {"kind": "embedding"}),
+    ("hybrid", {"kind": "hybrid"}),
+    ("cascade lexical -> embedding", {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "embedding"}]}),
+]  # fmt: skip
 
 
 class CachedEncoder:
-    """The real encoder behind a text -> vector cache (saved to disk between runs)."""
+    """The real encoder behind a text -> vector cache (saved to disk between runs).
+
+    `live`: a one-text call (a turn's message) goes to the real model, so a Router compiled
+    from cached route vectors pays for its messages as in production.
+    """
 
     def __init__(self, real: embedding.Encoder, path: Path) -> None:
-        self.real, self.path = real, path
+        self.real, self.path, self.live = real, path, False
         self.vectors: dict[str, np.ndarray] = {}
         if path.exists():
             data = np.load(path, allow_pickle=False)
             self.vectors = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if self.live and len(texts) == 1:
+            return self.real.encode(texts)
         missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
         if missing:
             for text, row in zip(missing, self.real.encode(missing), strict=True):
@@ -66,115 +84,106 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--cache", default="/tmp/rs-emb")
+    parser.add_argument("--sets", nargs="+", default=["clinc150", "banking77"])
     args = parser.parse_args()
     Path(args.cache).mkdir(parents=True, exist_ok=True)
     real = embedding.load_encoder(MODEL)
-    results: dict[str, Any] = {}
-    for name in ("clinc150", "banking77"):
+    results: dict[str, Any] = {"started_utc": _now(), "load_average": os.getloadavg()}
+    for name in args.sets:
         folder = Path(args.data) / name
         cached = CachedEncoder(real, Path(args.cache) / f"{name}.npz")
-        results[name] = bench(folder, cached, real)
+        embedding._encoders[MODEL] = cached  # every Router of this set reuses the vectors
+        results[name] = bench(folder, cached)
         cached.save()
+    results["finished_utc"], results["load_average_end"] = _now(), os.getloadavg()
     print(json.dumps(results, indent=1))
 
 
-def bench(folder: Path, cached: CachedEncoder, real: embedding.Encoder) -> dict[str, Any]:
-    pack = load_pack(dump_pack(build_pack_file(folder / "routes.json", slug=folder.name)))
-    test = load_cases(folder / "test.jsonl")
-    val_path = folder / "val.jsonl"
-    val = load_cases(val_path) if val_path.exists() else None
-    started = time.perf_counter()
-    cached.encode([t for r in pack.routes for t in (r.description, *r.examples) if t.strip()])
-    cached.encode([c.text for c in test + (val or [])])
+def bench(folder: Path, cached: CachedEncoder) -> dict[str, Any]:
+    """Every tier at the built pack's defaults, on val (when there is one) and test."""
+    paths = {s: folder / f"{s}.jsonl" for s in ("val", "test")}
+    splits = {s: load_cases(p) for s, p in paths.items() if p.exists()}
+    train = folder / "train.jsonl"
+    negatives = [c.text for c in load_cases(train) if c.expected is None] if train.exists() else []
+    packs = {"routes.json": build_pack_file(folder / "routes.json", slug=folder.name)}
+    if negatives:
+        packs["+ oos examples"] = build_pack_file(
+            folder / "routes.json", slug=folder.name, out_of_scope=negatives
+        )
+    for pack in packs.values():
+        cached.encode([t for r in pack.routes for t in (r.description, *r.examples) if t.strip()])
+    cached.encode(negatives + [c.text for cases in splits.values() for c in cases])
     cached.save()
-    print(f"{folder.name}: encoded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     out: dict[str, Any] = {}
-    floors: dict[str, float | None] = {}
-    for label, scorer in SINGLE:
-        embedding._encoders[MODEL] = cached  # accuracy: every Router reuses the vectors
-        floor = _choose_floor(pack, scorer, val)
-        floors[label] = floor
-        report = _floored(_run(pack, scorer, None, test), test, floor)
-        out[label] = _figures(report, _timed(pack, scorer, floor, test, real, cached), floor)
-        print(f"{folder.name} {label}: {out[label]}", file=sys.stderr)
-    for margin in (0.15,):
-        scorer = _cascade(floors["embedding"])
-        embedding._encoders[MODEL] = cached
-        report = evaluate(_router(pack, scorer, floors["lexical"], margin), test)
-        label = "cascade lexical -> embedding"
-        timed = _timed(pack, scorer, floors["lexical"], test, real, cached, margin)
-        out[label] = _figures(report, timed, floors["lexical"])
-        print(f"{folder.name} {label}: {out[label]}", file=sys.stderr)
+    for variant, pack in packs.items():
+        for label, scorer in TIERS:
+            router = _router(pack, scorer)
+            row: dict[str, Any] = {"fitted": _fitted(router), "margin": pack.policy.near_tie_margin}
+            for split, cases in splits.items():
+                row[split] = _figures(evaluate(router, cases))
+            if variant == "routes.json":
+                row["latency"] = _latency(router, cached, splits["test"])
+            out[f"{variant} | {label}"] = row
+            print(f"{folder.name} {variant} {label}: {json.dumps(row)}", file=sys.stderr)
     return out
 
 
-# The defaults (aggregate "mean", hybrid weight 0.5) were chosen on CLINC150 `val` top-1:
-# max 88.3%, centroid 91.8%, mean 92.4%; hybrid at weight 0.2 / 0.3 / 0.5 / 0.7: 94.2 / 94.6 /
-# 95.3 / 93.4% (lexical alone 92.9%).
-SINGLE: list[tuple[str, dict[str, Any]]] = [
-    ("lexical", {"kind": "lexical"}),
-    ("embedding", {"kind": "embedding"}),
-    ("hybrid", {"kind": "hybrid"}),
-]
-
-
-def _cascade(embedding_floor: float | None) -> dict[str, Any]:
-    """Lexical (judged by the policy), then the embedding with its own floor, always decisive."""
-    final: dict[str, Any] = {"kind": "embedding", "near_tie_margin": 0.0}
-    if embedding_floor is not None:
-        final["floor"] = embedding_floor
-    return {"kind": "cascade", "tiers": [{"kind": "lexical"}, final]}
-
-
-def _router(pack: Any, scorer: dict[str, Any], floor: float | None, margin: float = 0.0) -> Router:
+def _router(pack: Pack, scorer: dict[str, Any]) -> Router:
+    """The built pack with `scorer` in place of its own (its stored lexical model kept when
+    the scorer is lexical), everything else as built."""
     document = json.loads(dump_pack(pack))
     document.pop("checksum")
-    policy = {"near_tie_margin": margin, "floor": floor}
-    return Router({**document, "scorer": scorer, "policy": policy})
+    if scorer["kind"] != "lexical":
+        document["scorer"] = scorer
+    return Router(load_pack(document))
 
 
-def _run(pack: Any, scorer: dict[str, Any], floor: float | None, cases: list[Case]) -> EvalReport:
-    return evaluate(_router(pack, scorer, floor), cases)
+def _fitted(router: Router) -> dict[str, Any]:
+    """Each tier's fitted temperature, floor and margin, as the scorers report them."""
+    fitted = {}
+    for tier in router.cascade.tiers:
+        details = tier.scorer.info.details
+        fitted[tier.name] = {
+            "floor": tier.scorer.info.floor,
+            "margin": details.get("fitted_margin"),
+            "temperature": details.get("calibration_temperature"),
+            "out_of_scope_examples": details.get("out_of_scope_examples"),
+        }
+    return fitted
 
 
-def _floored(report: EvalReport, cases: list[Case], floor: float | None) -> EvalReport:
-    """The report as if judged with `floor` (margin 0: the top route wins when above it)."""
-    results = []
-    for r in report.results:
-        top = r.decision.ranked[0]
-        alive = floor is None or (top.score == top.score and top.score > floor)
-        predicted = r.top if (alive and r.top is not None) else UNMATCHED
-        results.append(dataclasses.replace(r, predicted=predicted))
-    return summarize(results, [])
+def _figures(report: EvalReport) -> dict[str, Any]:
+    out = report.to_dict()
+    keys = ("top1_accuracy", "in_scope_accuracy", "oos_recall", "menu_rate")
+    return {
+        **{k: out[k] for k in keys},
+        "decided_by": {k: round(v / report.n, 4) for k, v in report.decided_by.items()},
+    }
 
 
-def _choose_floor(pack: Any, scorer: dict[str, Any], val: list[Case] | None) -> float | None:
-    """The floor with the best mean of in-scope accuracy and OOS recall on `val`."""
-    if val is None:
-        return None
-    report = _run(pack, scorer, None, val)
-    best: tuple[float, float | None] = (-1.0, None)
-    for floor in FLOORS:
-        judged = _floored(report, val, floor)
-        score = ((judged.in_scope_accuracy or 0) + (judged.oos_recall or 0)) / 2
-        best = max(best, (score, floor), key=lambda x: x[0])
-    return best[1]
-
-
-def _timed(
-    pack: Any,
-    scorer: dict[str, Any],
-    floor: float | None,
-    test: list[Case],
-    real: embedding.Encoder,
-    cached: CachedEncoder,
-    margin: float = 0.0,
-) -> EvalReport:
-    embedding._encoders[MODEL] = real  # latency: the real model encodes each message
+def _latency(router: Router, cached: CachedEncoder, test: list[Case]) -> dict[str, Any]:
+    """`route()` with the real model encoding each message, and the encode alone (thread CPU:
+    what the turn costs a core, whatever else the machine runs)."""
+    sample = _sample(test)
+    cached.live = True
     try:
-        return evaluate(_router(pack, scorer, floor, margin), _sample(test))
+        report = evaluate(router, sample)
+        encode_cpu, encode_wall = [], []
+        uses_encoder = any(t.name != "lexical" for t in router.cascade.tiers)
+        for case in sample if uses_encoder else []:
+            cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
+            cached.real.encode([case.text])
+            encode_cpu.append((time.thread_time_ns() - cpu) / 1e6)
+            encode_wall.append((time.perf_counter_ns() - wall) / 1e6)
     finally:
-        embedding._encoders[MODEL] = cached
+        cached.live = False
+    return {
+        "route_ms_p50": round(report.latency_us["p50"] / 1000, 2),
+        "route_ms_p99": round(report.latency_us["p99"] / 1000, 2),
+        "encode_cpu_ms_p50": round(statistics.median(encode_cpu), 2) if encode_cpu else None,
+        "encode_wall_ms_p50": round(statistics.median(encode_wall), 2) if encode_wall else None,
+        "load_average": os.getloadavg(),
+    }
 
 
 def _sample(cases: list[Case]) -> list[Case]:
@@ -183,18 +192,8 @@ def _sample(cases: list[Case]) -> list[Case]:
     return [cases[i] for i in order[:LATENCY_SAMPLE]]
 
 
-def _figures(report: EvalReport, timed: EvalReport, floor: float | None) -> dict[str, Any]:
-    out = report.to_dict()
-    return {
-        "floor": floor,
-        "in_scope_accuracy": out["in_scope_accuracy"],
-        "top1_accuracy": out["top1_accuracy"],
-        "oos_recall": out["oos_recall"],
-        "menu_rate": out["menu_rate"],
-        "decided_by": {k: round(v / report.n, 4) for k, v in report.decided_by.items()},
-        "latency_us_p50": round(timed.latency_us["p50"]),
-        "latency_us_p99": round(timed.latency_us["p99"]),
-    }
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
 
 if __name__ == "__main__":

@@ -295,11 +295,13 @@ ENV_VAR_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
 
 
 class _TierThresholds(_Model):
-    """Thresholds in the scorer's own units, for scores the policy's defaults do not fit.
+    """Thresholds for this tier alone. When set, these replace the policy's values for this
+    scorer's verdicts (and the decision records the policy it used).
 
-    Cosines of related intents sit a few hundredths apart, so a margin and a floor chosen for
-    the lexical scorer's probabilities mean nothing to them. When set, these replace the
-    policy's values for this scorer's verdicts (and the decision records the policy it used).
+    The embedding and hybrid scores are calibrated probabilities, as the lexical scorer's
+    are (`scorers/calibration.py`), so the policy's floor and margin mean the same to them;
+    a tier sets its own to be stricter or looser than the tiers before it (in a cascade).
+    The floor's range still admits the cosines these fields held before calibration.
     """
 
     floor: float | None = Field(None, ge=-1.0, le=1.0, allow_inf_nan=False)
@@ -307,7 +309,8 @@ class _TierThresholds(_Model):
 
 
 class EmbeddingScorerSettings(_TierThresholds):
-    """Optional tier (extra `embeddings`): cosine of the message against each route's text."""
+    """Optional tier (extra `embeddings`): cosine of the message against each route's text,
+    as a probability at a temperature fitted when the pack is compiled."""
 
     kind: Literal["embedding"]
     model: EncoderName = "all-minilm-l6-v2"

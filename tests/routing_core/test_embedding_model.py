@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from routing_core import Router
+from routing_core.scorers.calibration import softmax_rows
 from routing_core.scorers.embedding import MissingExtra, load_encoder
+from tests.routing_core.conftest import TEMPLATES, TOPICS
 
 pytestmark = pytest.mark.embeddings
 
@@ -84,3 +86,72 @@ def test_the_cascade_sends_what_lexical_cannot_decide_to_the_embedding_tier(enco
     assert [(t.name, t.decided) for t in easy.tiers] == [("lexical", True)]
     assert [(t.name, t.decided) for t in hard.tiers] == [("lexical", False), ("embedding", True)]
     assert hard.route == "weather"
+
+
+# Enough templated examples to hold 22 out and calibrate (tests/routing_core/conftest.py).
+TOPIC_ROUTES = [
+    {"name": name, "examples": [t.format(w) for t in TEMPLATES for w in words]}
+    for name, words in TOPICS.items()
+]
+# The same, with billing split into two routes whose words a sentence encoder confuses.
+CLOSE_ROUTES = [
+    {"name": "payments", "examples": [t.format(w) for t in TEMPLATES for w in TOPICS["billing"][:4]]},
+    {"name": "refunds", "examples": [t.format(w) for t in TEMPLATES for w in TOPICS["billing"][4:]]},
+    *TOPIC_ROUTES[1:],
+]  # fmt: skip
+OUT_OF_SCOPE = [
+    f"{opening} {topic}"
+    for opening in ("tell me a joke about", "what is the capital of", "sing a song about")
+    for topic in ("france", "cats", "the moon", "football", "pirates", "music", "dogs")
+]
+
+
+def topics(scorer, routes=TOPIC_ROUTES, **extra):
+    return {"profile": {"slug": "t", "name": "T"}, "routes": routes, "scorer": scorer, **extra}
+
+
+def test_the_fitted_temperature_turns_a_cosine_near_tie_into_a_decision_and_relevance(encoder):
+    router = Router(topics({"kind": "embedding"}))
+    scorer = router.cascade.tiers[0].scorer
+    assert scorer.calibration.calibrated and scorer.held_out is not None
+    message = "will I need an umbrella later"
+    cosines = scorer.cosines(message)
+    ordered = np.sort(cosines)
+    # Raw cosines (the old scores): a near-tie under the margin 0.15, i.e. a menu.
+    assert np.tanh((ordered[-1] - ordered[-2]) / 2) < 0.15
+    fitted = scorer.calibration.temperature
+    expected = softmax_rows(cosines[None, :], fitted)[0]
+    assert scorer.score(message, list(scorer.names)) == pytest.approx(expected, abs=1e-6)
+    d = router.route(message)
+    assert (d.verdict, d.route) == ("move", "weather")
+    assert d.ranked[0].relevance > 0.9
+    # Two routes the encoder confuses share the relevance instead.
+    close = Router(topics({"kind": "embedding"}, CLOSE_ROUTES)).route(
+        "i want my money back for this fee"
+    )
+    assert {r.route for r in close.ranked[:2]} == {"payments", "refunds"}
+    assert close.ranked[0].relevance < 0.9 and close.ranked[1].relevance > 0.1
+
+
+def test_the_fitted_floor_refuses_an_out_of_scope_message_the_old_default_accepted(encoder):
+    fitted = Router(topics({"kind": "embedding"}))
+    message = "what is the capital of france"
+    assert fitted.cascade.tiers[0].scorer.info.floor is not None
+    assert fitted.route(message).verdict == "unmatched"
+    assert fitted.route("where is my parcel").route == "orders"
+    # The old default: no floor, so every route is alive and the top one wins or ties.
+    no_floor = Router(topics({"kind": "embedding", "floor": -1.0}))
+    assert no_floor.route(message).verdict in ("move", "menu")
+
+
+def test_the_hybrid_learns_the_out_of_scope_examples(encoder):
+    scorer = {"kind": "hybrid", "floor": 0.0}  # floor 0: only the examples can refuse it
+    plain = Router(topics(scorer))
+    learned = Router(topics(scorer, out_of_scope=OUT_OF_SCOPE))
+    assert learned.cascade.tiers[0].scorer.info.details["out_of_scope_examples"] is True
+    for message in ("what is the capital of spain", "sing a song about horses"):
+        assert plain.route(message).verdict != "unmatched"
+        refused = learned.route(message)
+        assert refused.verdict == "unmatched"
+        assert max(r.score for r in refused.ranked) == 0.0
+    assert learned.route("where is my parcel").route == "orders"

@@ -25,7 +25,7 @@ def test_a_json_layer_becomes_routes_with_utterances_and_descriptions():
     assert (
         "layer.json: routes[2].score_threshold: 0.5 is a cosine of openai / "
         "text-embedding-3-small: not the lexical scorer's probabilities, so not carried over "
-        "(with the embedding scorer, tune its floor from it)" in left_out
+        "(the embedding and hybrid scorers fit their own floor)" in left_out
     )
     for key in ("function_schemas", "llm", "metadata"):
         assert any(n.startswith(f"layer.json: routes[2].{key}: ") for n in left_out)
