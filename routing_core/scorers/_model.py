@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates
+from routing_core.scorers import _candidates, _few
 
 if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
     from scipy import sparse
@@ -258,7 +258,8 @@ def train(
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
     # temper the overconfidence that longer training on a handful of texts brings.
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
-    share = epochs / (epochs + FINAL_EPOCHS)
+    final = _few.final_epochs(corpus.n_docs, BATCH, FINAL_EPOCHS) if calibrate else FINAL_EPOCHS
+    share = epochs / (epochs + final)
     learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
     temperature, floor, menu_margin = 1.0, None, None
     if calibrate:
@@ -268,7 +269,7 @@ def train(
         routes_of = None if columns is None else columns[held]
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
         menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
-    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1, progress.part(share, 1.0))
+    learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
     return _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
 
 

@@ -391,3 +391,18 @@ def test_only_a_pack_that_calibrates_learns_with_the_margin(monkeypatch) -> None
     steps.clear()
     _model.train(_build_corpus(TINY)[1], len(TINY))
     assert {args[-1] for args in steps} == {0.0}
+
+
+def test_the_last_passes_of_a_small_pack_take_the_minimum_final_steps(monkeypatch) -> None:
+    """With few examples per route the held-out texts are learned only at the end: a single
+    pass of one batch would barely learn them (`_few.MIN_FINAL_STEPS`)."""
+    from routing_core.scorers import _few
+    from routing_core.scorers.lexical import _build_corpus
+
+    steps = _record_steps(monkeypatch)
+    routes = [RouteText(r["name"], "", tuple(r["examples"])) for r in _routes()]
+    _, corpus = _build_corpus(routes)
+    _model.train(corpus, len(routes))
+    every_text = [s for s in steps if len(s[0].docs) == corpus.n_docs]  # type: ignore[attr-defined]
+    assert len(every_text) == _few.MIN_FINAL_STEPS  # one batch a pass
+    assert _few.final_epochs(_model.BATCH * _few.MIN_FINAL_STEPS, _model.BATCH, 1) == 1
