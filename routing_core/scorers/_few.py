@@ -1,14 +1,19 @@
 """How a pack with few examples per route learns differently from a large one.
 
-A profile starts with 10-30 examples per route. The large-pack schedule in `_model.py` holds
-every tenth text out for the temperature and learns it only in the last pass over every
-text; at ten examples per route that pass is a few batches, so the held-out texts (one per
-route) are barely learned. The last passes now take at least MIN_FINAL_STEPS steps, as the
-held-out passes take MIN_HELD_STEPS (measured on development subsamples,
-docs/benchmarks.md "Few examples per route (session 5)").
+A profile starts with 10-30 examples per route. Two things the large-pack schedule in
+`_model.py` gets wrong there (measured on development subsamples, docs/benchmarks.md "Few
+examples per route (session 5)"):
 
-It depends on the pack's size only: a pack of MIN_FINAL_STEPS batches or more (CLINC150,
-Banking77, HWU64 in full) learns exactly as before, at the same cost.
+- **The last pass is a handful of steps.** Every tenth text is held out for the temperature
+  and learned only in the last pass over every text; at ten examples per route that pass is
+  a few batches, so the held-out texts (one per route) are barely learned. The last passes
+  now take at least MIN_FINAL_STEPS steps, as the held-out passes take MIN_HELD_STEPS.
+- **Spelling carries more of the evidence.** With few examples, few words recur between an
+  example and a message; the character 4-grams, left to naive Bayes in a large pack (as good
+  there, at a third more cost), gain when the correction learns them too.
+
+Both depend on the pack's size only, so a large pack (CLINC150, Banking77, HWU64 in full)
+learns exactly as before, at the same cost.
 """
 
 from __future__ import annotations
@@ -26,3 +31,21 @@ def final_epochs(n_docs: int, batch: int, least: int) -> int:
     """Passes over every text at the end: `least`, or enough for MIN_FINAL_STEPS batches."""
     batches = max(1, math.ceil(n_docs / batch))
     return max(least, math.ceil(MIN_FINAL_STEPS / batches))
+
+
+# A pack of at most this many texts per route on average has few examples per route (the
+# 4-grams gained at 10 per route and were neutral at 20 on the same subsamples) ...
+FEW_PER_ROUTE = 20
+# ... and its correction learns the character n-grams of these sizes (a large pack's: 3).
+FEW_CHAR_SIZES = (3, 4)
+
+
+def has_few_examples(n_docs: int, n_routes: int) -> bool:
+    """Whether a pack has few texts per route (FEW_PER_ROUTE or fewer on average)."""
+    return n_docs <= FEW_PER_ROUTE * max(1, n_routes)
+
+
+def corrected_char_sizes(n_docs: int, n_routes: int, large: tuple[int, ...]) -> tuple[int, ...]:
+    """The character n-gram sizes the correction learns: FEW_CHAR_SIZES in a pack with few
+    examples per route, else `large` (a large pack's sizes)."""
+    return FEW_CHAR_SIZES if has_few_examples(n_docs, n_routes) else large

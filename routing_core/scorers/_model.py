@@ -227,19 +227,21 @@ def train(
         scaled[:, ~warm.known_routes] = 0.0
         initial -= scaled
         del scaled
+    # Few examples per route: the correction learns the character 4-grams too (`_few`).
+    sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
     learner: _Correction | _candidates.CandidateCorrection
     if n_routes > _candidates.CANDIDATE_ROUTES:
         chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
         base = NB_SCALE * _leave_one_out_logits(
             corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
         )
-        rates = _rates(corpus, calibrate)
+        rates = _rates(corpus, calibrate, sizes)
         learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
         labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
         columns: IntArray | None = chosen
     else:
         base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
-        learner = _Correction(corpus, n_routes, chars=calibrate, margin=margin)
+        learner = _Correction(corpus, n_routes, calibrate, margin, sizes)
         if initial is not None:
             learner.weights[:] = initial
         labels = corpus.routes
@@ -379,12 +381,13 @@ def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
     )
 
 
-def _rates(corpus: Corpus, chars: bool) -> FloatArray:
-    """Each term's learning rate (terms x 1): words, CHAR_RATE for 3-grams when `chars`, else 0."""
+def _rates(
+    corpus: Corpus, chars: bool, char_sizes: tuple[int, ...] = CORRECTED_CHAR_SIZES
+) -> FloatArray:
+    """Each term's learning rate (terms x 1): words, CHAR_RATE for the character n-grams of
+    `char_sizes` when `chars`, else 0."""
     sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
-    rates = np.where(
-        sizes == 0, 1.0, np.where(np.isin(sizes, CORRECTED_CHAR_SIZES), CHAR_RATE, 0.0)
-    )
+    rates = np.where(sizes == 0, 1.0, np.where(np.isin(sizes, char_sizes), CHAR_RATE, 0.0))
     result: FloatArray = (LEARNING_RATE * rates).astype(np.float32)[:, None]
     return result
 
@@ -396,8 +399,15 @@ class _Correction:
     without the held-out texts first and with every text after.
     """
 
-    def __init__(self, corpus: Corpus, n_routes: int, chars: bool = True, margin: float = 0.0):
-        self.rates = _rates(corpus, chars)
+    def __init__(
+        self,
+        corpus: Corpus,
+        n_routes: int,
+        chars: bool = True,
+        margin: float = 0.0,
+        char_sizes: tuple[int, ...] = CORRECTED_CHAR_SIZES,
+    ):
+        self.rates = _rates(corpus, chars, char_sizes)
         learned = (self.rates[:, 0] > 0.0)[corpus.ids]
         self.corpus = Corpus(
             corpus.rows[learned],

@@ -406,3 +406,27 @@ def test_the_last_passes_of_a_small_pack_take_the_minimum_final_steps(monkeypatc
     every_text = [s for s in steps if len(s[0].docs) == corpus.n_docs]  # type: ignore[attr-defined]
     assert len(every_text) == _few.MIN_FINAL_STEPS  # one batch a pass
     assert _few.final_epochs(_model.BATCH * _few.MIN_FINAL_STEPS, _model.BATCH, 1) == 1
+
+
+@pytest.mark.parametrize(
+    ("n_routes", "per_route", "learns_4_grams"), [(30, 12, True), (12, 40, False)]
+)
+def test_only_a_pack_with_few_examples_per_route_learns_the_character_4_grams(
+    monkeypatch: pytest.MonkeyPatch, n_routes: int, per_route: int, learns_4_grams: bool
+) -> None:
+    """Its 4-grams' weights move when the correction may learn them; a large pack's do not.
+
+    Both packs are big enough to calibrate (the correction learns n-grams only then).
+    """
+    from routing_core.scorers import _few
+    from routing_core.scorers.lexical import _build_corpus
+    from tests.routing_core.test_incremental_model import generated_routes
+
+    generated = generated_routes(n_routes, per_route)
+    routes = [RouteText(str(r["name"]), "", tuple(r["examples"])) for r in generated]  # type: ignore[arg-type]
+    _, corpus = _build_corpus(routes)
+    four = corpus.char_sizes == 4
+    with_4_grams = _model.train(corpus, len(routes)).weights[four]
+    monkeypatch.setattr(_few, "FEW_CHAR_SIZES", (3,))
+    without = _model.train(corpus, len(routes)).weights[four]
+    assert bool(np.abs(with_4_grams - without).max() > 0.01) is learns_4_grams
