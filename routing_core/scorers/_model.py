@@ -12,7 +12,8 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    values are much smaller: many of them share one normalised block); the 4- and 5-grams
    stay naive-Bayes only (as good on CLINC150 val and banking77 folds, at twice the cost).
    Only a pack with enough texts to calibrate on (below) learns the 3-grams: from a handful
-   of examples they learn accidents of spelling.
+   of examples they learn accidents of spelling. A pack with few examples per route learns
+   the 4-grams too, and its last passes take a minimum number of steps (`_few.py`).
 3. A temperature fitted on texts the correction has not seen yet: the first epochs leave
    every tenth text out, the temperature is fitted on those texts, and the last epoch learns
    from every text, continuing the same weights. One pass instead of a trial correction and
