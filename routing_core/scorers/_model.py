@@ -194,6 +194,7 @@ def train(
     out_of_scope: bool = False,
     warm: Warm | None = None,
     progress: Progress = NO_PROGRESS,
+    cross_validate: bool = True,
 ) -> Model:
     """Learn the weights and the temperature from the corpus (see the module docstring).
 
@@ -206,6 +207,8 @@ def train(
         warm: an earlier model to start from (used when both it and this pack are
             calibrated): WARM_EPOCHS passes over every text, the earlier temperature kept.
         progress: told the fraction done after every step.
+        cross_validate: a pack too small to calibrate fits its floor and margin on
+            out-of-fold scores (`_few.can_cross_validate`); False for those folds' models.
     """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         progress(1.0)
@@ -273,7 +276,26 @@ def train(
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
         menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
     learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
+    if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
+        floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
     return _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+
+
+def _cross_validated(
+    corpus: Corpus, n_routes: int, out_of_scope: bool
+) -> tuple[float | None, float | None]:
+    """The floor and margin of a pack too small to calibrate, fitted on out-of-fold scores
+    (temperature 1, as the pack scores)."""
+    logits, labels = [], []
+    for held in _few.folds(corpus.n_docs):
+        model = train(
+            _select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
+        )
+        logits.append(_logits(model.weights, _select(corpus, held)))
+        labels.append(corpus.routes[held])
+    every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
+    floor = fit_floor(every, right, n_scored)
+    return floor, fit_margin(every, right, n_scored, floor)
 
 
 def _finish(
