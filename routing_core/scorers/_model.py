@@ -12,7 +12,8 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    values are much smaller: many of them share one normalised block); the 4- and 5-grams
    stay naive-Bayes only (as good on CLINC150 val and banking77 folds, at twice the cost).
    Only a pack with enough texts to calibrate on (below) learns the 3-grams: from a handful
-   of examples they learn accidents of spelling.
+   of examples they learn accidents of spelling. A pack with few examples per route learns
+   the 4-grams too, and its last passes take a minimum number of steps (`_few.py`).
 3. A temperature fitted on texts the correction has not seen yet: the first epochs leave
    every tenth text out, the temperature is fitted on those texts, and the last epoch learns
    from every text, continuing the same weights. One pass instead of a trial correction and
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates
+from routing_core.scorers import _candidates, _few
 
 if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
     from scipy import sparse
@@ -193,6 +194,7 @@ def train(
     out_of_scope: bool = False,
     warm: Warm | None = None,
     progress: Progress = NO_PROGRESS,
+    cross_validate: bool = True,
 ) -> Model:
     """Learn the weights and the temperature from the corpus (see the module docstring).
 
@@ -205,6 +207,8 @@ def train(
         warm: an earlier model to start from (used when both it and this pack are
             calibrated): WARM_EPOCHS passes over every text, the earlier temperature kept.
         progress: told the fraction done after every step.
+        cross_validate: a pack too small to calibrate fits its floor and margin on
+            out-of-fold scores (`_few.can_cross_validate`); False for those folds' models.
     """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         progress(1.0)
@@ -227,19 +231,21 @@ def train(
         scaled[:, ~warm.known_routes] = 0.0
         initial -= scaled
         del scaled
+    # Few examples per route: the correction learns the character 4-grams too (`_few`).
+    sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
     learner: _Correction | _candidates.CandidateCorrection
     if n_routes > _candidates.CANDIDATE_ROUTES:
         chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
         base = NB_SCALE * _leave_one_out_logits(
             corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
         )
-        rates = _rates(corpus, calibrate)
+        rates = _rates(corpus, calibrate, sizes)
         learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
         labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
         columns: IntArray | None = chosen
     else:
         base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
-        learner = _Correction(corpus, n_routes, chars=calibrate, margin=margin)
+        learner = _Correction(corpus, n_routes, calibrate, margin, sizes)
         if initial is not None:
             learner.weights[:] = initial
         labels = corpus.routes
@@ -258,7 +264,8 @@ def train(
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
     # temper the overconfidence that longer training on a handful of texts brings.
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
-    share = epochs / (epochs + FINAL_EPOCHS)
+    final = _few.final_epochs(corpus.n_docs, BATCH, FINAL_EPOCHS) if calibrate else FINAL_EPOCHS
+    share = epochs / (epochs + final)
     learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
     temperature, floor, menu_margin = 1.0, None, None
     if calibrate:
@@ -268,8 +275,27 @@ def train(
         routes_of = None if columns is None else columns[held]
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
         menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
-    learner.fit(base, everything, FINAL_EPOCHS, SEED + 1, progress.part(share, 1.0))
+    learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
+    if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
+        floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
     return _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+
+
+def _cross_validated(
+    corpus: Corpus, n_routes: int, out_of_scope: bool
+) -> tuple[float | None, float | None]:
+    """The floor and margin of a pack too small to calibrate, fitted on out-of-fold scores
+    (temperature 1, as the pack scores)."""
+    logits, labels = [], []
+    for held in _few.folds(corpus.n_docs):
+        model = train(
+            _select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
+        )
+        logits.append(_logits(model.weights, _select(corpus, held)))
+        labels.append(corpus.routes[held])
+    every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
+    floor = fit_floor(every, right, n_scored)
+    return floor, fit_margin(every, right, n_scored, floor)
 
 
 def _finish(
@@ -378,12 +404,13 @@ def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
     )
 
 
-def _rates(corpus: Corpus, chars: bool) -> FloatArray:
-    """Each term's learning rate (terms x 1): words, CHAR_RATE for 3-grams when `chars`, else 0."""
+def _rates(
+    corpus: Corpus, chars: bool, char_sizes: tuple[int, ...] = CORRECTED_CHAR_SIZES
+) -> FloatArray:
+    """Each term's learning rate (terms x 1): words, CHAR_RATE for the character n-grams of
+    `char_sizes` when `chars`, else 0."""
     sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
-    rates = np.where(
-        sizes == 0, 1.0, np.where(np.isin(sizes, CORRECTED_CHAR_SIZES), CHAR_RATE, 0.0)
-    )
+    rates = np.where(sizes == 0, 1.0, np.where(np.isin(sizes, char_sizes), CHAR_RATE, 0.0))
     result: FloatArray = (LEARNING_RATE * rates).astype(np.float32)[:, None]
     return result
 
@@ -395,8 +422,15 @@ class _Correction:
     without the held-out texts first and with every text after.
     """
 
-    def __init__(self, corpus: Corpus, n_routes: int, chars: bool = True, margin: float = 0.0):
-        self.rates = _rates(corpus, chars)
+    def __init__(
+        self,
+        corpus: Corpus,
+        n_routes: int,
+        chars: bool = True,
+        margin: float = 0.0,
+        char_sizes: tuple[int, ...] = CORRECTED_CHAR_SIZES,
+    ):
+        self.rates = _rates(corpus, chars, char_sizes)
         learned = (self.rates[:, 0] > 0.0)[corpus.ids]
         self.corpus = Corpus(
             corpus.rows[learned],

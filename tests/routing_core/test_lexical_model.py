@@ -391,3 +391,78 @@ def test_only_a_pack_that_calibrates_learns_with_the_margin(monkeypatch) -> None
     steps.clear()
     _model.train(_build_corpus(TINY)[1], len(TINY))
     assert {args[-1] for args in steps} == {0.0}
+
+
+def test_the_last_passes_of_a_small_pack_take_the_minimum_final_steps(monkeypatch) -> None:
+    """With few examples per route the held-out texts are learned only at the end: a single
+    pass of one batch would barely learn them (`_few.MIN_FINAL_STEPS`)."""
+    from routing_core.scorers import _few
+    from routing_core.scorers.lexical import _build_corpus
+
+    steps = _record_steps(monkeypatch)
+    routes = [RouteText(r["name"], "", tuple(r["examples"])) for r in _routes()]
+    _, corpus = _build_corpus(routes)
+    _model.train(corpus, len(routes))
+    every_text = [s for s in steps if len(s[0].docs) == corpus.n_docs]  # type: ignore[attr-defined]
+    assert len(every_text) == _few.MIN_FINAL_STEPS  # one batch a pass
+    assert _few.final_epochs(_model.BATCH * _few.MIN_FINAL_STEPS, _model.BATCH, 1) == 1
+
+
+@pytest.mark.parametrize(
+    ("n_routes", "per_route", "learns_4_grams"), [(30, 12, True), (12, 40, False)]
+)
+def test_only_a_pack_with_few_examples_per_route_learns_the_character_4_grams(
+    monkeypatch: pytest.MonkeyPatch, n_routes: int, per_route: int, learns_4_grams: bool
+) -> None:
+    """Its 4-grams' weights move when the correction may learn them; a large pack's do not.
+
+    Both packs are big enough to calibrate (the correction learns n-grams only then).
+    """
+    from routing_core.scorers import _few
+    from routing_core.scorers.lexical import _build_corpus
+    from tests.routing_core.test_incremental_model import generated_routes
+
+    generated = generated_routes(n_routes, per_route)
+    routes = [RouteText(str(r["name"]), "", tuple(r["examples"])) for r in generated]  # type: ignore[arg-type]
+    _, corpus = _build_corpus(routes)
+    four = corpus.char_sizes == 4
+    with_4_grams = _model.train(corpus, len(routes)).weights[four]
+    monkeypatch.setattr(_few, "FEW_CHAR_SIZES", (3,))
+    without = _model.train(corpus, len(routes)).weights[four]
+    assert bool(np.abs(with_4_grams - without).max() > 0.01) is learns_4_grams
+
+
+def _generated_corpus(n_routes: int, per_route: int):  # noqa: ANN202 - a private pair
+    from routing_core.scorers.lexical import _build_corpus
+    from tests.routing_core.test_incremental_model import generated_routes
+
+    generated = generated_routes(n_routes, per_route)
+    routes = [RouteText(str(r["name"]), "", tuple(r["examples"])) for r in generated]  # type: ignore[arg-type]
+    return routes, _build_corpus(routes)[1]
+
+
+def test_a_pack_too_small_to_calibrate_fits_its_floor_and_margin_by_cross_validation() -> None:
+    """144 texts hold out too few to calibrate; five out-of-fold scorings still fit both."""
+    routes, corpus = _generated_corpus(12, 12)
+    model = _model.train(corpus, len(routes))
+    assert not model.calibrated and model.temperature == 1.0
+    assert model.floor is not None and 0.0 < model.floor <= _model.FLOOR_CAP
+    assert model.margin is not None and 0.0 <= model.margin <= _model.MARGIN_CAP
+    without = _model.train(corpus, len(routes), cross_validate=False)
+    assert without.floor is None and without.margin is None
+    np.testing.assert_array_equal(model.weights, without.weights)  # the pack learns the same
+
+
+def test_the_cross_validated_floor_is_the_packs_scorer_floor() -> None:
+    routes, _ = _generated_corpus(12, 12)
+    scorer = LexicalScorer.build(routes)
+    assert scorer.info.details["fitted_floor"] is not None
+    assert scorer.info.floor == scorer.info.details["fitted_floor"]
+
+
+def test_a_pack_under_the_cross_validation_size_fits_no_floor() -> None:
+    from routing_core.scorers import _few
+
+    routes, corpus = _generated_corpus(4, (_few.CV_TEXTS - 1) // 4)
+    model = _model.train(corpus, len(routes))
+    assert model.floor is None and model.margin is None

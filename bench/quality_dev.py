@@ -1,0 +1,117 @@
+"""Development splits for the lexical scorer's quality (never `test`): top-1 of the scorer alone.
+
+Usage:
+    .venv/bin/python bench/quality_dev.py [--set NAME=VALUE ...] [SPLIT ...]
+
+Splits (all from `train`/`val`, so that choices made on them leave `test` unread):
+    c10, c20    CLINC150, first 10 / 20 examples per route, judged on val (in-scope)
+    b10, b20    Banking77, first 10 / 20 per route, judged on the training examples left out
+    h10         HWU64, first 10 per route, judged on the training examples left out (a dev
+                stand-in for the fixed HWU64 10-shot subset, whose only judged split is test)
+    cval        CLINC150 full routes.json, judged on val (in-scope)
+    cf1, bf1, hf1   fold 1 of 3 of the training splits (every third example of each route
+                held out, by position), CLINC150 / Banking77 / HWU64
+
+`--set _model.NAME=VALUE` overrides a module constant of `routing_core.scorers` for this run
+(a variant measured before it is written as a rule). Prints one line per split with the
+load average; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from routing_core.scorers import lexical
+from routing_core.scorers.base import RouteText
+from routing_core.scorers.lexical import LexicalScorer
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+Judged = list[tuple[str, str]]
+
+
+def _routes(name: str) -> list[dict]:
+    return json.loads((DATA / name / "routes.json").read_text())
+
+
+def _val(name: str) -> Judged:
+    rows = [json.loads(line) for line in (DATA / name / "val.jsonl").read_text().splitlines()]
+    return [(r["text"], r["expected"]) for r in rows if r["expected"] is not None]
+
+
+def _shots(name: str, k: int, judge_val: bool) -> tuple[list[RouteText], Judged]:
+    routes = _routes(name)
+    train = [RouteText(r["name"], "", tuple(r["examples"][:k])) for r in routes]
+    if judge_val:
+        return train, _val(name)
+    return train, [(t, r["name"]) for r in routes for t in r["examples"][k:]]
+
+
+def _fold(name: str) -> tuple[list[RouteText], Judged]:
+    routes = _routes(name)
+    train = [
+        RouteText(r["name"], "", tuple(t for i, t in enumerate(r["examples"]) if i % 3 != 0))
+        for r in routes
+    ]
+    judged = [(t, r["name"]) for r in routes for i, t in enumerate(r["examples"]) if i % 3 == 0]
+    return train, judged
+
+
+def _full_val(name: str) -> tuple[list[RouteText], Judged]:
+    routes = _routes(name)
+    return [RouteText(r["name"], "", tuple(r["examples"])) for r in routes], _val(name)
+
+
+SPLITS = {
+    "c10": lambda: _shots("clinc150", 10, True),
+    "c20": lambda: _shots("clinc150", 20, True),
+    "b10": lambda: _shots("banking77", 10, False),
+    "b20": lambda: _shots("banking77", 20, False),
+    "h10": lambda: _shots("hwu64", 10, False),
+    "cval": lambda: _full_val("clinc150"),
+    "cf1": lambda: _fold("clinc150"),
+    "bf1": lambda: _fold("banking77"),
+    "hf1": lambda: _fold("hwu64"),
+}
+
+
+def top1(train: list[RouteText], judged: Judged) -> tuple[float, float]:
+    """Top-1 over the judged messages (an unscored one is a miss), and the build's CPU time."""
+    lexical._LEARNED.clear()
+    start = time.process_time()
+    scorer = LexicalScorer.build(train)
+    cpu = time.process_time() - start
+    names = [r.name for r in train]
+    right = 0
+    for text, expected in judged:
+        scores = np.asarray(scorer.score(text, names))
+        best = int(scores.argmax())
+        right += scores[best] > 0 and names[best] == expected
+    return right / len(judged), cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--set", action="append", default=[], help="module.NAME=VALUE")
+    parser.add_argument("splits", nargs="*", default=["c10", "b10", "h10", "c20", "b20"])
+    args = parser.parse_args()
+    for item in args.set:
+        target, value = item.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(f"routing_core.scorers.{module}"), name, eval(value))
+    for split in args.splits:
+        accuracy, cpu = top1(*SPLITS[split]())
+        load = os.getloadavg()[0]
+        print(
+            f"{split} {accuracy:.2%} build {cpu:.2f} s CPU (load {load:.1f}) {' '.join(args.set)}"
+        )
+
+
+if __name__ == "__main__":
+    main()
