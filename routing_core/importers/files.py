@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -167,6 +168,19 @@ def parse_yaml(text: str, path: str) -> Any:
 
 
 _LOADER: type[Any] | None = None
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def join_surrogate_pairs(text: str) -> str:
+    """Join "\\ud83d\\ude00" escapes into the character they spell (😀).
+
+    JSON writes a character beyond the first 65,536 as two escaped UTF-16 halves, and YAML
+    (a JSON export read as YAML, as Rasa files may be) keeps them as two lone halves, which
+    cannot be stored. A lone half stays as it is, for the storable check to name.
+    """
+    if not _SURROGATES.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _no_alias_loader() -> type[Any]:
@@ -182,6 +196,10 @@ def _no_alias_loader() -> type[Any]:
                         None, None, "aliases (*name) are not accepted", event.start_mark
                     )
                 return super().compose_node(parent, index)
+
+            def construct_scalar(self, node: Any) -> Any:
+                value = super().construct_scalar(node)
+                return join_surrogate_pairs(value) if isinstance(value, str) else value
 
         _LOADER = NoAliasLoader
     return _LOADER

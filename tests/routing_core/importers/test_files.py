@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from routing_core import PackError
-from routing_core.importers.files import MAX_TOTAL_BYTES, read_export, read_upload
+from routing_core.importers.files import MAX_TOTAL_BYTES, parse_yaml, read_export, read_upload
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:
@@ -50,3 +50,14 @@ def test_importing_the_importers_loads_neither_django_nor_yaml():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_escaped_utf16_halves_in_yaml_join_into_the_character_they_spell():
+    """A Rasa file written by a JSON tool escapes 😀 as two halves; YAML alone keeps them apart."""
+    loaded = parse_yaml('x: "\\ud83d\\ude00 hi"\ny: ["\\ud800\\udc00"]\n', "nlu.yml")
+
+    assert loaded == {"x": "😀 hi", "y": ["\U00010000"]}
+
+
+def test_a_lone_escaped_half_stays_for_the_storable_check_to_name():
+    assert parse_yaml('x: "\\ud83d alone"', "nlu.yml") == {"x": "\ud83d alone"}
