@@ -37,6 +37,12 @@ import numpy as np
 import numpy.typing as npt
 
 from routing_core.scorers import _candidates, _few
+from routing_core.scorers.calibration import (
+    HOLD_OUT,
+    MIN_CALIBRATION,
+)
+from routing_core.scorers.calibration import fit_floor as _floor_of
+from routing_core.scorers.calibration import fit_margin as _margin_of
 
 if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
     from scipy import sparse
@@ -75,26 +81,6 @@ MOMENTUM = 0.9
 # an out-of-scope message rose from 0.67 to 0.75, past the floor meant to stop it).
 MARGIN = 1.0
 SEED = 7
-# Every HOLD_OUT-th text is kept out of a trial correction to fit the temperature on; a
-# pack with fewer held-out texts than MIN_CALIBRATION keeps temperature 1.
-HOLD_OUT = 10
-MIN_CALIBRATION = 20
-# The default floor refuses this share of held-out in-scope texts (`fit_floor`). Chosen on
-# CLINC150 val, the one shared set with out-of-scope messages: 0.025-0.045 all keep in-scope
-# accuracy >= 90% with out-of-scope recall >= 60%, with or without out-of-scope examples
-# (docs/benchmarks.md). Held-out texts come from the examples, so they are surer than real
-# traffic: the floor that 3% of them fall under holds 4.2% of CLINC150 val's in-scope ones.
-FLOOR_REFUSED = 0.03
-# ... but never above this calibrated probability: on examples made from a few templates
-# every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
-FLOOR_CAP = 0.7
-# The default near-tie margin offers a menu to about this share of the held-out in-scope
-# texts the floor keeps (`fit_margin`), and is never wider than DESIGN's 0.15. At 0.15 a
-# profile of 10-20 examples per route offered a menu on 16% of dev-fold messages (HWU64
-# 10-shot: in-scope accuracy 61.7% vs 71.1% without menus); chosen on dev folds of the
-# training splits (docs/benchmarks.md).
-MENU_SHARE = 0.02
-MARGIN_CAP = 0.15
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
 
@@ -588,10 +574,7 @@ def fit_floor(
         The floor, or None without a held-out in-scope text.
     """
     probabilities = _route_probabilities(logits, labels, n_scored, routes_of)
-    if probabilities is None:
-        return None
-    top = probabilities.max(axis=1)
-    return round(min(float(np.quantile(top, FLOOR_REFUSED)), FLOOR_CAP), 4)
+    return None if probabilities is None else _floor_of(probabilities)
 
 
 def fit_margin(
@@ -614,14 +597,7 @@ def fit_margin(
     if n_scored < 2:
         return None
     probabilities = _route_probabilities(logits, labels, n_scored, routes_of)
-    if probabilities is None or probabilities.shape[1] < 2:
-        return None
-    ordered = np.sort(probabilities, axis=1)
-    alive = ordered[:, -1] > (floor or 0.0)
-    if not alive.any():
-        return None
-    gaps = np.tanh((ordered[alive, -1] - ordered[alive, -2]) / 2.0)
-    return round(min(float(np.quantile(gaps, MENU_SHARE)), MARGIN_CAP), 4)
+    return None if probabilities is None else _margin_of(probabilities, floor)
 
 
 def _route_probabilities(

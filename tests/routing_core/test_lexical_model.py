@@ -13,7 +13,7 @@ import pytest
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.pack import LexicalScorerSettings
-from routing_core.scorers import _model, route_texts
+from routing_core.scorers import _model, calibration, route_texts
 from routing_core.scorers.base import RouteText
 from routing_core.scorers.lexical import LexicalScorer
 from routing_core.scorers.stored import fingerprint, with_model
@@ -446,8 +446,8 @@ def test_a_pack_too_small_to_calibrate_fits_its_floor_and_margin_by_cross_valida
     routes, corpus = _generated_corpus(12, 12)
     model = _model.train(corpus, len(routes))
     assert not model.calibrated and model.temperature == 1.0
-    assert model.floor is not None and 0.0 < model.floor <= _model.FLOOR_CAP
-    assert model.margin is not None and 0.0 <= model.margin <= _model.MARGIN_CAP
+    assert model.floor is not None and 0.0 < model.floor <= calibration.FLOOR_CAP
+    assert model.margin is not None and 0.0 <= model.margin <= calibration.MARGIN_CAP
     without = _model.train(corpus, len(routes), cross_validate=False)
     assert without.floor is None and without.margin is None
     np.testing.assert_array_equal(model.weights, without.weights)  # the pack learns the same

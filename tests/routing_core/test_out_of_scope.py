@@ -13,7 +13,7 @@ from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.pack import LexicalScorerSettings
 from routing_core.policy import Policy
-from routing_core.scorers import _model, route_texts
+from routing_core.scorers import _model, calibration, route_texts
 from routing_core.scorers.lexical import OUT_OF_SCOPE, LexicalScorer, learning_texts
 from routing_core.scorers.stored import fingerprint
 from tests.routing_core.conftest import TEMPLATES, TOPICS
@@ -53,13 +53,13 @@ def test_fit_floor_is_the_share_of_held_out_texts_it_refuses() -> None:
     logits = np.log(np.stack([top, rest, rest], axis=1)).astype(np.float32)
     labels = np.zeros(100, np.int64)
     floor = _model.fit_floor(logits, labels, 3)
-    assert floor == pytest.approx(np.quantile(top, _model.FLOOR_REFUSED), abs=1e-3)
-    assert (top < floor).mean() == pytest.approx(_model.FLOOR_REFUSED, abs=0.01)
+    assert floor == pytest.approx(np.quantile(top, calibration.FLOOR_REFUSED), abs=1e-3)
+    assert (top < floor).mean() == pytest.approx(calibration.FLOOR_REFUSED, abs=0.01)
 
 
 def test_fit_floor_never_rises_above_the_cap() -> None:
     sure = np.log(np.array([[0.999, 0.001]] * 50)).astype(np.float32)
-    assert _model.fit_floor(sure, np.zeros(50, np.int64), 2) == _model.FLOOR_CAP
+    assert _model.fit_floor(sure, np.zeros(50, np.int64), 2) == calibration.FLOOR_CAP
 
 
 def test_fit_floor_leaves_out_the_out_of_scope_class() -> None:
@@ -74,7 +74,7 @@ def test_fit_floor_leaves_out_the_out_of_scope_class() -> None:
 def test_a_built_pack_stores_the_fitted_floor_and_routes_with_it(plain: Pack) -> None:
     stored = _model_of(plain).model
     assert stored is not None and stored.calibrated and stored.floor is not None
-    assert 0.0 < stored.floor <= _model.FLOOR_CAP
+    assert 0.0 < stored.floor <= calibration.FLOOR_CAP
     router = Router(load_pack(dump_pack(plain)))
     assert router.scorer.info.floor == stored.floor
     assert router.scorer.info.details["fitted_floor"] == stored.floor
@@ -191,14 +191,14 @@ def test_fit_margin_is_the_gap_under_which_a_share_of_held_out_texts_gets_a_menu
     logits = np.log(probabilities).astype(np.float32)
     labels = np.zeros(200, np.int64)
     margin = _model.fit_margin(logits, labels, 10, 0.3)
-    assert margin == pytest.approx(np.quantile(np.tanh(d / 2), _model.MENU_SHARE), abs=2e-3)
+    assert margin == pytest.approx(np.quantile(np.tanh(d / 2), calibration.MENU_SHARE), abs=2e-3)
     assert _model.fit_margin(logits, labels, 10, 0.7) is None  # nothing above the floor
     assert _model.fit_margin(logits[:, :1], labels, 1, None) is None  # one route: no ties
 
 
 def test_fit_margin_is_never_wider_than_the_design_default() -> None:
     apart = np.log(np.array([[0.98, 0.01, 0.01]] * 40)).astype(np.float32)
-    assert _model.fit_margin(apart, np.zeros(40, np.int64), 3, 0.5) == _model.MARGIN_CAP
+    assert _model.fit_margin(apart, np.zeros(40, np.int64), 3, 0.5) == calibration.MARGIN_CAP
 
 
 def _blurred_routes() -> list[dict[str, object]]:
@@ -231,7 +231,7 @@ def test_a_built_pack_takes_the_fitted_margin_as_its_policy_margin() -> None:
     blurred = build_pack(_blurred_routes())
     stored = _model_of(blurred).model
     assert stored is not None and stored.margin is not None
-    assert stored.margin < _model.MARGIN_CAP  # near-ties on held-out text: a narrower margin
+    assert stored.margin < calibration.MARGIN_CAP  # near-ties on held-out text: a narrower margin
     assert blurred.policy.near_tie_margin == stored.margin
     assert Router(blurred).scorer.info.details["fitted_margin"] == stored.margin
     tiny = build_pack([{"name": "a", "examples": ["hello a"]}, {"name": "b", "examples": ["b"]}])
