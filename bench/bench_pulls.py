@@ -142,7 +142,7 @@ def _gunicorn(port: int, workers: int, env: dict[str, str], serve: bool) -> subp
     command = [sys.executable, "-m", "gunicorn", "studio.wsgi", "--workers", str(workers)]
     command += ["--bind", f"127.0.0.1:{port}", "--timeout", "30"]
     if serve:
-        command += ["--max-requests", "1000", "--max-requests-jitter", "100"]
+        command += ["--max-requests", "1000", "--max-requests-jitter", "100", "--preload"]
     server = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:
