@@ -7,9 +7,9 @@ database it drops and creates), starts gunicorn, and has CONCURRENCY clients pul
 Python (http.client, a connection per request as gunicorn's sync workers close them) on the
 same cores as the server; `--wrk` uses Debian's `wrk` (C, one thread), which leaves the server
 most of the CPU. Figures are "measured beside" whatever else the machine runs. `--serve` runs
-gunicorn as `make serve` does (2 × cores + 1 workers, each recycled after ~1,000 requests,
+gunicorn as `make serve` does (2 × cores + 1 workers, each recycled after ~10,000 requests,
 forked from a preloaded master, logs at INFO, persistent database connections);
-`--no-preload` as it ran before `--preload` (for before/after pairs).
+`--no-preload` as it ran before (no `--preload`, recycled after ~1,000), for before/after pairs.
 
 Because the machine is shared, each row also gives the server's CPU per request: the CPU time
 gunicorn's processes and (with PostgreSQL) the database's backends for the bench database used
@@ -63,7 +63,9 @@ def main() -> None:
     parser.add_argument("--wrk", action="store_true", help="load with wrk instead of Python")
     parser.add_argument("--serve", action="store_true", help="gunicorn as `make serve` runs it")
     parser.add_argument("--only", help="rows to run, e.g. 'zstd,304' (default: all four)")
-    parser.add_argument("--no-preload", action="store_true", help="--serve without --preload")
+    parser.add_argument(
+        "--no-preload", action="store_true", help="--serve as before: no --preload, 1,000"
+    )
     args = parser.parse_args()
     if args.serve:
         args.workers = 2 * (os.cpu_count() or 1) + 1
@@ -72,7 +74,8 @@ def main() -> None:
         env = _env(Path(scratch), args.database_url, args.serve)
         token, checksum, size = _publish(Path(args.data) / "clinc150" / "routes.json", scratch, env)
         preload = args.serve and not args.no_preload
-        server = _gunicorn(args.port, args.workers, env, args.serve, preload)
+        max_requests = 1000 if args.no_preload else 10_000
+        server = _gunicorn(args.port, args.workers, env, args.serve, preload, max_requests)
         try:
             print(f"pack: {size / 1e6:.2f} MB of JSON; load average {os.getloadavg()[0]:.2f}")
             print(
@@ -154,12 +157,17 @@ def _fresh_database(url: str) -> None:
 
 
 def _gunicorn(
-    port: int, workers: int, env: dict[str, str], serve: bool, preload: bool
+    port: int, workers: int, env: dict[str, str], serve: bool, preload: bool, max_requests: int
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "gunicorn", "studio.wsgi", "--workers", str(workers)]
     command += ["--bind", f"127.0.0.1:{port}", "--timeout", "30"]
     if serve:
-        command += ["--max-requests", "1000", "--max-requests-jitter", "100"]
+        command += [
+            "--max-requests",
+            str(max_requests),
+            "--max-requests-jitter",
+            str(max_requests // 10),
+        ]
     if preload:
         command.append("--preload")
     server = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
