@@ -1,9 +1,9 @@
 """The pull's fast lane (studio.fast_pulls) answers exactly as the ninja endpoint, case by case.
 
-Each request is sent twice with the same WSGI environ: through `studio.wsgi.application` (the
-fast lane in front of Django) and through Django's own handler alone (the ninja endpoint). The
-status, every header, the body and the request log line must be the same; `lane` says which
-way answered, so a test also proves the fast lane really took (or declined) the case.
+Each request is sent twice with the same WSGI environ: through `FastPulls` (the fast lane, as
+`studio.wsgi.application` puts it in front of Django) and through Django's own handler alone
+(the ninja endpoint). The status, every header, the body and the request log line must be the
+same; `lane` says which way answered, so a test also proves the lane took (or declined) it.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 import pytest
 from django.core import signals
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.test import RequestFactory
 
 from studio.agents import forget_writes
@@ -217,3 +218,40 @@ def test_a_host_outside_allowed_hosts_is_left_to_django(pull: Any, secret: str) 
 
 def test_other_requests_are_left_to_django(pull: Any, secret: str) -> None:
     assert _same(pull(secret, path="/api/profiles/shop/packs/production/"), "django")
+
+
+def test_the_studios_wsgi_application_is_the_fast_lane_in_front_of_django() -> None:
+    from studio.wsgi import application
+
+    assert isinstance(application, FastPulls)
+    assert isinstance(application.app, WSGIHandler)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_connection_that_died_is_replaced_within_the_pull(
+    pull: Any, secret: str, served: Any
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("needs a server that can end the connection")
+    assert _same(pull(secret), "fast").status == "200 OK"  # the connection is open now
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+    with psycopg.connect(**_connect_kwargs(), autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [backend])
+
+    answer = _same(pull(secret, if_none_match=f'"{served.checksum}"'), "fast")
+
+    assert answer.status == "304 Not Modified"
+
+
+def _connect_kwargs() -> dict[str, Any]:
+    db = connection.settings_dict
+    keys = {
+        "NAME": "dbname",
+        "USER": "user",
+        "PASSWORD": "password",
+        "HOST": "host",
+        "PORT": "port",
+    }
+    return {key: db[name] for name, key in keys.items() if db.get(name)}
