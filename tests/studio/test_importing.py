@@ -162,3 +162,25 @@ def test_a_lex_bot_in_another_locale_can_be_imported(editor, client_for):
     assert [r.examples for r in profile.routes.all()] == [
         ["quiero reservar una habitación", "reserva un cuarto"]
     ]
+
+
+def test_a_queued_import_shows_its_wait_polls_and_can_be_cancelled(editor, client_for, settings):
+    from tests.job_worker import DATABASE
+
+    settings.TASKS = DATABASE  # queued for a worker, of which none runs here
+    client = client_for(editor)
+    response = client.post(URL, {"format": "dialogflow-es", "file": _es_upload()}, follow=True)
+    job = ImportJob.objects.get()
+    page = response.content.decode()
+    assert job.status == "queued" and bytes(job.upload)  # kept for the worker
+    assert "Waiting for a worker to pick it up" in page
+    assert f'hx-get="/profiles/import/jobs/{job.pk}/" hx-trigger="every 1s"' in page
+
+    fragment = client.get(f"/profiles/import/jobs/{job.pk}/", HTTP_HX_REQUEST="true")
+    assert fragment.content.decode().lstrip().startswith('<section id="import-job"')
+
+    cancelled = client.post(f"/profiles/import/jobs/{job.pk}/cancel/", HTTP_HX_REQUEST="true")
+    assert "Cancelled: nothing was imported." in cancelled.content.decode()
+    job.refresh_from_db()
+    assert job.status == "cancelled" and bytes(job.upload) == b""
+    assert not Profile.objects.exists()
