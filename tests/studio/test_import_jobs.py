@@ -162,3 +162,44 @@ def test_cancelling_a_finished_import_changes_nothing(
     wait_for(lambda: _ended(job), what="the import")
     assert queue.cancel(job).status == "done"
     assert Profile.objects.filter(slug="kept").exists()
+
+
+def _large_pack(routes: int = 2000, examples: int = 25) -> bytes:
+    """A pack that takes a worker a few seconds to check and store: time to kill it."""
+    document = {
+        "format": "route-pack",
+        "format_version": 1,
+        "profile": {"slug": "large", "name": "Large"},
+        "routes": [
+            {
+                "name": f"route_{i}",
+                "description": f"things about w{i}a and w{i}b",
+                "examples": [f"help with w{i}x{j % 7} number {j}" for j in range(examples)],
+            }
+            for i in range(routes)
+        ],
+    }
+    return json.dumps(document).encode()
+
+
+def test_an_import_whose_worker_is_killed_mid_way_is_finished_by_another(
+    owner: Any, job_worker: Workers
+) -> None:
+    job = start_import(PACK, _large_pack(), user=owner)
+    started = wait_for(
+        lambda: (
+            ImportJob.objects.filter(pk=job.pk, status="running", done__gte=1)
+            .defer("upload")
+            .first()
+        ),
+        what="the import to start",
+    )
+
+    job_worker.kill(job_worker.processes[0])  # SIGKILL, mid-import
+    job_worker.start()
+
+    ended = wait_for(lambda: _ended(job), timeout=120, what="another worker to finish it")
+    assert isinstance(ended, ImportJob) and ended.status == "done", ended.error
+    assert ended.attempts == 2 and ended.worker != started.worker  # type: ignore[attr-defined]
+    large = Profile.objects.get(slug="large")
+    assert large.routes.count() == 2000  # the first attempt left nothing half made
