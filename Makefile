@@ -69,6 +69,10 @@ serve: export DEBUG := False
 # Keep each worker's database connection (health-checked per request): opening a PostgreSQL
 # connection per request was most of an agent's pull (docs/benchmarks.md, "Pack pulls").
 serve: export DB_CONN_MAX_AGE ?= 600
+# --preload: workers fork from a master that has loaded Django and the URLconf (studio/wsgi.py),
+# so recycling one after --max-requests costs a fork, not ~1 s of imports on a busy core; and
+# after 10,000 requests rather than 1,000: recycling every 1,000 was ~15 % of a pull's CPU
+# (docs/benchmarks.md, "Pulls in front of the middleware"). It still bounds a slow leak.
 serve: $(STAMP)
 	@case "$$DATABASE_URL" in postgres*) ;; *) \
 	  echo "error: make serve runs against PostgreSQL: set DATABASE_URL=postgres://..." >&2; exit 1;; esac
@@ -77,7 +81,7 @@ serve: $(STAMP)
 	$(PY) manage.py migrate --no-input
 	exec $(VENV)/bin/gunicorn studio.wsgi --bind $${BIND:-127.0.0.1:8000} \
 	  --workers $${WORKERS:-$$((2 * $$(nproc) + 1))} --timeout 30 \
-	  --max-requests 1000 --max-requests-jitter 100
+	  --max-requests 10000 --max-requests-jitter 1000 --preload
 
 # A job worker for production: run N of them (about one per core) on any machines that share
 # the database; each takes jobs from the queue table and recovers jobs whose worker died.

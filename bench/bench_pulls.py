@@ -7,12 +7,19 @@ database it drops and creates), starts gunicorn, and has CONCURRENCY clients pul
 Python (http.client, a connection per request as gunicorn's sync workers close them) on the
 same cores as the server; `--wrk` uses Debian's `wrk` (C, one thread), which leaves the server
 most of the CPU. Figures are "measured beside" whatever else the machine runs. `--serve` runs
-gunicorn as `make serve` does (2 × cores + 1 workers, each recycled after ~1,000 requests, logs
-at INFO, persistent database connections).
+gunicorn as `make serve` does (2 × cores + 1 workers, each recycled after ~10,000 requests,
+forked from a preloaded master, logs at INFO, persistent database connections);
+`--no-preload` as it ran before (no `--preload`, recycled after ~1,000), for before/after pairs.
+
+Because the machine is shared, each row also gives the server's CPU per request: the CPU time
+gunicorn's processes and (with PostgreSQL) the database's backends for the bench database used
+during the row, divided by the requests answered. Unlike req/s, it hardly depends on how much
+of the cores other work leaves the server.
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_pulls.py [--data ../shared/datasets]
         [--concurrency 4] [--duration 10] [--workers 2] [--port 8102]
         [--database-url postgres://postgres@127.0.0.1:5432/bench_pulls] [--wrk] [--serve]
+        [--no-preload]
 """
 
 from __future__ import annotations
@@ -56,6 +63,9 @@ def main() -> None:
     parser.add_argument("--wrk", action="store_true", help="load with wrk instead of Python")
     parser.add_argument("--serve", action="store_true", help="gunicorn as `make serve` runs it")
     parser.add_argument("--only", help="rows to run, e.g. 'zstd,304' (default: all four)")
+    parser.add_argument(
+        "--no-preload", action="store_true", help="--serve as before: no --preload, 1,000"
+    )
     args = parser.parse_args()
     if args.serve:
         args.workers = 2 * (os.cpu_count() or 1) + 1
@@ -63,15 +73,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         env = _env(Path(scratch), args.database_url, args.serve)
         token, checksum, size = _publish(Path(args.data) / "clinc150" / "routes.json", scratch, env)
-        server = _gunicorn(args.port, args.workers, env, args.serve)
+        preload = args.serve and not args.no_preload
+        max_requests = 1000 if args.no_preload else 10_000
+        server = _gunicorn(args.port, args.workers, env, args.serve, preload, max_requests)
         try:
             print(f"pack: {size / 1e6:.2f} MB of JSON; load average {os.getloadavg()[0]:.2f}")
             print(
                 f"concurrency {args.concurrency}, {args.duration:.0f} s each, {args.workers} workers"
                 f", {'wrk' if args.wrk else 'Python'} client, {env['DATABASE_URL'].split(':')[0]}"
             )
-            print("| request | req/s | p50 ms | p99 ms | bytes/response |")
-            print("|---|---|---|---|---|")
+            print("| request | req/s | p50 ms | p99 ms | bytes/response | server CPU µs/request |")
+            print("|---|---|---|---|---|---|")
             for label, headers in (
                 ("200, identity", {}),
                 ("200, gzip", {"Accept-Encoding": "gzip"}),
@@ -80,10 +92,16 @@ def main() -> None:
             ):
                 if args.only and not any(word in label for word in args.only.split(",")):
                     continue
-                rate, p50, p99, nbytes = load(
-                    args.port, token, headers, args.concurrency, args.duration
+                database = env["DATABASE_URL"].rpartition("/")[2]
+                with ServerCpu(server.pid, database) as cpu:
+                    rate, p50, p99, nbytes = load(
+                        args.port, token, headers, args.concurrency, args.duration
+                    )
+                per_request = cpu.seconds / max(1.0, rate * args.duration) * 1e6
+                print(
+                    f"| {label} | {rate:,.0f} | {p50:.1f} | {p99:.1f} | {nbytes:,} "
+                    f"| {per_request:,.0f} |"
                 )
-                print(f"| {label} | {rate:,.0f} | {p50:.1f} | {p99:.1f} | {nbytes:,} |")
             print(f"load average after: {os.getloadavg()[0]:.2f}")
         finally:
             server.terminate()
@@ -138,11 +156,20 @@ def _fresh_database(url: str) -> None:
         conn.execute(f"CREATE DATABASE {name}")
 
 
-def _gunicorn(port: int, workers: int, env: dict[str, str], serve: bool) -> subprocess.Popen[bytes]:
+def _gunicorn(
+    port: int, workers: int, env: dict[str, str], serve: bool, preload: bool, max_requests: int
+) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "gunicorn", "studio.wsgi", "--workers", str(workers)]
     command += ["--bind", f"127.0.0.1:{port}", "--timeout", "30"]
     if serve:
-        command += ["--max-requests", "1000", "--max-requests-jitter", "100"]
+        command += [
+            "--max-requests",
+            str(max_requests),
+            "--max-requests-jitter",
+            str(max_requests // 10),
+        ]
+    if preload:
+        command.append("--preload")
     server = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:
@@ -154,6 +181,56 @@ def _gunicorn(port: int, workers: int, env: dict[str, str], serve: bool) -> subp
             time.sleep(0.2)
     server.terminate()
     raise SystemExit("gunicorn did not start")
+
+
+class ServerCpu:
+    """CPU seconds the server used meanwhile: gunicorn's master, its workers, and the
+    PostgreSQL backends connected to the bench database.
+
+    Workers are recycled every ~1,000 requests and their backends end with them, so the
+    processes are sampled every 0.2 s: each one counts from its first reading (0 for one born
+    meanwhile, so a new worker's start-up counts) to its last.
+    """
+
+    def __init__(self, master: int, database: str) -> None:
+        self.master, self.database = master, database
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self.seconds = 0.0
+
+    def __enter__(self) -> ServerCpu:
+        self._first = self._read()
+        self._last = dict(self._first)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._last.update(self._read())
+        self.seconds = sum(v - self._first.get(p, 0.0) for p, v in self._last.items())
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            self._last.update(self._read())
+
+    def _read(self) -> dict[int, float]:
+        found: dict[int, float] = {}
+        tick = os.sysconf("SC_CLK_TCK")
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue  # (this process names the database on its command line)
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                pid, parent = int(entry.name), int(stat[1])
+                mine = pid == self.master or parent == self.master
+                if mine or self.database.encode() in (entry / "cmdline").read_bytes():
+                    found[pid] = (int(stat[11]) + int(stat[12])) / tick
+            except (OSError, ValueError, IndexError):
+                continue
+        return found
 
 
 def _load(

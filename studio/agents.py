@@ -14,13 +14,16 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 
 from routing_core.version import engine_version
 from studio.models import Profile
-from studio.pulls import PullGrant
+
+if TYPE_CHECKING:  # studio.pulls records pulls through this module
+    from studio.pulls import PullGrant
 from studio.traffic_models import Agent
 
 _ENGINE = re.compile(r"\brouting-core/(\S{1,40})")

@@ -1,11 +1,13 @@
-"""Import from another tool (Rasa, Dialogflow, semantic-router, Lex, CLU): preview, then create.
+"""Imports, on the job queue: a pack file, or another tool's export (Rasa, Dialogflow, ...).
 
-The export is parsed by `routing_core.importers` and validated as a pack before anything
-is saved; the person sees what came over and what was left out, then confirms. Creation
-is one transaction: the profile with its routes, rules and out-of-scope examples (the
-other tool's fallback or negative intent, kept as `Profile.out_of_scope`), and two audit
-entries (the import itself, and the report of what came over and what the other tool had
-that a pack has no place for, so that nothing is lost without a trace).
+A request only stores the upload (`start_import`) and answers with the job's page; a worker
+parses it with `routing_core.importers`, validates the pack and creates the profile
+(`execute_import`), so a large export never ties up a web request. Creation is one
+transaction: the profile with its routes, rules and out-of-scope examples (the other tool's
+fallback or negative intent, kept as `Profile.out_of_scope`), two audit entries (the import
+itself, and the report of what came over and what the other tool had that a pack has no
+place for, so that nothing is lost without a trace), and the job's link to the profile, so
+a job whose worker died after creating it is finished, not run twice.
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ from typing import Any
 
 from django.db import transaction
 
-from routing_core import load_pack
+from routing_core import PackError, load_pack
 from routing_core.importers import IMPORTERS, ImportResult, import_export
 from routing_core.importers.result import route_name
-from studio.models import Profile
+from studio.jobs import queue
+from studio.jobs.progress import Cancelled, Reporter
+from studio.jobs.sqlite import retry_locked
+from studio.models import ImportJob, JobStatus, Profile
 from studio.publishing import import_pack, read_upload
-from studio.services import Refused, _audit
+from studio.services import Conflict, Refused, _audit
+
+PACK = "pack"  # an ImportJob's format for a Route Studio pack file
+STEPS = 3  # read, parse and validate, create
 
 
 @dataclass(frozen=True)
@@ -99,3 +107,101 @@ def create_imported_profile(
         profile = import_pack(document, user=user)
         _audit(user, profile, "profile.import-from", profile, None, report)
     return profile
+
+
+def start_import(
+    format: str,
+    data: bytes,
+    *,
+    user: Any,
+    filename: str = "",
+    language: str = "",
+    slug: str = "",
+    name: str = "",
+    into: Profile | None = None,
+) -> ImportJob:
+    """Store an upload and queue its import: a few milliseconds, whatever the file.
+
+    In the tests' ImmediateBackend the import runs here, so the job comes back finished.
+
+    Raises:
+        Refused: an unknown format, or a file over the size limit (judged before storing it).
+    """
+    if format != PACK and format not in IMPORTERS:
+        raise Refused([("format", "choose which tool the file comes from")])
+    read_upload(data)
+    job = ImportJob.objects.create(
+        profile=into,
+        into_draft=into is not None,
+        format=format,
+        filename=filename[:255],
+        upload=data,
+        language=language or "",
+        slug=slug or "",
+        name=name or "",
+        started_by=user,
+        draft_revision=into.draft_revision if into else 0,
+        total=STEPS,
+    )
+    return queue.start(job)
+
+
+def execute_import(job: ImportJob, progress: Reporter) -> dict[str, Any]:
+    """The import job's work: parse, validate, create; a refusal ends it with its problems."""
+    if job.profile_id is not None and not job.into_draft:
+        return _ended({"done": STEPS})  # created by a worker that died before it could say so
+    try:
+        progress(1, STEPS)
+        profile, report = _import(job, progress)
+    except Cancelled:
+        retry_locked(lambda: ImportJob.objects.filter(pk=job.pk).update(upload=b""))
+        raise
+    except (PackError, Refused) as exc:
+        refusal = (
+            "conflict"
+            if isinstance(exc, Conflict)
+            else "pack"
+            if isinstance(exc, PackError)
+            else "refused"
+        )
+        return _ended(
+            {
+                "status": JobStatus.FAILED,
+                "error": "Nothing was imported: " + "; ".join(f"{p}: {m}" for p, m in exc.errors),
+                "problems": [list(problem) for problem in exc.errors],
+                "refusal": refusal,
+            }
+        )
+    return _ended({"profile_id": profile.pk, "report": report, "done": STEPS})
+
+
+def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]]:
+    """Create the profile (or replace the draft), and link the job to it in the same transaction."""
+    data = bytes(job.upload)
+    user = job.started_by
+    if job.format == PACK:
+        into = job.profile if job.into_draft else None
+        progress(2, STEPS)
+        with transaction.atomic():
+            profile = import_pack(data, user=user, into=into, slug=job.slug or None)
+            ImportJob.objects.filter(pk=job.pk).update(profile=profile)
+        return profile, {}
+    preview = preview_import(
+        job.format,
+        data,
+        filename=job.filename or "upload",
+        language=job.language,
+        slug=job.slug,
+        name=job.name,
+    )
+    progress(2, STEPS)
+    report = preview.report()
+    with transaction.atomic():
+        profile = create_imported_profile(preview.document, report, user=user)
+        ImportJob.objects.filter(pk=job.pk).update(profile=profile)
+    return profile, report
+
+
+def _ended(fields: dict[str, Any]) -> dict[str, Any]:
+    """A finished job's fields: its upload is no longer needed once it has ended."""
+    return {**fields, "upload": b""}

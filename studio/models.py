@@ -567,5 +567,35 @@ class Publication(Job):
         return f"{self.profile_id} publication {self.pk}"
 
 
+class ImportJob(Job):
+    """One import (a pack file, or another tool's export), run as a job.
+
+    The upload waits here for a worker and is emptied when the job ends. `profile` is the
+    profile whose draft it replaces, or, for a new profile, the one it created (None until
+    then). A refused import keeps its problems, as `[path, message]` pairs, and `refusal`
+    says how the API answers them: "pack" and "refused" 422, "conflict" 409.
+    """
+
+    profile = models.ForeignKey(  # type: ignore[assignment]  # nullable here, unlike Job's
+        Profile, null=True, blank=True, on_delete=models.CASCADE, related_name="import_jobs"
+    )
+    into_draft = models.BooleanField(default=False)
+    format = models.CharField(max_length=32)  # "pack", or an importer of routing_core.importers
+    filename = models.CharField(max_length=255, blank=True)
+    upload = models.BinaryField(blank=True)
+    language = models.CharField(max_length=20, blank=True)
+    slug = models.CharField(max_length=64, blank=True)
+    name = models.CharField(max_length=200, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+    problems = models.JSONField(default=list, blank=True)
+    refusal = models.CharField(max_length=16, blank=True)
+
+    class Meta(Job.Meta):
+        default_related_name = "import_jobs"
+
+    def __str__(self) -> str:
+        return f"import {self.pk} ({self.format})"
+
+
 # The traffic loop's models (issue 20) live in their own module; importing them here registers them.
 from studio.traffic_models import Agent, Event, ReplayRun, TrafficSettings  # noqa: E402, F401

@@ -59,6 +59,12 @@ urlpatterns: list[URLPattern | URLResolver] = [
     # before profiles/<slug>/: "import" is not a profile
     path("profiles/import/", publishing.import_page, name="import"),
     path("profiles/import/from/", importing.import_from, name="import-from"),
+    path("profiles/import/jobs/<int:pk>/", importing.import_job, name="import-job"),
+    path(
+        "profiles/import/jobs/<int:pk>/cancel/",
+        importing.import_job_cancel,
+        name="import-job-cancel",
+    ),
     path("profiles/<slug:slug>/", profiles.profile_detail, name="profile-detail"),
     path("profiles/<slug:slug>/settings/", profiles.profile_settings, name="profile-settings"),
     path("profiles/<slug:slug>/rules/", items.item_page, {"kind": "rules"}, name="rules"),

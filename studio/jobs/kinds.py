@@ -14,7 +14,15 @@ from typing import Any
 from django.utils.module_loading import import_string
 
 from studio.jobs.progress import Reporter
-from studio.models import Job, OverlapCheck, Publication, TestRun, TrainedModel, TuningRun
+from studio.models import (
+    ImportJob,
+    Job,
+    OverlapCheck,
+    Publication,
+    TestRun,
+    TrainedModel,
+    TuningRun,
+)
 from studio.traffic_models import ReplayRun
 
 # A job's work: given its row and its progress callback, the fields to store when it is done.
@@ -44,6 +52,7 @@ KINDS: dict[str, Kind] = {
     "publication": Kind(Publication, "studio.publishing.execute_publication", "Publishing failed"),
     "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.authoring.execute_tuning", "Tuning failed"),
+    "import": Kind(ImportJob, "studio.importing.execute_import", "The import failed"),
 }
 
 

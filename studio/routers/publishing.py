@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
@@ -11,10 +12,13 @@ from ninja import Router, Status
 from ninja.params import functions as params
 from pydantic import BaseModel, Field
 
+from routing_core import PackError
 from studio.downloads import attachment
 from studio.gate import ReasonRequired, RedGate, publish_through_gate, review_gate
-from studio.models import Environment, JobStatus, Profile, Version
-from studio.publishing import environments, import_pack, pack_diff, promote
+from studio.importing import PACK as IMPORTED_PACK
+from studio.importing import start_import
+from studio.models import Environment, ImportJob, JobStatus, Version
+from studio.publishing import environments, pack_diff, promote
 from studio.roles import EDIT, PUBLISH
 from studio.routers.access import USER_AUTH, profile_for, require
 from studio.routers.profiles import ERRORS, SLUG
@@ -28,7 +32,7 @@ from studio.routers.schemas import (
     PublishIn,
     VersionOut,
 )
-from studio.services import Conflict
+from studio.services import Conflict, Refused
 
 router = Router(tags=["publishing"], auth=USER_AUTH)
 imports = Router(tags=["publishing"], auth=USER_AUTH)  # mounted at /imports
@@ -161,23 +165,63 @@ def diff(
     return {"old": old, "new": new, **result.to_dict()}
 
 
-@imports.post("", response={201: ProfileOut, **ERRORS})
+class ImportOut(BaseModel):
+    status: str = Field(description="`queued` or `running`: poll `url` (the page) for the end.")
+    percent: int
+    detail: str
+    url: str
+
+
+@imports.post("", response={201: ProfileOut, 202: ImportOut, **ERRORS})
 def import_new(
     request: HttpRequest,
     pack: dict[str, Any] = PACK,
     slug: str | None = NEW_SLUG,
-) -> Status[Profile]:
-    """Create a profile from a pack (editor role); every problem of a bad pack is listed."""
+) -> Status[Any]:
+    """Create a profile from a pack (editor role); every problem of a bad pack is listed.
+
+    The import runs on the job queue: 201 with the profile when it finished at once, else 202
+    with the job's page to follow. Of simultaneous imports of one slug one creates it, the rest
+    get 409 (or, when they end on a worker, a failed job whose page says the slug is taken).
+    """
     user = require(request, EDIT)
-    return Status(201, import_pack(pack, user=user, slug=slug))
+    job = start_import(IMPORTED_PACK, _as_file(pack), user=user, slug=slug or "")
+    return _import_answer(job, 201)
 
 
-@router.post("/{slug}/import", response={200: ProfileOut, **ERRORS})
+@router.post("/{slug}/import", response={200: ProfileOut, 202: ImportOut, **ERRORS})
 def import_draft(
     request: HttpRequest,
     pack: dict[str, Any] = PACK,
     slug: str = SLUG,
-) -> Profile:
-    """Replace the profile's draft with a pack (its test cases and versions stay)."""
+) -> Status[Any]:
+    """Replace the profile's draft with a pack (its test cases and versions stay); on the job
+    queue like a new profile's import: 200 when it finished at once, else 202."""
     profile = profile_for(request, slug, EDIT)
-    return import_pack(pack, user=request.auth, into=profile)  # type: ignore[attr-defined]
+    user = request.auth  # type: ignore[attr-defined]
+    return _import_answer(start_import(IMPORTED_PACK, _as_file(pack), user=user, into=profile), 200)
+
+
+def _as_file(pack: dict[str, Any]) -> bytes:
+    """The posted pack as the file the job keeps (its size judged like an uploaded one's)."""
+    return json.dumps(pack).encode("ascii")  # \u escapes: a lone surrogate reaches the validator
+
+
+def _import_answer(job: ImportJob, done: int) -> Status[Any]:
+    """The profile (`done`), 202 while the job runs, or its refusal as the API's errors."""
+    if job.status == JobStatus.DONE and job.profile is not None:
+        return Status(done, job.profile)
+    if job.is_running:
+        url = reverse("import-job", args=[job.pk])
+        detail = "importing: reading the pack, checking it, creating the routes"
+        return Status(
+            202, {"status": job.status, "percent": job.percent, "detail": detail, "url": url}
+        )
+    problems = [(str(path), str(message)) for path, message in job.problems]
+    if job.refusal == "conflict":
+        raise Conflict("; ".join(f"{p}: {m}" for p, m in problems))
+    if job.refusal == "pack":
+        raise PackError(problems)
+    if job.refusal == "refused":
+        raise Refused(problems)
+    raise Conflict(job.error or "the import was cancelled")

@@ -1,26 +1,33 @@
-"""Page: "Import from …" another tool: upload, preview what comes over, confirm (editors only)."""
+"""Pages: "Import from …" another tool (editors only), and an import's job page.
+
+The form only stores the upload and queues it (`studio.importing.start_import`); the job's
+page shows its progress, then what came over with a link to the new profile, or the problems
+in words with the form filled in again as the person typed it.
+"""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from django import forms
-from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from routing_core import PackError
 from routing_core.importers import LABELS
-from studio.importing import ImportPreview, create_imported_profile, preview_import
+from studio.importing import PACK, start_import
+from studio.jobs import queue
+from studio.jobs.recovery import recover
+from studio.labels import plain_problem
+from studio.models import ImportJob, JobStatus
 from studio.publishing import MAX_IMPORT_BYTES
 from studio.roles import can_edit
 from studio.services import Refused
 from studio.views._common import HtmxHttpRequest, studio_page
 
-SESSION_KEY = "studio.import_preview"
+# What each part of an import's report is called on its page.
+NOTES = (("left out", "Left out"), ("kept aside", "Kept aside"), ("changed", "Changed on the way"))
 
 
 class ImportFromForm(forms.Form):
@@ -46,60 +53,109 @@ class ImportFromForm(forms.Form):
     name = forms.CharField(label="Name", max_length=200, required=False)
 
 
+def _editor(request: HtmxHttpRequest) -> None:
+    if not can_edit(request.user):
+        raise PermissionDenied("Importing needs the editor role.")
+
+
 @require_http_methods(["GET", "POST"])
 @studio_page
 def import_from(request: HtmxHttpRequest) -> HttpResponse:
-    if not can_edit(request.user):
-        raise PermissionDenied("Importing needs the editor role.")
-    if request.method == "POST" and "confirm" in request.POST:
-        return _confirm(request)
+    _editor(request)
     posted = request.method == "POST"
-    form = ImportFromForm(request.POST if posted else None, request.FILES if posted else None)
-    preview, token, errors = None, "", []
-    if posted and form.is_valid():
-        try:
-            preview, token = _preview(request, form)
-        except (PackError, Refused) as exc:
-            errors = [f"{path}: {message}" for path, message in exc.errors]
-    return _page(request, form, preview=preview, token=token, errors=errors)
-
-
-def _preview(request: HtmxHttpRequest, form: ImportFromForm) -> tuple[ImportPreview, str]:
-    """Parse and validate; the pack waits in the session for the person's confirmation."""
-    upload = form.cleaned_data["file"]
-    preview = preview_import(
-        form.cleaned_data["format"],
-        upload.read(MAX_IMPORT_BYTES + 1),
-        filename=upload.name or "upload",
-        language=form.cleaned_data["language"],
-        slug=form.cleaned_data["slug"],
-        name=form.cleaned_data["name"],
+    form = ImportFromForm(
+        request.POST if posted else None,
+        request.FILES if posted else None,
+        initial=_typed_before(request),
     )
-    token = secrets.token_urlsafe(16)
-    request.session[SESSION_KEY] = {
-        "token": token,
-        "document": preview.document,
-        "report": preview.report(),
+    errors: list[str] = []
+    if posted and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            job = start_import(
+                form.cleaned_data["format"],
+                upload.read(MAX_IMPORT_BYTES + 1),
+                user=request.user,
+                filename=upload.name or "upload",
+                language=form.cleaned_data["language"],
+                slug=form.cleaned_data["slug"],
+                name=form.cleaned_data["name"],
+            )
+        except Refused as exc:
+            errors = [f"{path}: {message}" for path, message in exc.errors]
+        else:
+            return redirect("import-job", pk=job.pk)
+    return _page(request, form, errors)
+
+
+def _typed_before(request: HtmxHttpRequest) -> dict[str, str]:
+    """`?again=<job>`: the form as the person filled it in for an import that was refused."""
+    again = request.GET.get("again", "")
+    if not again.isdigit():
+        return {}
+    job = ImportJob.objects.filter(pk=int(again)).exclude(format=PACK).defer("upload").first()
+    if job is None:
+        return {}
+    return {"format": job.format, "language": job.language, "slug": job.slug, "name": job.name}
+
+
+def _page(request: HtmxHttpRequest, form: ImportFromForm, errors: list[str]) -> HttpResponse:
+    context = {"form": form, "errors": errors, "limit_kb": MAX_IMPORT_BYTES // 1024}
+    status = 422 if errors or form.errors else 200
+    return render(request, "studio/import_from.html", context, status=status)
+
+
+def _import_job(request: HtmxHttpRequest, pk: int) -> ImportJob:
+    _editor(request)
+    return get_object_or_404(ImportJob.objects.defer("upload").select_related("profile"), pk=pk)
+
+
+@require_GET
+@studio_page
+def import_job(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """The import's progress (polled by htmx), then what it created or why it did not."""
+    recover()
+    job = _import_job(request, pk)
+    template = "studio/import_job.html"
+    if request.htmx:
+        template += "#import-status"
+    return render(request, template, job_context(job))
+
+
+@require_POST
+@studio_page
+def import_job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    job = _import_job(request, pk)
+    queue.cancel(job)
+    if job.status == JobStatus.CANCELLED:  # it ended before a worker read the upload
+        ImportJob.objects.filter(pk=job.pk).update(upload=b"")
+    if request.htmx:
+        return render(request, "studio/import_job.html#import-status", job_context(job))
+    return redirect("import-job", pk=job.pk)
+
+
+def job_context(job: ImportJob) -> dict[str, Any]:
+    """What the job's page says: its state, the report of what came over, the problems."""
+    report = job.report or {}
+    return {
+        "job": job,
+        "is_pack": job.format == PACK,
+        "label": "a pack file" if job.format == PACK else LABELS.get(job.format, job.format),
+        "report": report,
+        "came_over": came_over(report) if report else "",
+        "notes": [(title, report.get(kind, [])) for kind, title in NOTES],
+        "problems": problem_lines(job),
     }
-    return preview, token
 
 
-def _confirm(request: HtmxHttpRequest) -> HttpResponse:
-    stored = request.session.get(SESSION_KEY)
-    if not stored or not secrets.compare_digest(stored["token"], request.POST.get("token", "")):
-        messages.error(request, "That preview has expired: choose the file again.")
-        return redirect("import-from")
-    try:
-        profile = create_imported_profile(stored["document"], stored["report"], user=request.user)
-    except (PackError, Refused) as exc:
-        errors = [f"{path}: {message}" for path, message in exc.errors]
-        return _page(request, ImportFromForm(), preview=None, token="", errors=errors)
-    del request.session[SESSION_KEY]
-    messages.success(request, f"Created {profile.slug} with {_came_over(stored['report'])}.")
-    return redirect("profile-detail", slug=profile.slug)
+def problem_lines(job: ImportJob) -> list[str]:
+    """A refused import's problems in the words its form used to show them."""
+    if job.format == PACK:
+        return [plain_problem(path, message) for path, message in job.problems]
+    return [f"{path}: {message}" for path, message in job.problems]
 
 
-def _came_over(report: dict[str, Any]) -> str:
+def came_over(report: dict[str, Any]) -> str:
     """What the import created, in words: "4 routes and 2 out-of-scope examples from the import"."""
     routes = f"{report['routes']} route{'s' if report['routes'] != 1 else ''}"
     outside = len(report.get("out_of_scope", []))
@@ -107,32 +163,3 @@ def _came_over(report: dict[str, Any]) -> str:
         plural = "s" if outside != 1 else ""
         routes += f" and {outside} out-of-scope example{plural}"
     return f"{routes} from the import"
-
-
-def _page(
-    request: HtmxHttpRequest,
-    form: ImportFromForm,
-    *,
-    preview: ImportPreview | None,
-    token: str,
-    errors: list[str],
-) -> HttpResponse:
-    context: dict[str, Any] = {
-        "form": form,
-        "preview": preview,
-        "token": token,
-        "errors": errors,
-        "limit_kb": MAX_IMPORT_BYTES // 1024,
-    }
-    if preview is not None:
-        result = preview.result
-        context["notes"] = [
-            (title, result.notes_of(kind))  # type: ignore[arg-type]
-            for kind, title in (
-                ("left out", "Left out"),
-                ("kept aside", "Kept aside"),
-                ("changed", "Changed on the way"),
-            )
-        ]
-    status = 422 if errors or form.errors else 200
-    return render(request, "studio/import_from.html", context, status=status)

@@ -19,6 +19,7 @@ from studio.agents import unable_to_read
 from studio.diff import PackDiff, diff_packs
 from studio.downloads import attachment
 from studio.gate import ReasonRequired, publish_through_gate, review_gate
+from studio.importing import PACK, start_import
 from studio.jobs.notes import training_note
 from studio.labels import plain_problem
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
@@ -26,16 +27,15 @@ from studio.playground import ModelPending
 from studio.publishing import (
     MAX_IMPORT_BYTES,
     environments,
-    import_pack,
     pack_at,
     pack_diff,
     promote,
-    read_upload,
 )
 from studio.roles import PUBLISH
 from studio.services import Conflict, Refused, pack_report
 from studio.tokens import create_api_token, create_read_token, revoke
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.views.importing import problem_lines
 
 _SIDE = re.compile(r"^(draft|[1-9][0-9]{0,8})$")
 
@@ -267,6 +267,8 @@ def _token_action(request: HtmxHttpRequest, profile: Profile) -> str | None:
 @require_http_methods(["GET", "POST"])
 @studio_page
 def import_page(request: HtmxHttpRequest, slug: str | None = None) -> HttpResponse:
+    """Upload a pack; a worker imports it (studio.importing). Finished at once (the job was
+    quick, or the tests run jobs in place): the profile, or the problems here; else its page."""
     into = get_profile(slug) if slug else None
     errors: list[str] = []
     if request.method == "POST":
@@ -274,14 +276,25 @@ def import_page(request: HtmxHttpRequest, slug: str | None = None) -> HttpRespon
         try:
             if upload is None:
                 raise Refused([("file", "choose a pack file (.json) to import")])
-            data = read_upload(upload.read(MAX_IMPORT_BYTES + 1))
-            new_slug = request.POST.get("slug", "").strip() or None
-            profile = import_pack(data, user=request.user, into=into, slug=new_slug)
+            new_slug = request.POST.get("slug", "").strip()
+            job = start_import(
+                PACK,
+                upload.read(MAX_IMPORT_BYTES + 1),
+                user=request.user,
+                filename=upload.name or "",
+                slug=new_slug,
+                into=into,
+            )
         except (PackError, Refused) as exc:
             errors = [plain_problem(path, message) for path, message in exc.errors]
         else:
-            messages.success(request, f"Imported the pack into {profile.slug}.")
-            return redirect("profile-detail", slug=profile.slug)
+            if job.status == JobStatus.FAILED and job.problems:
+                errors = problem_lines(job)
+            elif job.status == JobStatus.DONE and job.profile is not None:
+                messages.success(request, f"Imported the pack into {job.profile.slug}.")
+                return redirect("profile-detail", slug=job.profile.slug)
+            else:
+                return redirect("import-job", pk=job.pk)
     context = {"into": into, "errors": errors, "limit_kb": MAX_IMPORT_BYTES // 1024}
     if into is not None:
         context = profile_context(request, into, **context)

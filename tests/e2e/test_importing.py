@@ -1,4 +1,4 @@
-"""An editor brings a Dialogflow CX agent over: a bad file, a preview, the profile, its out of scope."""
+"""An editor brings a Dialogflow CX agent over: a bad file, then the import on a real worker."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from playwright.sync_api import Page, expect
 
 from studio.models import AuditEntry, Profile
 from tests.e2e.conftest import sign_in
+from tests.job_worker import Workers
 from tests.routing_core.importers.conftest import EXPORTS, zip_folder
 
 
-def test_import_from_dialogflow_cx_with_a_preview_before_anything_is_saved(
-    live_server, demo, page: Page, tmp_path
+def test_import_from_dialogflow_cx_runs_on_the_queue_and_shows_what_came_over(
+    live_server, demo, page: Page, tmp_path, job_worker: Workers
 ) -> None:
     agent_zip = zip_folder(EXPORTS / "dialogflow_cx", tmp_path / "exported_agent_Shop.zip")
     not_an_agent = tmp_path / "notes.zip"
@@ -28,40 +29,37 @@ def test_import_from_dialogflow_cx_with_a_preview_before_anything_is_saved(
     page.get_by_label("The file comes from").select_option("dialogflow-cx")
     page.get_by_label("Export file").set_input_files(str(not_an_agent))
     page.get_by_label("Slug").fill("shop-assistant")
-    page.get_by_role("button", name="Preview").click()
+    page.get_by_role("button", name="Import").click()
+    page.wait_for_url(re.compile(r".*/profiles/import/jobs/\d+/$"))
+    # the worker reads it; the page follows the job without a reload
     expect(page.get_by_test_id("import-errors")).to_contain_text("notes.zip: not a zip file")
+    page.get_by_test_id("import-again").click()
     expect(page.get_by_label("Slug")).to_have_value("shop-assistant")
     expect(page.get_by_label("The file comes from")).to_have_value("dialogflow-cx")
 
     page.get_by_label("Export file").set_input_files(str(agent_zip))
-    page.get_by_role("button", name="Preview").click()
-    preview = page.get_by_test_id("import-preview")
-    expect(preview).to_contain_text("A new profile Shop Assistant (shop-assistant) with 4 routes")
-    expect(
-        preview.get_by_role("row", name=re.compile("store_location store.location 3 4"))
-    ).to_be_visible()
-    expect(preview).to_contain_text("2 out-of-scope examples and 0 rules")
-    expect(preview.get_by_test_id("import-out-of-scope")).to_contain_text(
-        "2 examples of what the agent must not take become the profile's out-of-scope examples"
+    page.get_by_role("button", name="Import").click()
+    page.wait_for_url(re.compile(r".*/profiles/import/jobs/\d+/$"))
+    state = page.get_by_test_id("job-state")
+    expect(state).to_contain_text(
+        "Created shop-assistant with 4 routes and 2 out-of-scope examples from the import."
+    )
+    expect(page.get_by_test_id("import-report")).to_contain_text("4 routes")
+    expect(page.get_by_test_id("import-out-of-scope")).to_contain_text(
+        "2 examples of what the agent must not take became the profile's out-of-scope examples"
         ", so that messages like them go to no route (what is the weather in Lisbon; "
         "who won the match yesterday)"
     )
-    expect(preview).to_contain_text(
+    expect(page.locator("#import-job")).to_contain_text(
         "flow 'Default Start Flow' (its pages and transitions) has no equivalent"
     )
-    assert not Profile.objects.filter(slug="shop-assistant").exists()
-
-    preview.get_by_role("button", name="Create profile shop-assistant").click()
-    page.wait_for_url(re.compile(r".*/profiles/shop-assistant/$"))
-    expect(
-        page.get_by_text(
-            "Created shop-assistant with 4 routes and 2 out-of-scope examples from the import."
-        )
-    ).to_be_visible()
-    expect(page.locator("main")).to_contain_text("store_location")
     profile = Profile.objects.get(slug="shop-assistant")
     assert profile.routes.count() == 4
     assert AuditEntry.objects.filter(profile=profile, action="profile.import-from").count() == 1
+
+    page.get_by_test_id("imported-profile").click()
+    page.wait_for_url(re.compile(r".*/profiles/shop-assistant/$"))
+    expect(page.locator("main")).to_contain_text("store_location")
 
     # the negative intent's phrases are the profile's out-of-scope examples, and they work
     page.goto(f"{live_server.url}/profiles/shop-assistant/policy/")

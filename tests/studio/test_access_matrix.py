@@ -25,7 +25,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from routing_core import Router
 from studio.api import api
 from studio.events import EventBatchIn, ingest
-from studio.models import Profile, ReadToken, Route, TestCase, TokenScope
+from studio.models import ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing import promote, publish
 from studio.replays import start_replay
 from studio.roles import grant
@@ -71,7 +71,9 @@ def world(profile: Profile, owner: User) -> World:
     run = start_run(profile, user=owner)
     event = _stored_event(profile)
     replay = start_replay(profile, "draft", user=owner)
+    imported = ImportJob.objects.create(format="pack", started_by=owner, status="failed")
     ids = {
+        "import": imported.pk,
         "event": event.pk,
         "replay": replay.pk,
         "route": profile.routes.get(name="shipping").pk,
@@ -157,6 +159,9 @@ PAGES: dict[str, list[Call]] = {
     "import-draft": [Call("get", VIEWER), Call("post", _edit(422))],
     # importing from another tool is only offered to editors: viewers do not even see the form
     "import-from": [Call("get", _edit(200)), Call("post", _edit(422))],
+    # an import's job page: it may list another person's upload, so editors only, as the form
+    "import-job": [Call("get", _edit(200))],
+    "import-job-cancel": [Call("post", _edit(302))],
     # suggestions cost model calls: editors only; with no endpoint configured a POST is a no-op
     "route-suggest": [Call("get", _edit(200)), Call("post", _edit(200))],
     # a POST with no valid edit is refused with a message and sent back to the page
@@ -275,6 +280,7 @@ def _kwargs(name: str, world: World, slug: str) -> dict[str, Any]:
             "audit": "audit",
             "traffic": "event",
             "person": "person",
+            "import": "import",
         }.get(kind, ITEM_KINDS.get(kind))
         key = "replay" if name == "replay" else key
         kwargs["pk"] = world.ids[key or "route"]

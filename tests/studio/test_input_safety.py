@@ -19,7 +19,7 @@ from routing_core.pack import MAX_ITEMS, MAX_ROUTES
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.case_import import export_csv, parse_cases
 from studio.events import EventBatchIn, ingest
-from studio.models import Profile, Route, Rule, TestCase, Tool
+from studio.models import ImportJob, Profile, Route, Rule, TestCase, Tool
 from studio.publishing import promote, publish
 from studio.replays import start_replay
 from studio.services import build_pack, build_pack_dict
@@ -64,7 +64,17 @@ def hostile(profile: Profile, owner: Any) -> World:
     start_run(profile, user=owner)
     event, replay = _hostile_traffic(profile, owner)
     route = profile.routes.get(name="billing")
+    imported = ImportJob.objects.create(
+        format="rasa",
+        filename=f"nlu {SCRIPT}.yml",
+        status="failed",
+        started_by=owner,
+        problems=[[f"intent {IMG}", f"no examples {SCRIPT}"]],
+        slug="x",
+        name=SCRIPT,
+    )
     ids = {
+        "import": imported.pk,
         "event": event.pk,
         "replay": replay.pk,
         "route": route.pk,

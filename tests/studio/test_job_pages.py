@@ -96,3 +96,13 @@ def test_the_playground_says_where_its_scores_come_from_until_the_new_model_is_r
 
     assert TrainedModel.objects.get(pk=pending.pk).status == "done"
     assert "model-ready" in ready["HX-Trigger"] and "Examples changed" not in ready.content.decode()
+
+
+def test_an_import_is_not_shown_among_a_profiles_jobs(
+    profile: Any, owner: Any, client_for: Any
+) -> None:
+    from studio.models import ImportJob
+
+    job = ImportJob.objects.create(profile=profile, into_draft=True, format="pack")
+    url = reverse("job", args=[profile.slug, "import", job.pk])
+    assert client_for(owner).get(url).status_code == 404  # its page is /profiles/import/jobs/
