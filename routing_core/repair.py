@@ -87,6 +87,7 @@ class RepairReport:
     attempts: tuple[Attempt, ...] = ()
     reason: str = ""
     pack: Pack | None = field(default=None, repr=False)  # the pack with the fix applied
+    misses: tuple[str, ...] = ()  # what the case missed before any edit
 
     @property
     def explanations(self) -> list[str]:
@@ -115,19 +116,21 @@ def find_repair(
         return RepairReport(
             case, None, reason="a case expecting a menu cannot pass: a menu is never a route"
         )
+    misses = tuple(baseline[failing].failures)
     tried = candidates(pack, case, baseline[failing], wording)[:MAX_CANDIDATES]
     if not tried:
-        return RepairReport(case, None, reason="no edit of the pack could change this")
+        return RepairReport(
+            case, None, reason="no edit of the pack could change this", misses=misses
+        )
     passing = {i for i, r in enumerate(baseline) if not r.failures}
     attempts = []
     for edit in tried:
         attempt, edited = _try(pack, cases, failing, passing, edit)
         attempts.append(attempt)
         if attempt.fixes and not attempt.breaks:
-            return RepairReport(case, edit, tuple(attempts), pack=edited)
-    return RepairReport(
-        case, None, tuple(attempts), reason="no single edit fixes it without breaking another"
-    )
+            return RepairReport(case, edit, tuple(attempts), pack=edited, misses=misses)
+    reason = "no single edit fixes it without breaking another"
+    return RepairReport(case, None, tuple(attempts), reason=reason, misses=misses)
 
 
 def check_edit(pack: Pack, cases: Sequence[Case], failing: int, edit: Edit) -> Attempt:

@@ -8,9 +8,11 @@ keywords, the near-tie margin. A never-phrase is not among them: it is test mate
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from routing_core.errors import PackError
 from routing_core.pack import Pack
 from routing_core.triage import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS
 
@@ -95,11 +97,21 @@ def apply_edit(pack: Pack, edit: Edit) -> Pack:
     elif edit.kind in ("add_trigger", "remove_trigger"):
         document["tools"] = [_edit_tool(tool, edit) for tool in document["tools"]]
     else:
-        document["policy"] = {**document["policy"], "near_tie_margin": float(edit.text)}
+        document["policy"] = {**document["policy"], "near_tie_margin": _number(edit.text)}
     if edit.kind in ROUTE_KINDS or edit.kind == "add_out_of_scope":
         # The stored weights were learned from the old texts: learn them again.
         document["scorer"] = {k: v for k, v in document["scorer"].items() if k != "model"}
     return load_pack(document)
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise PackError([("policy.near_tie_margin", "the near-tie margin is a number")])
+    return value
 
 
 def lexicon(pack: Pack, lane: str) -> frozenset[str]:

@@ -213,3 +213,17 @@ def test_no_more_than_max_candidates_are_tried(pack, suite):
     case = Case(text, "billing", expected_triage="action", expected_tools=("refund_order",))
     report = _fix(pack, [*suite, twin, case])
     assert report.fix is None and len(report.attempts) == MAX_CANDIDATES
+
+
+def test_an_edit_the_pack_refuses_raises_a_pack_error_and_changes_nothing(pack):
+    from routing_core import PackError
+    from routing_core.repair import Edit, apply_edit
+
+    for edit in (
+        Edit("set_margin", "", "lots", "0.15"),
+        Edit("set_margin", "", "7", "0.15"),
+        Edit("add_verb", "action", "Two Words"),
+    ):
+        with pytest.raises(PackError):
+            apply_edit(pack, edit)
+    assert pack.policy.near_tie_margin == 0.15 and pack.triage.action_verbs is None
