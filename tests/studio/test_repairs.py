@@ -219,3 +219,15 @@ def test_a_margin_out_of_range_is_refused_by_the_pack_not_saved(cases, editor, c
     assert profile.near_tie_margin == 0.15
     assert "near-tie margin" in response.content.decode()
     assert not AuditEntry.objects.filter(action="profile.accept-repair").exists()
+
+
+def test_a_failing_case_expecting_no_route_is_linked_to_a_fix_too(
+    cases, editor, client_for, profile
+):
+    from studio.suites import start_run
+
+    failing = _case(profile, "what is the weather in paris")
+    start_run(profile, user=editor)
+    html = client_for(editor).get(f"/profiles/{profile.slug}/tests/").content.decode()
+    assert html.count('data-testid="find-fix"') == 2
+    assert _url(failing) in html
