@@ -250,24 +250,20 @@ def _margin(now: float, margin: float) -> Edit:
 
 
 def _triage_edits(pack: Pack, case: Case, result: CaseResult) -> list[Edit]:
-    """Teach the lexicon of the expected label a word of the message (the first word first:
-    it counts twice), or take from the other lexicon a word that fired for it."""
+    """Teach the lexicon of the expected label a content word of the message (in message
+    order, so a bare first-word verb, which counts twice, comes first), or take from the
+    other lexicon a word that fired for it. Stop words ("in", "my") are never taught."""
     wanted = case.expected_triage
     tokens = list(dict.fromkeys(words(case.text)))
     lexicons = {lane: lexicon(pack, lane) for lane in ("action", "knowledge")}
     edits = []
     if wanted in lexicons:
-        fresh = [t for t in tokens if t not in lexicons[wanted] and _is_content(t, tokens)]
+        fresh = [t for t in _content(case.text) if t not in lexicons[wanted]]
         edits += [Edit("add_verb", wanted, t) for t in fresh[:_PER_LIST]]
     for lane, words_ in lexicons.items():
         if lane != wanted:
             edits += [Edit("remove_verb", lane, t) for t in tokens if t in words_][:_PER_LIST]
     return edits
-
-
-def _is_content(token: str, tokens: list[str]) -> bool:
-    """A word worth a lexicon: the first word (often a bare verb), or a non-stop word."""
-    return token == tokens[0] or (token not in STOP_WORDS and len(token) > 2)
 
 
 # -- tools -----------------------------------------------------------------------------------------
