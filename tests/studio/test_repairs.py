@@ -231,3 +231,56 @@ def test_a_failing_case_expecting_no_route_is_linked_to_a_fix_too(
     html = client_for(editor).get(f"/profiles/{profile.slug}/tests/").content.decode()
     assert html.count('data-testid="find-fix"') == 2
     assert _url(failing) in html
+
+
+def test_while_the_latest_routes_are_still_learned_the_page_says_so_instead_of_failing(
+    cases, editor, client_for, profile, settings
+):
+    from tests.job_worker import DATABASE
+
+    settings.TASKS = DATABASE  # training waits for a worker; none runs in this test
+    route = profile.routes.get(name="billing")
+    route.examples = [*route.examples, "a brand new example"]
+    route.save()
+    profile.draft_revision += 1
+    profile.save()
+    client = client_for(editor)
+    response = client.get(_url(cases[-1]))
+    assert response.status_code == 200
+    assert "still being learned: find a fix again shortly" in response.content.decode()
+    response = client.post(
+        _url(cases[-1]),
+        {"kind": "add_keyword", "route": "shipping", "text": "courier"},
+        follow=True,
+    )
+    assert "still being learned" in response.content.decode()
+    assert profile.routes.get(name="shipping").keywords == []
+
+
+def test_a_word_is_taken_out_of_the_built_in_lexicon_as_the_profiles_own_list(
+    cases, editor, client_for, profile
+):
+    failing = _case(profile, "explain my invoice", "billing", expected_triage="ambiguous")
+    client = client_for(editor)
+    assert "Remove “explain” from the knowledge verbs." in _page(client, failing)
+    client.post(_url(failing), {"kind": "remove_verb", "route": "knowledge", "text": "explain"})
+    profile.refresh_from_db()
+    assert "explain" not in profile.knowledge_verbs and "compare" in profile.knowledge_verbs
+    assert "the case already passes" in _page(client, failing)
+
+
+def test_a_keyword_removed_by_a_fix_is_saved_through_the_route(cases, editor, client_for, profile):
+    billing = profile.routes.get(name="billing")
+    billing.keywords = ["invoice", "printer"]
+    billing.save()
+    profile.draft_revision += 1  # as every save does: the compiled draft is per revision
+    profile.save()
+    failing = _case(profile, "is the printer broken", "shipping")
+    client = client_for(editor)
+    response = client.post(
+        _url(failing), {"kind": "remove_keyword", "route": "billing", "text": "printer"}
+    )
+    assert response.status_code == 302
+    assert profile.routes.get(name="billing").keywords == ["invoice"]
+    entry = AuditEntry.objects.get(action="route.accept-repair")
+    assert entry.after["edit"] == "remove the keyword “printer” from billing"
