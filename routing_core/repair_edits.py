@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from routing_core.errors import PackError
 from routing_core.pack import Pack
+from routing_core.scorers.stored import with_model
 from routing_core.triage import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS
 
 EditKind = Literal[
@@ -98,10 +99,17 @@ def apply_edit(pack: Pack, edit: Edit) -> Pack:
         document["tools"] = [_edit_tool(tool, edit) for tool in document["tools"]]
     else:
         document["policy"] = {**document["policy"], "near_tie_margin": _number(edit.text)}
-    if edit.kind in ROUTE_KINDS or edit.kind == "add_out_of_scope":
+    relearn = edit.kind in ROUTE_KINDS or edit.kind == "add_out_of_scope"
+    if relearn:
         # The stored weights were learned from the old texts: learn them again.
         document["scorer"] = {k: v for k, v in document["scorer"].items() if k != "model"}
-    return load_pack(document)
+    edited = load_pack(document)
+    if relearn and getattr(pack.scorer, "model", None) is not None:
+        # Warm-started from the pack's own model, as the studio's training job learns the
+        # edited draft from the profile's last model: the suite is judged on the weights
+        # the edit will really get, in a fraction of a cold start's time.
+        edited = with_model(edited, previous=pack)
+    return edited
 
 
 def _number(text: str) -> float:

@@ -227,3 +227,21 @@ def test_an_edit_the_pack_refuses_raises_a_pack_error_and_changes_nothing(pack):
         with pytest.raises(PackError):
             apply_edit(pack, edit)
     assert pack.policy.near_tie_margin == 0.15 and pack.triage.action_verbs is None
+
+
+def test_an_edit_to_a_trained_pack_carries_a_model_learned_from_the_edited_texts(pack):
+    from routing_core.repair import Edit, apply_edit
+    from routing_core.scorers.stored import _learning_texts, fingerprint, with_model
+
+    trained = with_model(pack)
+    for edit in (
+        Edit("add_example", "billing", "my subscription renewed"),
+        Edit("add_out_of_scope", "", "what is the weather in paris"),
+    ):
+        edited = apply_edit(trained, edit)
+        model = edited.scorer.model
+        assert model is not None and not model.stale
+        assert model.fingerprint == fingerprint(_learning_texts(edited))
+        assert model.fingerprint != trained.scorer.model.fingerprint
+    kept = apply_edit(trained, Edit("add_verb", "action", "process"))
+    assert kept.scorer.model == trained.scorer.model  # routing unchanged: nothing relearned
