@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from routing_core.cases import Case
 from routing_core.errors import PackError
-from routing_core.evaluate import CaseResult, evaluate
+from routing_core.evaluate import CaseResult, evaluate, run_case
 from routing_core.pack import Pack, Route
 from routing_core.repair_edits import EDIT_KINDS, Edit, EditKind, apply_edit, lexicon
 from routing_core.router import Router
@@ -57,7 +57,8 @@ _QUOTED = 3  # broken cases named in one explanation
 @dataclass(frozen=True)
 class Attempt:
     """A candidate that was tried: did it fix the case, which passing cases it breaks, and
-    what the case still missed when it did not fix it."""
+    what the case still missed when it did not fix it (then `breaks` is not looked for:
+    the whole suite runs only for an edit that fixes the case)."""
 
     edit: Edit
     fixes: bool
@@ -151,7 +152,12 @@ def _try(
         edited = apply_edit(pack, edit)
     except PackError as exc:
         return Attempt(edit, False, (), (f"the pack refuses it: {exc}",)), None
-    results = evaluate(Router(edited), cases).results
+    router, case = Router(edited), cases[failing]
+    if case.conversation is None:  # a lone turn: its own result needs no other case
+        alone = run_case(router, case, case.incumbent).failures
+        if alone:
+            return Attempt(edit, False, (), tuple(alone)), edited
+    results = evaluate(router, cases).results
     breaks = tuple(cases[i].text for i in sorted(passing) if results[i].failures)
     still = tuple(results[failing].failures)
     return Attempt(edit, not still, breaks, still), edited
