@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from routing_core import Router, load_pack
 from routing_core.cases import Case
@@ -245,3 +247,32 @@ def test_an_edit_to_a_trained_pack_carries_a_model_learned_from_the_edited_texts
         assert model.fingerprint != trained.scorer.model.fingerprint
     kept = apply_edit(trained, Edit("add_verb", "action", "process"))
     assert kept.scorer.model == trained.scorer.model  # routing unchanged: nothing relearned
+
+
+_WORDS = ["refund", "my", "parcel", "Cancel", "invoice", "what", "the", "zorp", "card", "now", "é"]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+    expected=st.sampled_from([None, "billing", "shipping"]),
+    triage=st.sampled_from([None, "action", "knowledge", "ambiguous"]),
+    tools=st.sampled_from([None, ("refund_order",), ()]),
+    dropped=st.sampled_from([None, ("track_parcel",)]),
+)
+def test_every_candidate_is_a_valid_edit_said_in_words(
+    pack, text, expected, triage, tools, dropped
+):
+    from routing_core.evaluate import evaluate
+    from routing_core.repair import MAX_CANDIDATES, apply_edit, candidates
+
+    case = Case(text, expected, expected_triage=triage, expected_tools=tools, dropped_tools=dropped)
+    result = evaluate(Router(pack), [case]).results[0]
+    edits = candidates(pack, case, result)
+    assert len(edits) == len(set(edits))
+    for edit in edits[:MAX_CANDIDATES]:
+        sentence = edit.describe()
+        assert "{" not in sentence and "None" not in sentence and edit.text.strip()
+        apply_edit(pack, edit)  # never a PackError: every candidate is a change the pack takes
