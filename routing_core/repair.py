@@ -1,53 +1,82 @@
 """The smallest edit that makes a failing test case pass without failing another one.
 
-Found by trying, not by asking: each candidate edit (add a keyword to the expected route,
-add the message as one of its examples, move the closest example over from the route that
-won) is applied to a copy of the pack, and the whole suite is run on it. The first
-candidate, in order of size, that fixes the case and breaks no case that passed is the
-answer. A language model may propose extra wording (keywords) to try; it never decides.
+Found by trying, not by asking: each candidate edit is applied to a copy of the pack and the
+whole suite is run on it. The first candidate, in order of size, that fixes the case and
+breaks no case that passed is the answer. A language model may propose extra wording
+(keywords) to try; it never decides.
+
+The candidates follow what the case missed (`CaseResult.failures`):
+- a route expected, another route / a menu / unmatched came out: a keyword from the message
+  or the message itself for the expected route, or the closest example of the route that
+  competed with it moved over;
+- unmatched expected, a route came out: the message as an out-of-scope example, or a keyword
+  of the route that took it removed (when that keyword is in the message);
+- a verdict expected: a decisive move or stay where a menu came out, the near-tie margin
+  lowered to this turn's gap (and the route edits); unmatched, the out-of-scope edits. A case
+  expecting a menu cannot pass (`evaluate` never counts a menu as a route), so it is told so;
+- a triage label expected: a word of the message added to the lexicon of that label, or a
+  word that fired for the wrong label removed from its lexicon;
+- tools expected kept or dropped: a word of the message added to the tool's trigger
+  keywords, or a trigger keyword in the message removed.
+At most `MAX_CANDIDATES` are tried, so a big suite stays a job-sized task.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from routing_core.cases import Case
-from routing_core.evaluate import CaseResult, evaluate
+from routing_core.errors import PackError
+from routing_core.evaluate import CaseResult, evaluate, run_case
 from routing_core.pack import Pack, Route
+from routing_core.repair_edits import EDIT_KINDS, Edit, EditKind, apply_edit, lexicon
 from routing_core.router import Router
 from routing_core.scorers._terms import STOP_WORDS
-from routing_core.text import words
+from routing_core.text import compile_keywords, words
 
-EditKind = Literal["add_keyword", "add_example", "move_example"]
+__all__ = [
+    "EDIT_KINDS",
+    "MAX_CANDIDATES",
+    "Attempt",
+    "Edit",
+    "EditKind",
+    "RepairReport",
+    "apply_edit",
+    "candidates",
+    "check_edit",
+    "find_repair",
+]
+
 MAX_CANDIDATES = 24
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One change to one route."""
-
-    kind: EditKind
-    route: str
-    text: str
-    source: str | None = None  # the route a moved example leaves
-
-    def describe(self) -> str:
-        if self.kind == "add_keyword":
-            return f"add the keyword “{self.text}” to {self.route}"
-        if self.kind == "add_example":
-            return f"add “{self.text}” as an example of {self.route}"
-        return f"move the example “{self.text}” from {self.source} to {self.route}"
+_PER_LIST = 4  # words tried from the message per lexicon or tool
+_QUOTED = 3  # broken cases named in one explanation
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """A candidate that was tried, and the cases it would break (or that it did not help)."""
+    """A candidate that was tried: did it fix the case, which passing cases it breaks, and
+    what the case still missed when it did not fix it (then `breaks` is not looked for:
+    the whole suite runs only for an edit that fixes the case)."""
 
     edit: Edit
     fixes: bool
     breaks: tuple[str, ...]
+    still: tuple[str, ...] = ()
+
+    def explain(self) -> str:
+        """What happened, in a sentence: "adding … fixed it but made ‘…’ fail"."""
+        doing = self.edit.doing()
+        if self.fixes and not self.breaks:
+            return f"{doing} fixes it and keeps every other case passing"
+        if self.fixes:
+            named = ", ".join(f"‘{text}’" for text in self.breaks[:_QUOTED])
+            more = len(self.breaks) - _QUOTED
+            named += f" and {more} more" if more > 0 else ""
+            return f"{doing} fixed it but made {named} fail"
+        why = f" (still {self.still[0]})" if self.still else ""
+        return f"{doing} did not fix it{why}"
 
 
 @dataclass(frozen=True)
@@ -59,6 +88,12 @@ class RepairReport:
     attempts: tuple[Attempt, ...] = ()
     reason: str = ""
     pack: Pack | None = field(default=None, repr=False)  # the pack with the fix applied
+    misses: tuple[str, ...] = ()  # what the case missed before any edit
+
+    @property
+    def explanations(self) -> list[str]:
+        """Every attempt in plain words, in the order they were tried."""
+        return [attempt.explain() for attempt in self.attempts]
 
 
 def find_repair(
@@ -73,24 +108,38 @@ def find_repair(
     baseline = evaluate(Router(pack), cases).results
     if not baseline[failing].failures:
         return RepairReport(case, None, reason="the case already passes")
-    if case.expected is None or case.expected not in pack.route_names:
+    if case.expected is not None and case.expected not in pack.route_names:
         return RepairReport(
-            case, None, reason="only a case expecting one of the routes can be fixed by an edit"
+            case, None, reason=f"the expected route {case.expected} is not a route of the pack"
+        )
+    if case.expected_verdict == "menu":
+        # evaluate counts a menu as no route, so such a case fails whatever the pack says
+        return RepairReport(
+            case, None, reason="a case expecting a menu cannot pass: a menu is never a route"
+        )
+    misses = tuple(baseline[failing].failures)
+    tried = candidates(pack, case, baseline[failing], wording)[:MAX_CANDIDATES]
+    if not tried:
+        return RepairReport(
+            case, None, reason="no edit of the pack could change this", misses=misses
         )
     passing = {i for i, r in enumerate(baseline) if not r.failures}
     attempts = []
-    for edit in candidates(pack, case, baseline[failing], wording)[:MAX_CANDIDATES]:
+    for edit in tried:
         attempt, edited = _try(pack, cases, failing, passing, edit)
         attempts.append(attempt)
         if attempt.fixes and not attempt.breaks:
-            return RepairReport(case, edit, tuple(attempts), pack=edited)
-    return RepairReport(
-        case, None, tuple(attempts), reason="no single edit fixes it without breaking another"
-    )
+            return RepairReport(case, edit, tuple(attempts), pack=edited, misses=misses)
+    reason = "no single edit fixes it without breaking another"
+    return RepairReport(case, None, tuple(attempts), reason=reason, misses=misses)
 
 
 def check_edit(pack: Pack, cases: Sequence[Case], failing: int, edit: Edit) -> Attempt:
-    """Whether `edit` still fixes `cases[failing]` without breaking a case that passes now."""
+    """Whether `edit` still fixes `cases[failing]` without breaking a case that passes now.
+
+    Raises:
+        PackError: the edit does not give a valid pack.
+    """
     baseline = evaluate(Router(pack), cases).results
     passing = {i for i, r in enumerate(baseline) if not r.failures}
     return _try(pack, cases, failing, passing, edit)[0]
@@ -98,36 +147,164 @@ def check_edit(pack: Pack, cases: Sequence[Case], failing: int, edit: Edit) -> A
 
 def _try(
     pack: Pack, cases: Sequence[Case], failing: int, passing: set[int], edit: Edit
-) -> tuple[Attempt, Pack]:
-    edited = apply_edit(pack, edit)
-    results = evaluate(Router(edited), cases).results
+) -> tuple[Attempt, Pack | None]:
+    try:
+        edited = apply_edit(pack, edit)
+    except PackError as exc:
+        return Attempt(edit, False, (), (f"the pack refuses it: {exc}",)), None
+    router, case = Router(edited), cases[failing]
+    if case.conversation is None:  # a lone turn: its own result needs no other case
+        alone = run_case(router, case, case.incumbent).failures
+        if alone:
+            return Attempt(edit, False, (), tuple(alone)), edited
+    results = evaluate(router, cases).results
     breaks = tuple(cases[i].text for i in sorted(passing) if results[i].failures)
-    return Attempt(edit, not results[failing].failures, breaks), edited
+    still = tuple(results[failing].failures)
+    return Attempt(edit, not still, breaks, still), edited
 
 
 def candidates(
     pack: Pack, case: Case, result: CaseResult, wording: Sequence[str] = ()
 ) -> list[Edit]:
-    """Candidate edits, smallest first: keywords, then the message itself, then a moved example."""
+    """Candidate edits for what the case missed, smallest first within each kind of miss."""
+    d = result.decision
+    edits: list[Edit] = []
+    if not result.route_ok:
+        edits += _route_edits(pack, case, result, wording)
+    if case.expected_verdict and d.verdict != case.expected_verdict:
+        edits += _verdict_edits(pack, case, result)
+    label = d.triage.label if d.triage else None
+    if case.expected_triage and label != case.expected_triage:
+        edits += _triage_edits(pack, case, result)
+    edits += _tool_edits(pack, case, result)
+    return list(dict.fromkeys(edits))
+
+
+# -- the route -------------------------------------------------------------------------------------
+
+
+def _route_edits(pack: Pack, case: Case, result: CaseResult, wording: Sequence[str]) -> list[Edit]:
     if case.expected is None:
-        return []
+        return _out_of_scope_edits(pack, case, result)
     target = _route(pack, case.expected)
     known = {k.lower() for k in target.keywords}
-    content = [w for w in dict.fromkeys(words(case.text)) if w not in STOP_WORDS and len(w) > 2]
-    keywords = [*wording, *content]
+    keywords = [*wording, *_content(case.text)]
     edits = [
         Edit("add_keyword", target.name, k)
         for k in dict.fromkeys(k.strip() for k in keywords)
         if k and k.lower() not in known and k.lower() in case.text.lower()
     ]
-    if case.text.strip() not in target.examples:
+    if " ".join(case.text.split()) not in target.examples:
         edits.append(Edit("add_example", target.name, " ".join(case.text.split())))
-    winner = result.decision.route
-    if winner and winner != target.name:
+    rival = _rival(result, target.name)
+    if rival is not None:
         edits += [
-            Edit("move_example", target.name, e, winner) for e in _closest(pack, winner, case.text)
+            Edit("move_example", target.name, e, rival) for e in _closest(pack, rival, case.text)
         ]
     return edits
+
+
+def _rival(result: CaseResult, target: str) -> str | None:
+    """The route that competed with the expected one: the one taken, else the best offered
+    or ranked other route (a menu or an unmatched turn)."""
+    d = result.decision
+    if d.route and d.route != target:
+        return d.route
+    ranked = [o for o in d.offered if o != target] + [
+        r.route for r in d.ranked if r.route != target and math.isfinite(r.score)
+    ]
+    return ranked[0] if ranked else None
+
+
+def _out_of_scope_edits(pack: Pack, case: Case, result: CaseResult) -> list[Edit]:
+    """A message that belongs to no route: learn it as such, or unhook the keyword of the
+    route that took it (or of a route on the menu)."""
+    text = " ".join(case.text.split())
+    edits = [] if text in pack.out_of_scope else [Edit("add_out_of_scope", "", text)]
+    d = result.decision
+    for taken in (d.route,) if d.route else d.offered:  # the route that took it, or the menu
+        edits += [
+            Edit("remove_keyword", taken, k)
+            for k in _route(pack, taken).keywords
+            if _occurs(k, case.text)
+        ]
+    return edits
+
+
+# -- the verdict -----------------------------------------------------------------------------------
+
+
+def _verdict_edits(pack: Pack, case: Case, result: CaseResult) -> list[Edit]:
+    d, wanted = result.decision, case.expected_verdict
+    if wanted == "unmatched":
+        return _out_of_scope_edits(pack, case, result)
+    edits = []
+    gap = d.runner_up.gap if d.runner_up is not None else math.nan
+    if wanted in ("move", "stay") and d.verdict == "menu" and math.isfinite(gap):
+        margin = math.floor(gap * 100) / 100  # decisive is gap ≥ margin
+        edits.append(_margin(pack.policy.near_tie_margin, margin))
+    # A move where a stay was expected (or back) hangs on the incumbent, which the case or
+    # the conversation's previous turn sets: the route edits above are all an edit can do.
+    return [e for e in edits if e.text != e.source]
+
+
+def _margin(now: float, margin: float) -> Edit:
+    return Edit("set_margin", "", f"{min(1.0, max(0.0, margin)):.2f}", f"{now:.2f}")
+
+
+# -- triage ----------------------------------------------------------------------------------------
+
+
+def _triage_edits(pack: Pack, case: Case, result: CaseResult) -> list[Edit]:
+    """Teach the lexicon of the expected label a content word of the message (in message
+    order, so a bare first-word verb, which counts twice, comes first), or take from the
+    other lexicon a word that fired for it. Stop words ("in", "my") are never taught."""
+    wanted = case.expected_triage
+    tokens = list(dict.fromkeys(words(case.text)))
+    lexicons = {lane: lexicon(pack, lane) for lane in ("action", "knowledge")}
+    edits = []
+    if wanted in lexicons:
+        fresh = [t for t in _content(case.text) if t not in lexicons[wanted]]
+        edits += [Edit("add_verb", wanted, t) for t in fresh[:_PER_LIST]]
+    for lane, words_ in lexicons.items():
+        if lane != wanted:
+            edits += [Edit("remove_verb", lane, t) for t in tokens if t in words_][:_PER_LIST]
+    return edits
+
+
+# -- tools -----------------------------------------------------------------------------------------
+
+
+def _tool_edits(pack: Pack, case: Case, result: CaseResult) -> list[Edit]:
+    kept = set(result.decision.tools.kept)
+    wanted = set(case.expected_tools or ())
+    keep = wanted - kept if case.expected_tools is not None else set()
+    drop = {t for t in case.dropped_tools or () if t in kept}
+    if case.expected_tools is not None and (case.exact_tools or not case.expected_tools):
+        drop |= kept - wanted
+    edits = []
+    for tool in pack.tools:
+        triggers = {k.lower() for k in tool.trigger_keywords}
+        if tool.name in keep:
+            fresh = [w for w in _content(case.text) if w not in triggers]
+            edits += [Edit("add_trigger", tool.name, w) for w in fresh[:_PER_LIST]]
+        if tool.name in drop and not tool.always_include:
+            hits = [k for k in tool.trigger_keywords if _occurs(k, case.text)]
+            if len(hits) < len(tool.trigger_keywords):  # no trigger left would bind it always
+                edits += [Edit("remove_trigger", tool.name, k) for k in hits]
+    return edits
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in dict.fromkeys(words(text)) if w not in STOP_WORDS and len(w) > 2]
+
+
+def _occurs(keyword: str, text: str) -> bool:
+    pattern = compile_keywords([keyword])
+    return pattern is not None and pattern.search(text) is not None
 
 
 def _closest(pack: Pack, route: str, text: str, limit: int = 3) -> list[str]:
@@ -135,33 +312,6 @@ def _closest(pack: Pack, route: str, text: str, limit: int = 3) -> list[str]:
     mine = {w for w in words(text) if w not in STOP_WORDS}
     shared = [(len(mine & set(words(e))), e) for e in _route(pack, route).examples]
     return [e for n, e in sorted(shared, key=lambda p: -p[0]) if n][:limit]
-
-
-def apply_edit(pack: Pack, edit: Edit) -> Pack:
-    """A copy of the pack with the edit made (validated again: the result must be a pack)."""
-    from routing_core.codec import load_pack
-
-    routes = []
-    for route in pack.routes:
-        if route.name == edit.route:
-            route = _add(route, edit)
-        elif route.name == edit.source:
-            route = route.model_copy(
-                update={"examples": tuple(e for e in route.examples if e != edit.text)}
-            )
-        routes.append(route)
-    document = pack.model_dump(mode="json")
-    document["routes"] = [r.model_dump(mode="json") for r in routes]
-    document["scorer"] = (
-        {"kind": "lexical"} if pack.scorer.kind == "lexical" else document["scorer"]
-    )
-    return load_pack(document)
-
-
-def _add(route: Route, edit: Edit) -> Route:
-    if edit.kind == "add_keyword":
-        return route.model_copy(update={"keywords": (*route.keywords, edit.text)})
-    return route.model_copy(update={"examples": (*route.examples, edit.text)})
 
 
 def _route(pack: Pack, name: str) -> Route:

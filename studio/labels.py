@@ -250,6 +250,7 @@ _VERBS = {
     "deactivate": "deactivated",
     "activate": "reactivated",
     "password_link": "sent a set-password link to",
+    "accept-repair": "applied a found fix to",
 }
 _SPECIAL = {
     "testcase.import": "imported test cases into",

@@ -39,3 +39,26 @@ def test_find_a_fix_then_apply_it(live_server, demo, page: Page) -> None:
     expect(page.get_by_text("Applied: add the keyword “subscription” to billing.")).to_be_visible()
     assert "subscription" in Route.objects.get(profile=profile, name="billing").keywords
     assert AuditEntry.objects.filter(action="route.accept-repair", username="demo").count() == 1
+
+
+OUT_OF_SCOPE = "is your company hiring"
+
+
+def test_find_a_fix_for_a_message_that_belongs_to_no_route(live_server, demo, page: Page) -> None:
+    profile = Profile.objects.get(slug="support")
+    TestCase.objects.create(profile=profile, message=OUT_OF_SCOPE, expected_route="", order=99)
+    _run_suite(profile)
+
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/tests/")
+    page.get_by_role("row", name=re.compile(OUT_OF_SCOPE)).get_by_test_id("find-fix").click()
+    wanted = f"Add “{OUT_OF_SCOPE}” to the out-of-scope examples."
+    expect(page.get_by_test_id("fix")).to_contain_text(wanted)
+    expect(page.get_by_test_id("attempts")).to_contain_text("keeps every other case passing")
+    assert OUT_OF_SCOPE not in Profile.objects.get(pk=profile.pk).out_of_scope
+
+    page.get_by_role("button", name="Apply this edit").click()
+    page.wait_for_url(re.compile(r".*/profiles/support/tests/$"))
+    expect(page.get_by_text(f"Applied: {wanted[0].lower()}{wanted[1:-1]}.")).to_be_visible()
+    assert OUT_OF_SCOPE in Profile.objects.get(pk=profile.pk).out_of_scope
+    assert AuditEntry.objects.filter(action="profile.accept-repair", username="demo").count() == 1
