@@ -223,3 +223,25 @@ def test_tool_expectations_are_read_from_jsonl():
     )
     assert (case.expected_tools, case.dropped_tools, case.exact_tools) == (("x",), ("y",), True)
     assert parse_case('{"text": "a"}').exact_tools is False
+
+
+def test_a_case_expecting_a_menu_passes_when_the_menu_offers_its_route():
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(TABLE))
+    menu_of_shipping = Case("tie", "shipping", expected_verdict="menu")
+    menu_of_human = Case("tie", "human", expected_verdict="menu")  # not on that menu
+    decided = Case("s1", "shipping", expected_verdict="menu")  # a decisive move, not a menu
+
+    report = evaluate(router, [menu_of_shipping, menu_of_human, decided])
+
+    assert [r.passed for r in report.results] == [True, False, False]
+    assert report.results[1].failures == ["route: expected human, got (menu)"]
+    assert report.results[2].failures == ["verdict: expected menu, got move"]
+    assert report.in_scope_accuracy == pytest.approx(2 / 3)  # the move went to the right route
+
+
+def test_a_menu_is_still_wrong_for_a_case_that_expects_a_route():
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(TABLE))
+
+    (result,) = evaluate(router, [Case("tie", "shipping")]).results
+
+    assert not result.route_ok and result.predicted == MENU
