@@ -229,6 +229,10 @@ def _build_corpus(
     return _Vocabulary(term_ids, idf, is_char), corpus
 
 
+# What an unknown route is compared with: no texts at all.
+_NO_ROUTE = RouteText("", "", ())
+
+
 def _warm(
     vocabulary: _Vocabulary,
     routes: Sequence[RouteText],
@@ -244,24 +248,54 @@ def _warm(
     fresh = [
         text not in seen.get(route.name, ()) for route in routes for text in _route_texts(route)
     ]
-    _, old = stored_model.decode(model)
     old_terms = {term: i for i, term in enumerate(model.terms)}
     old_routes = {name: i for i, name in enumerate(names)}
     term_map = np.fromiter((old_terms.get(t, -1) for t in vocabulary.ids), np.int64)
     route_map = np.asarray([old_routes.get(r.name, -1) for r in routes], np.int64)
     known_terms, known_routes = term_map >= 0, route_map >= 0
-    weights = np.zeros((len(term_map), len(route_map)), np.float32)
-    rows, columns = np.flatnonzero(known_terms), np.flatnonzero(known_routes)
-    weights[np.ix_(rows, columns)] = old[np.ix_(term_map[rows], route_map[columns])]
+    before = {route.name: route for route in learned_from}
+    changed = np.asarray(
+        [
+            sorted(_route_texts(r)) != sorted(_route_texts(before.get(r.name, _NO_ROUTE)))
+            for r in routes
+        ],
+        bool,
+    )
     return _model.Warm(
-        weights,
+        _mapped_weights(model, term_map, route_map),
         known_terms,
         known_routes,
         model.temperature,
         np.asarray(fresh, bool),
         floor=model.floor,
         margin=model.margin,
+        changed=changed | ~known_routes,
     )
+
+
+def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> FloatArray:
+    """The model's centred weights (`stored.decode`) moved to new term and route indices.
+
+    `term_map` / `route_map`: each new term's / route's index in the model (each at most
+    once), or -1 (its cells stay 0). Written from the stored cells straight into the new layout: decoding the old
+    matrix and gathering from it would copy most of a GB twice at 2,000 routes.
+    """
+    cells, values = stored_model.decode_cells(model)
+    old_terms, old_routes = np.divmod(cells, max(1, model.routes))
+    sums = np.bincount(old_terms, values.astype(np.float64), minlength=len(model.terms))
+    means = (sums / max(1, model.routes)).astype(np.float32)
+    rows, columns = np.flatnonzero(term_map >= 0), np.flatnonzero(route_map >= 0)
+    new_term = np.full(len(model.terms), -1, np.int64)
+    new_term[term_map[rows]] = rows
+    new_route = np.full(model.routes, -1, np.int64)
+    new_route[route_map[columns]] = columns
+    weights = np.zeros((len(term_map), len(route_map)), np.float32)
+    weights[rows] = -means[term_map[rows], None]  # a known term's cell without a stored value
+    weights[:, route_map < 0] = 0.0
+    to_term, to_route = new_term[old_terms], new_route[old_routes]
+    kept = (to_term >= 0) & (to_route >= 0)
+    weights[to_term[kept], to_route[kept]] = values[kept] - means[old_terms[kept]]
+    return weights
 
 
 def text_vectors(

@@ -89,7 +89,9 @@ def test_compact_candidate_learning_equals_the_plain_dense_steps(
     learned = rates[:, 0] > 0
     expected = _plain_fit(corpus, chosen, base, rates, 1.0, initial, docs_sets, n_routes)
     expected[~learned] = 0.0  # the 4- and 5-grams are not the correction's
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    # float32 sums in another order: differences of a few units in the 7th digit of the largest
+    scale = 1e-6 * max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=scale)
     held = rng.random(n_docs) < 0.5
     plain_logits = np.zeros((n_docs, width), np.float32)
     entries = learned[corpus.ids]
