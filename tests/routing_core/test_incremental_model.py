@@ -6,6 +6,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
@@ -323,3 +325,34 @@ def test_a_large_warm_start_learns_only_where_the_edit_reaches_and_keeps_full_ve
     assert [warm_verdicts[t] for t in new_texts] == [full_verdicts[t] for t in new_texts]
     agree = sum(warm_verdicts[t] == full_verdicts[t] for t in full_verdicts)
     assert agree >= 0.98 * len(full_verdicts)
+
+
+@settings(max_examples=25, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 7), st.text(max_size=30)), max_size=4))
+def test_counts_kept_from_an_earlier_build_give_the_corpus_of_counting_afresh(
+    edits: list[tuple[int, str]],
+) -> None:
+    """Read back or counted now, every corpus array and the vocabulary are the same."""
+    from routing_core.scorers.base import RouteText
+
+    first = [
+        RouteText(str(r["name"]), "", tuple(r["examples"]))  # type: ignore[arg-type]
+        for r in generated_routes(8, 5, seed=4)
+    ]
+    second = list(reversed(first))
+    for index, text in edits:
+        route = second[index]
+        second[index] = RouteText(route.name, text, (*route.examples[1:], text))
+    lexical._build_corpus(first)  # leaves its routes' counts (and term numbers) behind
+    kept_vocabulary, kept = lexical._build_corpus(second)
+    saved = lexical._COUNTED
+    lexical._COUNTED = lexical._TermCounts(lexical.COUNTED_ROUTES)
+    try:
+        fresh_vocabulary, fresh = lexical._build_corpus(second)
+    finally:
+        lexical._COUNTED = saved
+    assert list(kept_vocabulary.ids) == list(fresh_vocabulary.ids)
+    np.testing.assert_array_equal(kept_vocabulary.idf, fresh_vocabulary.idf)
+    for name in ("rows", "ids", "values", "routes", "char_sizes"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name))
+    assert kept.n_terms == fresh.n_terms
