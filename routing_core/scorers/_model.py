@@ -224,11 +224,14 @@ def train(
     initial = None
     if warm is not None and calibrate:
         initial = warm.weights  # minus naive Bayes where it knew the term and the route
-        scaled = NB_SCALE * bayes
-        scaled[~warm.known_terms] = 0.0
-        scaled[:, ~warm.known_routes] = 0.0
-        initial -= scaled
-        del scaled
+        # Block by block, then the unknown cells back to 0 (they were 0): no second
+        # terms x routes array (most of a GB at 2,000 routes).
+        for first in range(0, len(initial), _candidates.ROWS_AT_ONCE * 4):
+            block = slice(first, first + _candidates.ROWS_AT_ONCE * 4)
+            initial[block] -= NB_SCALE * bayes[block]
+        initial[~warm.known_terms] = 0.0
+        if not warm.known_routes.all():
+            initial[:, ~warm.known_routes] = 0.0
     learner: _Correction | _candidates.CandidateCorrection
     if n_routes > _candidates.CANDIDATE_ROUTES:
         chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))

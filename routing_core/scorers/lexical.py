@@ -488,6 +488,7 @@ def learned_model(
                 trained.margin,
                 in_place=True,
                 progress=progress.part(_TRAIN_END, 1.0),
+                known_fingerprint=fingerprint,
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:

@@ -64,11 +64,13 @@ def encode(
     *,
     in_place: bool = False,
     progress: Callable[[float], None] | None = None,
+    known_fingerprint: str | None = None,
 ) -> LexicalModel:
     """The pack field for a trained scorer (weights: terms x routes).
 
     `in_place`: `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
     `progress`: told the fraction done, block of terms by block.
+    `known_fingerprint`: `fingerprint(routes)` when the caller has it (0.3 s at 2,000 routes).
     """
     from routing_core.pack import LexicalModel
 
@@ -80,7 +82,7 @@ def encode(
         block -= np.median(block, axis=1, keepdims=True)
     cells = np.flatnonzero(np.abs(relative) > PRUNE).astype("<u4")
     return LexicalModel(
-        fingerprint=fingerprint(routes),
+        fingerprint=known_fingerprint or fingerprint(routes),
         routes=len(routes),
         temperature=temperature,
         calibrated=calibrated,
