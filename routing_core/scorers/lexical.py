@@ -217,15 +217,17 @@ class _TermCounts:
         self.limit = limit
         self.ids: dict[str, int] = {}
         self.routes: dict[tuple[str, ...], _Counted] = {}
+        self.entries = 0  # term counts held, over every route
         # Held for a whole build: its routes' ids must come from one numbering.
         self.lock = threading.Lock()
 
     def make_room(self, n_routes: int) -> None:
-        """Start afresh (numbering included) if these routes could overflow the cache;
-        called before a build, never during one."""
-        if len(self.routes) + n_routes > self.limit:
+        """Start afresh (numbering included) if these routes could overflow the cache, or it
+        holds more than COUNTED_ENTRIES term counts; called before a build, never during one."""
+        if len(self.routes) + n_routes > self.limit or self.entries > COUNTED_ENTRIES:
             self.routes.clear()
             self.ids.clear()
+            self.entries = 0
 
     def route(self, route: RouteText) -> _Counted:
         """The route's texts counted (from the cache when the same texts were counted)."""
@@ -234,6 +236,7 @@ class _TermCounts:
         if counted is None:
             counted = self._count(texts)
             self.routes[texts] = counted
+            self.entries += len(counted.ids)
         return counted
 
     def _count(self, texts: tuple[str, ...]) -> _Counted:
@@ -255,8 +258,10 @@ class _TermCounts:
         return list(self.ids)
 
 
-# Routes whose counted texts are kept (2,000 routes of 50 texts: about 100 MB).
+# Routes whose counted texts are kept, and term counts (8 bytes each) past which the next
+# build starts afresh: 2,000 routes x 50 texts hold 12 million (about 100 MB).
 COUNTED_ROUTES = 4096
+COUNTED_ENTRIES = 25_000_000
 _COUNTED = _TermCounts(COUNTED_ROUTES)
 
 

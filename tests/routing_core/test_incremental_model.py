@@ -356,3 +356,24 @@ def test_counts_kept_from_an_earlier_build_give_the_corpus_of_counting_afresh(
     for name in ("rows", "ids", "values", "routes", "char_sizes"):
         np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name))
     assert kept.n_terms == fresh.n_terms
+
+
+def test_a_full_count_cache_starts_afresh_between_builds_never_during_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from routing_core.scorers.base import RouteText
+
+    routes = [
+        RouteText(str(r["name"]), "", tuple(r["examples"]))  # type: ignore[arg-type]
+        for r in generated_routes(8, 5, seed=6)
+    ]
+    monkeypatch.setattr(lexical, "_COUNTED", lexical._TermCounts(3))  # fewer than a build
+    expected = lexical._build_corpus(routes)[1]
+    assert len(lexical._COUNTED.routes) == 8  # all of one build's routes, past the limit
+    again = lexical._build_corpus(list(reversed(routes)))[1]  # cleared first, then counted
+    assert len(lexical._COUNTED.routes) == 8
+    monkeypatch.setattr(lexical, "_COUNTED", lexical._TermCounts(100))
+    np.testing.assert_array_equal(
+        again.values, lexical._build_corpus(list(reversed(routes)))[1].values
+    )
+    np.testing.assert_array_equal(expected.ids, lexical._build_corpus(routes)[1].ids)
