@@ -12,6 +12,12 @@ scorer's top-1 over held-out-style messages (two more examples of the same inten
 route's product, never among its examples), and the
 time from one route's example edit to a trained model (warm start from the previous pack),
 and to a Router answering from the stale model (`with_stale_model`, no learning).
+`build_rss_mb` is the peak RSS when the build ends (the build's own peak: the generated
+routes and the learning); `peak_rss_mb` the whole row's, with the loaded Router, the stale
+model and the warm-started build after it. A last line measures route() on the real
+CLINC150 pack (built from `clinc150/routes.json`, 2,000 of its test messages) in its own
+process, and the run ends with the two ratios issue 16 sets targets on: the 2,000 x 25
+build over the 150-route build, and the 2,000-route route() p50 over CLINC150's.
 Prints figures; asserts nothing (benchmarks are not tests).
 """
 
@@ -70,9 +76,9 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
     text = dump_pack(pack)
     build_wall, build_cpu = time.perf_counter() - wall, time.process_time() - cpu
     build_rss = _rss_mb()
-    wall = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     router = Router(load_pack(text))
-    load_s = time.perf_counter() - wall
+    load_s, load_cpu = time.perf_counter() - wall, time.process_time() - cpu
     costs = sorted(_cpu_us(router, m) for _, m in messages[:2000])
     hits = sum(router.route(m).ranked[0].route == name for name, m in messages[:2000])
     edited = [dict(r) for r in routes]
@@ -95,6 +101,7 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
         "build_rss_mb": build_rss,
         "pack_mb": len(text.encode()) / 1e6,
         "load_s": load_s,
+        "load_cpu": load_cpu,
         "p50_us": costs[len(costs) // 2],
         "p99_us": costs[min(len(costs) - 1, int(0.99 * len(costs)))],
         "top1": hits / max(1, min(2000, len(messages))),
@@ -107,38 +114,75 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
     }
 
 
+def clinc_turns(data: Path) -> dict[str, Any]:
+    """route() CPU p50 / p99 on the real CLINC150 pack, over 2,000 of its test messages."""
+    from routing_core.build import build_pack_file
+
+    router = Router(load_pack(dump_pack(build_pack_file(data / "clinc150" / "routes.json"))))
+    lines = (data / "clinc150" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    messages = [json.loads(line)["text"] for line in lines[:2000]]
+    costs = sorted(_cpu_us(router, m) for m in messages)
+    return {"p50_us": costs[len(costs) // 2], "p99_us": costs[int(0.99 * len(costs))]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--rows", default=ROWS, help="routes x examples per route, e.g. 150x100")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a single row, in this process
     args = parser.parse_args()
+    if args.one == "clinc150":
+        print(json.dumps(clinc_turns(Path(args.data))))
+        return
     if args.one:
         n_routes, per_route = map(int, args.one.split("x"))
         print(json.dumps(row(Path(args.data), n_routes, per_route)))
         return
     print(f"load average before: {os.getloadavg()}")
     print(
-        "| routes | examples | terms | build CPU / wall | peak RSS | pack | load | route() p50 / p99"
-        " | top-1 | example edit (warm) CPU / wall | stale model / its Router |"
+        "| routes | examples | terms | build CPU / wall | build peak RSS / row's | pack"
+        " | load CPU / wall"
+        " | route() p50 / p99 | top-1 | example edit (warm) CPU / wall | stale model / its"
+        " Router | load average |"
     )
-    print("|---:|---:|---:|---|---:|---:|---:|---|---:|---|---:|")
-    for spec in args.rows.split(","):
+    print("|---:|---:|---:|---|---:|---:|---:|---|---:|---|---:|---|")
+    rows: dict[str, dict[str, Any]] = {}
+    for spec in [*args.rows.split(","), "clinc150"]:
         command = [sys.executable, __file__, "--data", args.data, "--one", spec]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
+        load = "–".join(f"{x:.1f}" for x in os.getloadavg()[:2])
         if result.returncode != 0:
             print(f"| {spec} | failed: {result.stderr.strip().splitlines()[-1:]} |")
             continue
-        r = json.loads(result.stdout.strip().splitlines()[-1])
+        r = rows[spec] = json.loads(result.stdout.strip().splitlines()[-1])
+        if spec == "clinc150":
+            print(
+                f"| CLINC150 pack | | | | | | | {r['p50_us']:.0f} / {r['p99_us']:.0f} µs | | | |"
+                f" {load} |"
+            )
+            continue
         print(
             f"| {r['routes']:,} | {r['examples']:,} | {r['terms']:,} | {r['build_cpu']:.1f} s /"
-            f" {r['build_wall']:.1f} s | {r['peak_rss_mb']:.0f} MB | {r['pack_mb']:.1f} MB |"
-            f" {r['load_s']:.2f} s | {r['p50_us']:.0f} / {r['p99_us']:.0f} µs |"
-            f" {r['top1']:.1%} | {r['edit_cpu']:.1f} s / {r['edit_wall']:.1f} s |"
-            f" {r['stale_s']:.2f} s / {r['stale_router_s']:.2f} s |",
+            f" {r['build_wall']:.1f} s | {r['build_rss_mb']:,.0f} / {r['peak_rss_mb']:,.0f} MB |"
+            f" {r['pack_mb']:.1f} MB | {r['load_cpu']:.2f} / {r['load_s']:.2f} s | {r['p50_us']:.0f} /"
+            f" {r['p99_us']:.0f} µs | {r['top1']:.1%} | {r['edit_cpu']:.1f} s /"
+            f" {r['edit_wall']:.1f} s | {r['stale_s']:.2f} s / {r['stale_router_s']:.2f} s |"
+            f" {load} |",
             flush=True,
         )
+    _ratios(rows)
     print(f"load average after: {os.getloadavg()}")
+
+
+def _ratios(rows: dict[str, dict[str, Any]]) -> None:
+    """The issue's two same-run ratios, when their rows ran."""
+    big, clinc_size, clinc = rows.get("2000x25"), rows.get("150x100"), rows.get("clinc150")
+    if big and clinc_size:
+        ratio = big["build_cpu"] / clinc_size["build_cpu"]
+        print(f"build CPU, 2,000 x 25 over 150 x 100: {ratio:.1f}x (target <= 5x)")
+    if big and clinc:
+        ratio = big["p50_us"] / clinc["p50_us"]
+        print(f"route() p50, 2,000 routes over the CLINC150 pack: {ratio:.2f}x (target <= 2x)")
 
 
 def _cpu_us(router: Router, message: str) -> float:

@@ -87,13 +87,19 @@ def _sum_rows(contributions: FloatArray, rows: IntArray, n_rows: int) -> FloatAr
 
 @dataclass(frozen=True, slots=True)
 class _Batch:
-    """One mini-batch: its texts, and each entry's row, value, rate and candidate cells."""
+    """One mini-batch, its cells found once so that every epoch only does arithmetic.
+
+    `cells` are the batch's distinct cells (indices into the learner's compact weights),
+    `inverse` each entry's candidate cells as positions in `cells`: a step reads and writes
+    each distinct cell once and sums the gradient of a shared cell with one `bincount`.
+    """
 
     docs: IntArray
     rows: IntArray
     values: FloatArray
-    rates: FloatArray
-    cells: IntArray  # entries x candidates: term * n_routes + route
+    cells: IntArray  # the batch's distinct compact cells
+    inverse: npt.NDArray[np.int32]  # entries x candidates: positions in `cells`
+    rates: FloatArray  # per distinct cell: its term's learning rate
     row_starts: IntArray
     filled: IntArray
 
@@ -102,7 +108,11 @@ class CandidateCorrection:
     """Softmax regression on candidate routes, on top of fixed candidate `base` logits.
 
     Same interface as `_model._Correction`: successive `fit` calls continue the weights.
-    Only the terms that learn (rate > 0) have rows, so the 4- and 5-grams cost no memory.
+    Only the cells some text's step can touch (a learned term of the text x one of its
+    candidates) have a weight: at 2,000 routes about 5 million of 110 million, so the
+    weights and momentum are tens of MB instead of most of a GB each, and a step's reads
+    and writes stay in cache. Cells no step touches keep their starting value (0, or the
+    warm start's) and are added back by `add_to`.
     """
 
     def __init__(
@@ -130,15 +140,28 @@ class CandidateCorrection:
         )
         self.chosen = chosen
         self.n_routes = n_routes
-        self.rates = rates[self.terms, 0]
         self.margin = margin
-        shape = (len(self.terms), n_routes)
-        self.weights = np.zeros(shape, np.float32) if initial is None else initial[self.terms]
-        self.velocity = np.zeros(shape, np.float32)
+        self.full_cells, self.entry_cells = _compact_cells(self.corpus, chosen, n_routes)
+        term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
+        self.rates = rates[self.terms, 0][term_rows]
+        self.initial = initial
+        if initial is None:
+            self.start = np.zeros(len(self.full_cells), np.float32)
+        else:
+            self.start = initial[self.terms[term_rows], routes]
+        self.weights = self.start.copy()
+        self.velocity = np.zeros(len(self.full_cells), np.float32)
+        # Scratch for finding a batch's distinct cells in one pass (`_distinct`).
+        self._slot = np.zeros(len(self.full_cells), np.int32)
 
     def add_to(self, weights: FloatArray) -> None:
         """Add the learned correction to full terms x routes `weights`, in place."""
-        weights[self.terms] += self.weights
+        if self.initial is not None:  # the warm start's cells, touched by a step or not
+            for first in range(0, len(self.terms), ROWS_AT_ONCE):
+                block = self.terms[first : first + ROWS_AT_ONCE]
+                weights[block] += self.initial[block]
+        term_rows, routes = np.divmod(self.full_cells, max(1, self.n_routes))
+        weights[self.terms[term_rows], routes] += self.weights - self.start
 
     def fit(
         self,
@@ -156,25 +179,32 @@ class CandidateCorrection:
             progress(1.0)
             return
         shuffled = picked[np.random.default_rng(SEED).permutation(len(picked))]
+        groups = [
+            np.sort(shuffled[first : first + BATCH]) for first in range(0, len(picked), BATCH)
+        ]
         preparing, learning = progress.part(0.0, BATCHING_SHARE), progress.part(BATCHING_SHARE, 1)
-        batches = []
-        for first in range(0, len(picked), BATCH):
-            preparing(first / len(picked))
-            batches.append(self._batch(np.sort(shuffled[first : first + BATCH])))
+        # One pass needs each batch once: made when it is used, so they are never all held.
+        batches: list[_Batch | None] = [None] * len(groups)
+        if epochs > 1:
+            for index, group in enumerate(groups):
+                preparing(index / len(groups))
+                batches[index] = self._batch(group)
         order = np.random.default_rng(seed)
-        total, done = epochs * len(batches), 0
+        total, done = epochs * len(groups), 0
         for _ in range(epochs):
-            for index in order.permutation(len(batches)):
-                self._step(batches[index], base)
+            for index in order.permutation(len(groups)):
+                batch = batches[index]
+                self._step(self._batch(groups[index]) if batch is None else batch, base)
                 done += 1
                 learning(done / total)
         progress(1.0)
 
     def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
         """The correction's logits of the texts `docs` on their candidates."""
-        from routing_core.scorers._model import _select
-
-        return gathered_logits(_select(self.corpus, docs), self.weights, self.chosen[docs])
+        keep = docs[self.corpus.rows]
+        rows = (np.cumsum(docs) - 1)[self.corpus.rows[keep]]
+        contributions = self.weights[self.entry_cells[keep]] * self.corpus.values[keep, None]
+        return _sum_rows(contributions, rows, int(docs.sum()))
 
     def _batch(self, docs: IntArray) -> _Batch:
         corpus = self.corpus
@@ -184,23 +214,28 @@ class CandidateCorrection:
         entries = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
         entries += np.arange(lengths.sum())
         rows = np.searchsorted(docs, corpus.rows[entries])
-        ids = corpus.ids[entries]
-        cells = ids[:, None] * self.n_routes + self.chosen[docs][rows]
+        cells, inverse = _distinct(self.entry_cells[entries], self._slot)
         filled = np.unique(rows)
         row_starts = np.searchsorted(rows, filled)
         return _Batch(
-            docs, rows, corpus.values[entries], self.rates[ids], cells, row_starts, filled
+            docs,
+            rows,
+            corpus.values[entries],
+            cells,
+            inverse,
+            self.rates[cells],
+            row_starts,
+            filled,
         )
 
     def _step(self, batch: _Batch, base: FloatArray) -> None:
         """One momentum-SGD step of the candidate softmax with the additive margin."""
         from routing_core.scorers._model import MOMENTUM
 
-        flat, velocity = self.weights.reshape(-1), self.velocity.reshape(-1)
-        active = flat[batch.cells]
+        weights = self.weights[batch.cells]
         logits = base[batch.docs]
         if len(batch.rows):
-            contributions = active * batch.values[:, None]
+            contributions = weights[batch.inverse] * batch.values[:, None]
             logits[batch.filled] += np.add.reduceat(contributions, batch.row_starts, axis=0)
         logits[:, 0] -= self.margin
         logits -= logits.max(axis=1, keepdims=True)
@@ -210,9 +245,66 @@ class CandidateCorrection:
         error /= len(batch.docs)
         if not len(batch.rows):
             return
-        # velocity = MOMENTUM * velocity + gradient on the touched cells, then the step.
-        # A cell listed twice is scaled once (both writes are the same value), and add.at
-        # adds each of its contributions.
-        velocity[batch.cells] *= np.float32(MOMENTUM)
-        np.add.at(velocity, batch.cells, error[batch.rows] * batch.values[:, None])
-        flat[batch.cells] = active - velocity[batch.cells] * batch.rates[:, None]
+        # velocity = MOMENTUM * velocity + gradient on the batch's cells, then the step; a
+        # cell several entries share is moved once, by the sum of their gradients.
+        gradient = np.bincount(
+            batch.inverse.ravel(),
+            (error[batch.rows] * batch.values[:, None]).ravel(),
+            minlength=len(batch.cells),
+        )
+        velocity = self.velocity[batch.cells]
+        velocity *= np.float32(MOMENTUM)
+        velocity += gradient
+        self.velocity[batch.cells] = velocity
+        self.weights[batch.cells] = weights - velocity * batch.rates
+
+
+def _compact_cells(
+    corpus: Corpus, chosen: IntArray, n_routes: int
+) -> tuple[IntArray, npt.NDArray[np.int32]]:
+    """The cells a step can touch, and each entry's candidate cells among them.
+
+    Returns:
+        The cells as ascending `term * n_routes + route` (terms of `corpus`), and per
+        corpus entry x candidate, the index of its cell in that array.
+    """
+    # Marked in bytes (a quarter of the memory to touch and scan), then numbered in a table
+    # whose other slots are never read.
+    seen = np.zeros(corpus.n_terms * n_routes, np.uint8)
+    spans = range(0, len(corpus.ids), ROWS_AT_ONCE * 64)
+    for first in spans:
+        seen[_full_cells(corpus, chosen, n_routes, first)] = 1
+    full_cells = np.flatnonzero(seen)
+    del seen
+    table = np.empty(corpus.n_terms * n_routes, np.int32)
+    table[full_cells] = np.arange(len(full_cells), dtype=np.int32)
+    entry_cells = np.empty((len(corpus.ids), chosen.shape[1]), np.int32)
+    for first in spans:
+        cells = table[_full_cells(corpus, chosen, n_routes, first)]
+        entry_cells[first : first + len(cells)] = cells
+    return full_cells, entry_cells
+
+
+def _full_cells(corpus: Corpus, chosen: IntArray, n_routes: int, first: int) -> IntArray:
+    last = first + ROWS_AT_ONCE * 64
+    cells: IntArray = corpus.ids[first:last, None] * n_routes + chosen[corpus.rows[first:last]]
+    return cells
+
+
+def _distinct(
+    cells: npt.NDArray[np.int32], slot: npt.NDArray[np.int32]
+) -> tuple[IntArray, npt.NDArray[np.int32]]:
+    """The distinct values of `cells` and each cell's position among them, in one pass.
+
+    `slot` (one int per possible value, any content) is scribbled on: each value's slot
+    ends up naming one of its positions, the one whose slot names itself is kept. Sorting
+    (`np.unique`) would cost several times as much per batch.
+    """
+    flat = cells.ravel()
+    positions = np.arange(len(flat), dtype=np.int32)
+    slot[flat] = positions
+    representative = slot[flat]
+    first = representative == positions
+    rank = np.cumsum(first, dtype=np.int32) - 1
+    inverse = rank[representative].reshape(cells.shape)
+    return flat[first].astype(np.int64), inverse

@@ -171,6 +171,8 @@ class Warm:
     fresh: npt.NDArray[np.bool_]  # per text: not among its route's texts in the earlier model
     floor: float | None = None
     margin: float | None = None
+    # Per route: new, or its texts are not the earlier model's texts of it (None: every route).
+    changed: npt.NDArray[np.bool_] | None = None
 
 
 def train(
@@ -212,16 +214,24 @@ def train(
     initial = None
     if warm is not None and calibrate:
         initial = warm.weights  # minus naive Bayes where it knew the term and the route
-        scaled = NB_SCALE * bayes
-        scaled[~warm.known_terms] = 0.0
-        scaled[:, ~warm.known_routes] = 0.0
-        initial -= scaled
-        del scaled
+        # Block by block, then the unknown cells back to 0 (they were 0): no second
+        # terms x routes array (most of a GB at 2,000 routes).
+        for first in range(0, len(initial), _candidates.ROWS_AT_ONCE * 4):
+            block = slice(first, first + _candidates.ROWS_AT_ONCE * 4)
+            initial[block] -= NB_SCALE * bayes[block]
+        initial[~warm.known_terms] = 0.0
+        if not warm.known_routes.all():
+            initial[:, ~warm.known_routes] = 0.0
     # Few examples per route: the correction learns the character 4-grams too (`_few`).
     sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
     learner: _Correction | _candidates.CandidateCorrection
     if n_routes > _candidates.CANDIDATE_ROUTES:
         chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
+        if initial is not None and warm is not None and warm.changed is not None:
+            # A warm start learns only on the texts an edit can move: those of the changed
+            # routes and those with a changed route among their candidates. Every other
+            # text's step would touch only cells the earlier model already learned.
+            corpus, own_mass, chosen, everything, warm = _affected(corpus, own_mass, chosen, warm)
         base = NB_SCALE * _leave_one_out_logits(
             corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
         )
@@ -282,6 +292,27 @@ def _cross_validated(
     every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
     floor = fit_floor(every, right, n_scored)
     return floor, fit_margin(every, right, n_scored, floor)
+
+
+def _affected(
+    corpus: Corpus, own_mass: FloatArray, chosen: IntArray, warm: Warm
+) -> tuple[Corpus, FloatArray, IntArray, npt.NDArray[np.bool_], Warm]:
+    """The corpus, masses, candidates and warm start cut to the texts an edit can move."""
+    assert warm.changed is not None
+    docs = warm.changed[chosen].any(axis=1)
+    entries = docs[corpus.rows]
+    kept = Warm(
+        warm.weights,
+        warm.known_terms,
+        warm.known_routes,
+        warm.temperature,
+        warm.fresh[docs],
+        warm.floor,
+        warm.margin,
+        warm.changed,
+    )
+    everything = np.ones(int(docs.sum()), bool)
+    return _select(corpus, docs), own_mass[entries], chosen[docs], everything, kept
 
 
 def _finish(

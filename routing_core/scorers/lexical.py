@@ -194,39 +194,119 @@ def _row_norms(values: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
 PROGRESS_ROUTES = 50
 
 
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """One route's texts counted: term ids (of `_TermCounts`), counts, terms per text."""
+
+    ids: npt.NDArray[np.int32]
+    counts: npt.NDArray[np.int32]
+    lengths: IntArray  # per text: how many distinct terms
+
+
+class _TermCounts:
+    """Each route's counted texts, kept between builds in this process (bounded).
+
+    Counting the texts is the one part of learning done in Python, word by word: at 2,000
+    routes about a third of an edit's learning. An edit changes a route or two, so the next
+    build counts only those and reads the rest back. A term is numbered once per process;
+    a build renumbers its terms in the order it first meets them, as counting did, so the
+    corpus (and the model) is exactly what counting every text gives.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.ids: dict[str, int] = {}
+        self.routes: dict[tuple[str, ...], _Counted] = {}
+        self.entries = 0  # term counts held, over every route
+        # Held for a whole build: its routes' ids must come from one numbering.
+        self.lock = threading.Lock()
+
+    def make_room(self, n_routes: int) -> None:
+        """Start afresh (numbering included) if these routes could overflow the cache, or it
+        holds more than COUNTED_ENTRIES term counts; called before a build, never during one."""
+        if len(self.routes) + n_routes > self.limit or self.entries > COUNTED_ENTRIES:
+            self.routes.clear()
+            self.ids.clear()
+            self.entries = 0
+
+    def route(self, route: RouteText) -> _Counted:
+        """The route's texts counted (from the cache when the same texts were counted)."""
+        texts = tuple(_route_texts(route))
+        counted = self.routes.get(texts)
+        if counted is None:
+            counted = self._count(texts)
+            self.routes[texts] = counted
+            self.entries += len(counted.ids)
+        return counted
+
+    def _count(self, texts: tuple[str, ...]) -> _Counted:
+        number = self.ids.setdefault
+        ids: list[int] = []
+        counts: list[int] = []
+        lengths = []
+        for text in texts:
+            terms = _count_terms(text)
+            ids.extend([number(term, len(self.ids)) for term in terms])
+            counts.extend(terms.values())
+            lengths.append(len(terms))
+        return _Counted(
+            np.asarray(ids, np.int32), np.asarray(counts, np.int32), np.asarray(lengths, np.int64)
+        )
+
+    def names(self) -> list[str]:
+        """Every numbered term, by number."""
+        return list(self.ids)
+
+
+# Routes whose counted texts are kept, and term counts (8 bytes each) past which the next
+# build starts afresh: 2,000 routes x 50 texts hold 12 million (about 100 MB).
+COUNTED_ROUTES = 4096
+COUNTED_ENTRIES = 25_000_000
+_COUNTED = _TermCounts(COUNTED_ROUTES)
+
+
 def _build_corpus(
     routes: Sequence[RouteText], progress: _model.Progress = _model.NO_PROGRESS
 ) -> tuple[_Vocabulary, _model.Corpus]:
-    """Count every route text once, assign term ids on the fly and weight by TF-IDF."""
-    keys: list[str] = []
-    counts: list[int] = []
-    rows: list[int] = []
-    doc_routes: list[int] = []
-    for route_index, route in enumerate(routes):
-        if route_index % PROGRESS_ROUTES == 0:
-            progress(0.8 * route_index / len(routes))
-        for text in _route_texts(route):
-            terms = _count_terms(text)
-            keys.extend(terms)
-            counts.extend(terms.values())
-            rows.extend([len(doc_routes)] * len(terms))
-            doc_routes.append(route_index)
+    """Count every route text once (or read its counts back), number the terms in the order
+    they first appear and weight by TF-IDF."""
+    counted = []
+    with _COUNTED.lock:
+        _COUNTED.make_room(len(routes))
+        for route_index, route in enumerate(routes):
+            if route_index % PROGRESS_ROUTES == 0:
+                progress(0.8 * route_index / len(routes))
+            counted.append(_COUNTED.route(route))
+        names = _COUNTED.names()
     progress(0.85)
-    term_ids = {key: i for i, key in enumerate(dict.fromkeys(keys))}
-    id_array = np.asarray([term_ids[key] for key in keys], np.int64)
-    row_array = np.asarray(rows, np.int64)
-    n_docs = len(doc_routes)
+    numbered = np.concatenate([np.zeros(0, np.int32), *(c.ids for c in counted)])
+    lengths = np.concatenate([np.zeros(0, np.int64), *(c.lengths for c in counted)])
+    doc_routes = np.repeat(np.arange(len(routes)), [len(c.lengths) for c in counted])
+    terms, first, id_array = np.unique(numbered, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # first-seen order, as counting numbered them
+    rank = np.empty(len(terms), np.int64)
+    rank[order] = np.arange(len(terms))
+    id_array = rank[id_array.reshape(-1)]
+    term_names = [names[t] for t in terms[order].tolist()]
+    term_ids = {key: i for i, key in enumerate(term_names)}
+    row_array = np.repeat(np.arange(len(lengths)), lengths)
+    n_docs = len(lengths)
     df = np.bincount(id_array, minlength=len(term_ids))
     idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
     char_sizes = np.fromiter((_terms.char_size(k) for k in term_ids), np.int64, len(term_ids))
     is_char = char_sizes > 0
     progress(0.95)
-    tf = 1.0 + np.log(np.asarray(counts, np.float32))
+    counts = np.concatenate([np.zeros(0, np.int32), *(c.counts for c in counted)])
+    tf = 1.0 + np.log(counts.astype(np.float32))
     values = _normalise(tf * idf[id_array], row_array, is_char[id_array], n_docs)
     corpus = _model.Corpus(
-        row_array, id_array, values, np.asarray(doc_routes, np.int64), len(term_ids), char_sizes
+        row_array, id_array, values, doc_routes.astype(np.int64), len(term_ids), char_sizes
     )
     return _Vocabulary(term_ids, idf, is_char), corpus
+
+
+# What an unknown route is compared with: no texts at all.
+_NO_ROUTE = RouteText("", "", ())
 
 
 def _warm(
@@ -244,24 +324,54 @@ def _warm(
     fresh = [
         text not in seen.get(route.name, ()) for route in routes for text in _route_texts(route)
     ]
-    _, old = stored_model.decode(model)
     old_terms = {term: i for i, term in enumerate(model.terms)}
     old_routes = {name: i for i, name in enumerate(names)}
     term_map = np.fromiter((old_terms.get(t, -1) for t in vocabulary.ids), np.int64)
     route_map = np.asarray([old_routes.get(r.name, -1) for r in routes], np.int64)
     known_terms, known_routes = term_map >= 0, route_map >= 0
-    weights = np.zeros((len(term_map), len(route_map)), np.float32)
-    rows, columns = np.flatnonzero(known_terms), np.flatnonzero(known_routes)
-    weights[np.ix_(rows, columns)] = old[np.ix_(term_map[rows], route_map[columns])]
+    before = {route.name: route for route in learned_from}
+    changed = np.asarray(
+        [
+            sorted(_route_texts(r)) != sorted(_route_texts(before.get(r.name, _NO_ROUTE)))
+            for r in routes
+        ],
+        bool,
+    )
     return _model.Warm(
-        weights,
+        _mapped_weights(model, term_map, route_map),
         known_terms,
         known_routes,
         model.temperature,
         np.asarray(fresh, bool),
         floor=model.floor,
         margin=model.margin,
+        changed=changed | ~known_routes,
     )
+
+
+def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> FloatArray:
+    """The model's centred weights (`stored.decode`) moved to new term and route indices.
+
+    `term_map` / `route_map`: each new term's / route's index in the model (each at most
+    once), or -1 (its cells stay 0). Written from the stored cells straight into the new layout: decoding the old
+    matrix and gathering from it would copy most of a GB twice at 2,000 routes.
+    """
+    cells, values = stored_model.decode_cells(model)
+    old_terms, old_routes = np.divmod(cells, max(1, model.routes))
+    sums = np.bincount(old_terms, values.astype(np.float64), minlength=len(model.terms))
+    means = (sums / max(1, model.routes)).astype(np.float32)
+    rows, columns = np.flatnonzero(term_map >= 0), np.flatnonzero(route_map >= 0)
+    new_term = np.full(len(model.terms), -1, np.int64)
+    new_term[term_map[rows]] = rows
+    new_route = np.full(model.routes, -1, np.int64)
+    new_route[route_map[columns]] = columns
+    weights = np.zeros((len(term_map), len(route_map)), np.float32)
+    weights[rows] = -means[term_map[rows], None]  # a known term's cell without a stored value
+    weights[:, route_map < 0] = 0.0
+    to_term, to_route = new_term[old_terms], new_route[old_routes]
+    kept = (to_term >= 0) & (to_route >= 0)
+    weights[to_term[kept], to_route[kept]] = values[kept] - means[old_terms[kept]]
+    return weights
 
 
 def text_vectors(
@@ -383,6 +493,7 @@ def learned_model(
                 trained.margin,
                 in_place=True,
                 progress=progress.part(_TRAIN_END, 1.0),
+                known_fingerprint=fingerprint,
             )
         _LEARNED[fingerprint] = model
         while len(_LEARNED) > _LEARNED_SIZE:

@@ -64,23 +64,34 @@ def encode(
     *,
     in_place: bool = False,
     progress: Callable[[float], None] | None = None,
+    known_fingerprint: str | None = None,
 ) -> LexicalModel:
     """The pack field for a trained scorer (weights: terms x routes).
 
     `in_place`: `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
     `progress`: told the fraction done, block of terms by block.
+    `known_fingerprint`: `fingerprint(routes)` when the caller has it (0.3 s at 2,000 routes).
     """
     from routing_core.pack import LexicalModel
 
     relative = weights if in_place else weights.copy()
+    width = relative.shape[1] if relative.ndim == 2 else 0
+    # Cells kept block by block: the same ascending cells and values as pruning the whole
+    # matrix at once, without a terms x routes temporary (most of a GB at 2,000 routes).
+    found: list[npt.NDArray[np.int64]] = [np.zeros(0, np.int64)]
+    kept: list[FloatArray] = [np.zeros(0, np.float32)]
     for first in range(0, len(relative), MEDIAN_BLOCK):
         if progress is not None:
             progress(first / len(relative))
         block = relative[first : first + MEDIAN_BLOCK]
         block -= np.median(block, axis=1, keepdims=True)
-    cells = np.flatnonzero(np.abs(relative) > PRUNE).astype("<u4")
+        flat = block.reshape(-1)
+        cells_here = np.flatnonzero(np.abs(flat) > PRUNE)
+        kept.append(flat[cells_here])
+        found.append(cells_here + first * width)
+    cells = np.concatenate(found).astype("<u4")
     return LexicalModel(
-        fingerprint=fingerprint(routes),
+        fingerprint=known_fingerprint or fingerprint(routes),
         routes=len(routes),
         temperature=temperature,
         calibrated=calibrated,
@@ -89,7 +100,7 @@ def encode(
         terms=tuple(terms),
         idf=_pack(idf.astype("<f2")),
         cells=_pack(cells),
-        weights=_pack(relative.ravel()[cells].astype("<f2")),
+        weights=_pack(np.concatenate(kept).astype("<f2")),
     )
 
 

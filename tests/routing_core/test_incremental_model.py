@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
@@ -270,3 +273,110 @@ def test_building_a_pack_reports_its_learning() -> None:
     lexical._LEARNED.clear()
     build_pack(generated_routes(20, 12, seed=9), slug="built", progress=seen.append)
     assert len(seen) > 20 and seen == sorted(seen) and seen[-1] == 1.0
+
+
+def test_an_earlier_model_moves_to_new_terms_and_routes_as_decoding_it_would() -> None:
+    """`_mapped_weights` is the decoded matrix gathered at the mapped rows and columns."""
+    from routing_core.scorers import stored
+
+    model = _model_of(with_model(unlearned(generated_routes(12, 10), "mapped")))
+    rng = np.random.default_rng(2)
+    # Distinct old terms (terms are matched by string), some new ones unknown (-1).
+    term_map = rng.permutation(len(model.terms))[:300]
+    term_map[rng.random(len(term_map)) < 0.2] = -1
+    route_map = np.array([3, -1, 0, 11, 7, -1, 5], np.int64)
+    _, dense = stored.decode(model)
+    expected = np.zeros((len(term_map), len(route_map)), np.float32)
+    rows, columns = np.flatnonzero(term_map >= 0), np.flatnonzero(route_map >= 0)
+    expected[np.ix_(rows, columns)] = dense[np.ix_(term_map[rows], route_map[columns])]
+    got = lexical._mapped_weights(model, term_map, route_map)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_a_large_warm_start_learns_only_where_the_edit_reaches_and_keeps_full_verdicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past CANDIDATE_ROUTES, only the texts of changed routes and of texts that have one
+    among their candidates learn again; the edit's texts still route as a full build does."""
+    from routing_core.scorers import _candidates
+
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 20)
+    monkeypatch.setattr(_candidates, "CANDIDATES", 6)
+    lexical._LEARNED.clear()
+    before = with_model(unlearned(generated_routes(60, 12), "large-warm"))
+    routes = [r.model_dump() for r in before.routes]
+    routes[0]["examples"] = [*routes[0]["examples"][:-2], "please fix my kalomi twice"]
+    added = generated_routes(1, 12, seed=11)[0] | {"name": "brand_new"}  # unlike any other
+    draft = load_pack({"profile": before.profile.model_dump(), "routes": [*routes[:-1], added]})
+    learned: list[int] = []
+    real_fit = _candidates.CandidateCorrection.fit
+    monkeypatch.setattr(
+        _candidates.CandidateCorrection,
+        "fit",
+        lambda self, base, docs, *rest: (
+            learned.append(len(base)) or real_fit(self, base, docs, *rest)
+        ),
+    )
+    lexical._LEARNED.clear()
+    warm = with_model(draft, previous=before)
+    n_texts = sum(len(route.examples) for route in draft.routes)
+    assert learned and max(learned) < n_texts / 2  # not every text learned again
+    lexical._LEARNED.clear()
+    full = with_model(draft)
+    warm_verdicts, full_verdicts = _verdicts(warm), _verdicts(full)
+    new_texts = ["please fix my kalomi twice", *draft.routes[-1].examples]
+    assert [warm_verdicts[t] for t in new_texts] == [full_verdicts[t] for t in new_texts]
+    agree = sum(warm_verdicts[t] == full_verdicts[t] for t in full_verdicts)
+    assert agree >= 0.98 * len(full_verdicts)
+
+
+@settings(max_examples=25, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 7), st.text(max_size=30)), max_size=4))
+def test_counts_kept_from_an_earlier_build_give_the_corpus_of_counting_afresh(
+    edits: list[tuple[int, str]],
+) -> None:
+    """Read back or counted now, every corpus array and the vocabulary are the same."""
+    from routing_core.scorers.base import RouteText
+
+    first = [
+        RouteText(str(r["name"]), "", tuple(r["examples"]))  # type: ignore[arg-type]
+        for r in generated_routes(8, 5, seed=4)
+    ]
+    second = list(reversed(first))
+    for index, text in edits:
+        route = second[index]
+        second[index] = RouteText(route.name, text, (*route.examples[1:], text))
+    lexical._build_corpus(first)  # leaves its routes' counts (and term numbers) behind
+    kept_vocabulary, kept = lexical._build_corpus(second)
+    saved = lexical._COUNTED
+    lexical._COUNTED = lexical._TermCounts(lexical.COUNTED_ROUTES)
+    try:
+        fresh_vocabulary, fresh = lexical._build_corpus(second)
+    finally:
+        lexical._COUNTED = saved
+    assert list(kept_vocabulary.ids) == list(fresh_vocabulary.ids)
+    np.testing.assert_array_equal(kept_vocabulary.idf, fresh_vocabulary.idf)
+    for name in ("rows", "ids", "values", "routes", "char_sizes"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name))
+    assert kept.n_terms == fresh.n_terms
+
+
+def test_a_full_count_cache_starts_afresh_between_builds_never_during_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from routing_core.scorers.base import RouteText
+
+    routes = [
+        RouteText(str(r["name"]), "", tuple(r["examples"]))  # type: ignore[arg-type]
+        for r in generated_routes(8, 5, seed=6)
+    ]
+    monkeypatch.setattr(lexical, "_COUNTED", lexical._TermCounts(3))  # fewer than a build
+    expected = lexical._build_corpus(routes)[1]
+    assert len(lexical._COUNTED.routes) == 8  # all of one build's routes, past the limit
+    again = lexical._build_corpus(list(reversed(routes)))[1]  # cleared first, then counted
+    assert len(lexical._COUNTED.routes) == 8
+    monkeypatch.setattr(lexical, "_COUNTED", lexical._TermCounts(100))
+    np.testing.assert_array_equal(
+        again.values, lexical._build_corpus(list(reversed(routes)))[1].values
+    )
+    np.testing.assert_array_equal(expected.ids, lexical._build_corpus(routes)[1].ids)
