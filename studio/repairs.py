@@ -31,10 +31,11 @@ from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import Reporter
 from studio.jobs.training import exact_pack
 from studio.labels import plain_problem
-from studio.models import JobStatus, Profile, RepairJob, Route, TestCase, Tool
+from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase, Tool
 from studio.services import Refused, _audit, build_pack, save_item, save_profile
 from studio.suites import suite_cases
 
+KEEP_SEARCHES = 5  # per case: older ended searches are of drafts or suites that are gone
 CHANGED = "the draft changed since the search: find a fix again"
 CASES_CHANGED = "the test cases changed since the search: find a fix again"
 
@@ -73,7 +74,17 @@ def request_repair(test_case: TestCase, *, user: Any, again: bool = False) -> Re
         suite_fingerprint=fingerprint,
         started_by=user if getattr(user, "is_authenticated", False) else None,
     )
+    _prune(test_case)
     return queue.start(job)
+
+
+def _prune(test_case: TestCase) -> None:
+    """Forget all but the case's newest searches (a running one is never deleted)."""
+    keep = list(
+        RepairJob.objects.filter(test_case=test_case).values_list("pk", flat=True)[:KEEP_SEARCHES]
+    )
+    ended = RepairJob.objects.filter(test_case=test_case).exclude(pk__in=keep)
+    ended.exclude(status__in=ACTIVE).delete()
 
 
 def execute_repair(job: RepairJob, progress: Reporter) -> dict[str, Any]:

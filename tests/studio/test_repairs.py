@@ -130,6 +130,16 @@ def test_the_same_case_draft_and_suite_reuse_the_search_and_a_change_starts_anot
     assert RepairJob.objects.filter(test_case=failing).count() == 3
 
 
+def test_only_the_newest_searches_of_a_case_are_kept(cases, editor, client_for, profile):
+    from studio.repairs import KEEP_SEARCHES
+
+    client = client_for(editor)
+    for _ in range(KEEP_SEARCHES + 2):
+        client.post(f"{_url(cases[-1])}again/")
+    assert RepairJob.objects.filter(test_case=cases[-1]).count() == KEEP_SEARCHES
+    assert RepairJob.objects.filter(test_case=cases[0]).count() == 0
+
+
 def test_a_running_search_shows_which_candidate_it_is_on(cases, editor, client_for, settings):
     settings.TASKS = DATABASE
     failing, client = cases[-1], client_for(editor)
