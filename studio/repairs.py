@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import asdict
 from typing import Any
 
@@ -28,7 +29,7 @@ from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import parse_suggestions
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
-from studio.jobs.progress import Reporter
+from studio.jobs.progress import EVERY_S, Reporter
 from studio.jobs.training import exact_pack
 from studio.labels import plain_problem
 from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase, Tool
@@ -99,7 +100,7 @@ def execute_repair(job: RepairJob, progress: Reporter) -> dict[str, Any]:
     if suite_fingerprint(cases) != job.suite_fingerprint:
         raise JobFailed("The test cases changed before the search began: find a fix again.")
     try:
-        pack = exact_pack(profile)
+        pack = exact_pack(profile, _Learning(progress) if isinstance(progress, Reporter) else None)
     except PackError as exc:
         raise JobFailed("The draft has problems to fix first (see the routes page).") from exc
     wording, note = _wording(llm_client(), cases[index])
@@ -113,6 +114,21 @@ def execute_repair(job: RepairJob, progress: Reporter) -> dict[str, Any]:
         "note": note,
         "done": len(report.attempts),
     }
+
+
+class _Learning(Reporter):
+    """Training's progress said as "still learning" (0 of 0 candidates), a few times a second,
+    so that a cancel lands while the draft's model is learned (minutes on a big profile)."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        super().__init__(reporter.model, reporter.pk, reporter.worker)
+        self._told = 0.0
+
+    def fraction(self, value: float) -> None:
+        now = time.monotonic()
+        if now - self._told >= EVERY_S:
+            self._told = now
+            self(0, 0)
 
 
 def _wording(client: ChatClient | None, case: Case) -> tuple[list[str], str]:

@@ -163,6 +163,41 @@ def test_the_search_reports_progress_after_each_candidate(cases, editor, profile
     assert fields["done"] == 1 == len(fields["tried"])
 
 
+def test_a_cancel_lands_while_the_drafts_model_is_learned(cases, editor, settings):
+    from studio.jobs.progress import Cancelled, Reporter
+    from studio.repairs import _Learning, request_repair
+
+    settings.TASKS = DATABASE
+    job = request_repair(cases[-1], user=editor)
+    RepairJob.objects.filter(pk=job.pk).update(status="running", worker="w:1")
+    learning = _Learning(Reporter(RepairJob, job.pk, "w:1"))
+    learning.fraction(0.4)  # still "learning": no candidate counted
+    job.refresh_from_db()
+    assert (job.done, job.total, job.status) == (0, 0, "running")
+    RepairJob.objects.filter(pk=job.pk).update(cancel_requested=True)
+    learning._told = 0.0  # as if a moment had passed
+    with pytest.raises(Cancelled):
+        learning.fraction(0.6)
+
+
+def test_a_search_cancelled_while_it_learns_the_model_ends_cancelled(
+    cases, editor, settings, monkeypatch
+):
+    from studio.repairs import request_repair
+
+    def learning(profile, progress):  # the draft's model, being learned
+        progress.fraction(0.5)
+        raise AssertionError("the cancel was not noticed while learning")
+
+    settings.TASKS = DATABASE
+    monkeypatch.setattr("studio.repairs.exact_pack", learning)
+    job = request_repair(cases[-1], user=editor)
+    RepairJob.objects.filter(pk=job.pk).update(cancel_requested=True)
+    runner.run("repair", job.pk)  # what a worker does with it
+    job.refresh_from_db()
+    assert job.status == "cancelled" and job.fix is None
+
+
 def test_a_search_of_a_draft_that_changed_before_it_began_fails_with_the_reason(
     cases, editor, client_for, profile, settings
 ):
