@@ -24,7 +24,7 @@ At most `MAX_CANDIDATES` are tried, so a big suite stays a job-sized task.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from routing_core.cases import Case
@@ -42,6 +42,7 @@ __all__ = [
     "Attempt",
     "Edit",
     "EditKind",
+    "Progress",
     "RepairReport",
     "apply_edit",
     "candidates",
@@ -50,6 +51,9 @@ __all__ = [
 ]
 
 MAX_CANDIDATES = 24
+# Called as progress(tried, to_try) before the first candidate and after each one (a job's
+# page shows "candidate 3 of 12"); whatever it raises stops the search (a cancel).
+Progress = Callable[[int, int], None]
 _PER_LIST = 4  # words tried from the message per lexicon or tool
 _QUOTED = 3  # broken cases named in one explanation
 
@@ -97,12 +101,19 @@ class RepairReport:
 
 
 def find_repair(
-    pack: Pack, cases: Sequence[Case], failing: int, *, wording: Sequence[str] = ()
+    pack: Pack,
+    cases: Sequence[Case],
+    failing: int,
+    *,
+    wording: Sequence[str] = (),
+    progress: Progress | None = None,
 ) -> RepairReport:
     """The smallest edit that makes `cases[failing]` pass and keeps every passing case passing.
 
     Args:
         wording: extra keywords to try for the expected route (e.g. from a language model).
+        progress: told `(tried, to_try)` before the first candidate and after each one, since
+            one candidate can take seconds on a big suite; what it raises propagates.
     """
     case = cases[failing]
     baseline = evaluate(Router(pack), cases).results
@@ -125,9 +136,13 @@ def find_repair(
         )
     passing = {i for i, r in enumerate(baseline) if not r.failures}
     attempts = []
+    if progress is not None:
+        progress(0, len(tried))
     for edit in tried:
         attempt, edited = _try(pack, cases, failing, passing, edit)
         attempts.append(attempt)
+        if progress is not None:
+            progress(len(attempts), len(tried))
         if attempt.fixes and not attempt.breaks:
             return RepairReport(case, edit, tuple(attempts), pack=edited, misses=misses)
     reason = "no single edit fixes it without breaking another"

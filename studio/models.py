@@ -597,5 +597,30 @@ class ImportJob(Job):
         return f"import {self.pk} ({self.format})"
 
 
+class RepairJob(Job):
+    """One search for a failing test case's smallest fix ("find a fix"), run as a job.
+
+    It searched the draft at `draft_revision` against the suite whose cases hash to
+    `suite_fingerprint`: the same case, revision and suite reuse it, and its fix may be applied
+    only while both are unchanged (then the suite need not be run again in the request).
+    `done` of `total` counts the candidates tried; `tried` says each one in plain words, and
+    `fix` is the edit found (`routing_core.repair.Edit` fields), None when there is none.
+    """
+
+    test_case = models.ForeignKey(TestCase, on_delete=models.CASCADE)
+    suite_fingerprint = models.CharField(max_length=64)
+    fix = models.JSONField(null=True, blank=True)
+    tried = models.JSONField(default=list, blank=True)
+    misses = models.JSONField(default=list, blank=True)  # what the case missed before any edit
+    reason = models.TextField(blank=True)  # why there is no fix
+    note = models.TextField(blank=True)  # e.g. the language model did not answer
+
+    class Meta(Job.Meta):
+        default_related_name = "repair_jobs"
+
+    def __str__(self) -> str:
+        return f"fix {self.pk} for case {self.test_case_id}"
+
+
 # The traffic loop's models (issue 20) live in their own module; importing them here registers them.
 from studio.traffic_models import Agent, Event, ReplayRun, TrafficSettings  # noqa: E402, F401

@@ -1,30 +1,44 @@
-"""A failing test case's smallest fix, tried against the whole suite, applied when a person says so.
+"""A failing test case's smallest fix: searched on the job queue, applied when a person says so.
 
-`routing_core.repair` finds the edit; a configured language model may only propose extra
-keywords for it to try. Applying checks the edit again against the suite as it is now (it
-may have changed since the page was shown), then saves through `save_item` (a route, a tool)
-or `save_profile` (out-of-scope examples, lexicons, margin) and audits one
-`route.accept-repair` / `tool.accept-repair` / `profile.accept-repair` entry.
+`routing_core.repair` finds the edit by running the whole suite on each candidate, seconds
+each on a big suite, so a request only starts (or reuses) a `RepairJob` (`request_repair`)
+and a worker does the search (`execute_repair`); a configured language model may only
+propose extra keywords for it to try. The job records the draft revision and the suite it
+searched; applying (`apply_found`) is refused in words if either changed since, so the
+suite need not run again in the request. The edit is saved through `save_item` (a route, a
+tool) or `save_profile` (out-of-scope examples, lexicons, margin) with one
+`route.accept-repair` / `tool.accept-repair` / `profile.accept-repair` audit entry.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
+from dataclasses import asdict
 from typing import Any
 
 from django.db import transaction
 
 from routing_core import Pack, PackError
 from routing_core.cases import Case
-from routing_core.repair import Edit, RepairReport, check_edit, find_repair
-from routing_core.repair_edits import LANES, ROUTE_KINDS, apply_edit, lexicon
+from routing_core.repair import Edit, find_repair
+from routing_core.repair_edits import EDIT_KINDS, ROUTE_KINDS, apply_edit, lexicon
 from routing_core.scorers.base import ScorerFailure
 from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import parse_suggestions
+from studio.jobs import queue
+from studio.jobs.kinds import JobFailed
+from studio.jobs.progress import EVERY_S, Reporter
+from studio.jobs.training import exact_pack
 from studio.labels import plain_problem
-from studio.models import Profile, Route, TestCase, Tool
-from studio.playground import compiled_router
-from studio.services import Refused, _audit, save_item, save_profile
+from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase, Tool
+from studio.services import Refused, _audit, build_pack, save_item, save_profile
 from studio.suites import suite_cases
+
+KEEP_SEARCHES = 5  # per case: older ended searches are of drafts or suites that are gone
+CHANGED = "the draft changed since the search: find a fix again"
+CASES_CHANGED = "the test cases changed since the search: find a fix again"
 
 
 def _suite(test_case: TestCase) -> tuple[list[Case], int]:
@@ -33,21 +47,100 @@ def _suite(test_case: TestCase) -> tuple[list[Case], int]:
     return [case for _, case in rows], index
 
 
-def repair_case(test_case: TestCase, client: ChatClient | None = None) -> tuple[RepairReport, str]:
-    """The smallest fix for the case, and a note when the model's wording could not be had.
+def suite_fingerprint(cases: list[Case]) -> str:
+    """A hash of the suite as the search sees it: a changed case means a new search."""
+    text = json.dumps([asdict(case) for case in cases], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
-    Raises:
-        PackError: the draft is not a valid pack.
+
+def request_repair(test_case: TestCase, *, user: Any, again: bool = False) -> RepairJob:
+    """The search for this case on the draft and suite as they are now: reused, or queued now.
+
+    `again` queues a fresh one even if a search of the same draft and suite ended (after a
+    cancel or a failure). A few milliseconds: reading the suite, not running it.
     """
+    profile: Profile = test_case.profile
+    cases, _index = _suite(test_case)
+    fingerprint = suite_fingerprint(cases)
+    same = RepairJob.objects.filter(
+        test_case=test_case, draft_revision=profile.draft_revision, suite_fingerprint=fingerprint
+    )
+    job = same.first()  # the newest (Job.Meta ordering)
+    if job is not None and (job.is_running or not again):
+        return job
+    job = RepairJob.objects.create(
+        profile=profile,
+        test_case=test_case,
+        draft_revision=profile.draft_revision,
+        suite_fingerprint=fingerprint,
+        started_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    _prune(test_case)
+    return queue.start(job)
+
+
+def _prune(test_case: TestCase) -> None:
+    """Forget all but the case's newest searches (a running one is never deleted)."""
+    keep = list(
+        RepairJob.objects.filter(test_case=test_case).values_list("pk", flat=True)[:KEEP_SEARCHES]
+    )
+    ended = RepairJob.objects.filter(test_case=test_case).exclude(pk__in=keep)
+    ended.exclude(status__in=ACTIVE).delete()
+
+
+def execute_repair(job: RepairJob, progress: Reporter) -> dict[str, Any]:
+    """The job's work: learn the draft's model if need be, then try the candidates one by one."""
+    from studio.suggestions import llm_client  # the studio's configured model, if any
+
+    test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)
+    profile: Profile = test_case.profile
     cases, index = _suite(test_case)
-    pack = compiled_router(test_case.profile).pack
-    wording, note = [], ""
-    if client is not None and cases[index].expected:
-        try:
-            wording = _model_wording(client, cases[index])
-        except ScorerFailure as exc:
-            note = f"The language model did not answer ({exc}); only the message's own words were tried."
-    return find_repair(pack, cases, index, wording=wording), note
+    if profile.draft_revision != job.draft_revision:
+        raise JobFailed("The draft changed before the search began: find a fix again.")
+    if suite_fingerprint(cases) != job.suite_fingerprint:
+        raise JobFailed("The test cases changed before the search began: find a fix again.")
+    try:
+        pack = exact_pack(profile, _Learning(progress) if isinstance(progress, Reporter) else None)
+    except PackError as exc:
+        raise JobFailed("The draft has problems to fix first (see the routes page).") from exc
+    wording, note = _wording(llm_client(), cases[index])
+    report = find_repair(pack, cases, index, wording=wording, progress=progress)
+    fix = report.fix
+    return {
+        "fix": asdict(fix) if fix is not None else None,
+        "tried": report.explanations,
+        "misses": list(report.misses),
+        "reason": report.reason,
+        "note": note,
+        "done": len(report.attempts),
+    }
+
+
+class _Learning(Reporter):
+    """Training's progress said as "still learning" (0 of 0 candidates), a few times a second,
+    so that a cancel lands while the draft's model is learned (minutes on a big profile)."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        super().__init__(reporter.model, reporter.pk, reporter.worker)
+        self._told = 0.0
+
+    def fraction(self, value: float) -> None:
+        now = time.monotonic()
+        if now - self._told >= EVERY_S:
+            self._told = now
+            self(0, 0)
+
+
+def _wording(client: ChatClient | None, case: Case) -> tuple[list[str], str]:
+    """The model's wording to try first, or a note saying why there is none."""
+    if client is None or not case.expected:
+        return [], ""
+    try:
+        return _model_wording(client, case), ""
+    except ScorerFailure as exc:
+        return [], (
+            f"The language model did not answer ({exc}); only the message's own words were tried."
+        )
 
 
 def _model_wording(client: ChatClient, case: Case) -> list[str]:
@@ -65,50 +158,48 @@ def _model_wording(client: ChatClient, case: Case) -> list[str]:
     return (parse_suggestions(answer) or [])[:5]
 
 
-def apply_repair(test_case: TestCase, edit: Edit, *, user: Any) -> None:
-    """Apply the edit if it still fixes the case without breaking another; audited.
+def found_edit(job: RepairJob) -> Edit | None:
+    """The edit the job found, as routing_core's `Edit` (None when it found none)."""
+    fix = job.fix
+    if not isinstance(fix, dict) or fix.get("kind") not in EDIT_KINDS:
+        return None
+    return Edit(fix["kind"], str(fix["route"]), str(fix["text"]), fix.get("source"))
 
+
+def apply_found(job: RepairJob, *, user: Any) -> Edit:
+    """Apply the fix the job found, if the draft and the suite are still what it searched.
+
+    No suite runs here: the search ran it on exactly this draft revision and these cases.
     The change goes through the normal save path of what it edits (`save_item` for a route
     or a tool, `save_profile` for the out-of-scope examples, lexicons and margin: revision
     check, pack validation, their own audit entry), then one `<kind>.accept-repair` entry
     says which case it fixed.
 
     Raises:
-        Refused: the edit no longer works on the suite as it is now, or the pack refuses it.
+        Refused: the search has not found a fix, the draft or the cases changed since, or
+            the pack refuses the edit.
         Conflict: someone saved the same item meanwhile.
     """
-    profile: Profile = test_case.profile
-    cases, index = _suite(test_case)
-    pack = compiled_router(profile).pack
-    _refuse_stale(pack, edit)
+    edit = found_edit(job) if job.status == JobStatus.DONE else None
+    if edit is None:
+        raise Refused([("edit", "there is no fix to apply: find a fix first")])
+    test_case: TestCase = job.test_case
+    profile = Profile.objects.get(pk=test_case.profile_id)
+    if profile.draft_revision != job.draft_revision:
+        raise Refused([("edit", CHANGED)])
+    if suite_fingerprint(_suite(test_case)[0]) != job.suite_fingerprint:
+        raise Refused([("edit", CASES_CHANGED)])
     try:
-        edited = apply_edit(pack, edit)  # a forged or out-of-range edit is refused in words
+        edited = apply_edit(build_pack(profile), edit)
     except PackError as exc:
         raise Refused([("edit", plain_problem(p, m)) for p, m in exc.errors]) from exc
-    attempt = check_edit(pack, cases, index, edit)
-    if not attempt.fixes or attempt.breaks:
-        raise Refused([("edit", "the routes or the cases changed since: find a fix again")])
     with transaction.atomic():
         changed = _save(profile, edit, edited, user)
         after = {"case": test_case.message, "edit": edit.describe(), "kind": edit.kind}
         _audit(
             user, profile, f"{type(changed).__name__.lower()}.accept-repair", changed, None, after
         )
-
-
-def _refuse_stale(pack: Pack, edit: Edit) -> None:
-    """Refuse an edit naming what the pack no longer has (or a forged form)."""
-    if edit.kind in ROUTE_KINDS:
-        names = set(pack.route_names)
-        if edit.route not in names or (edit.source is not None and edit.source not in names):
-            raise Refused([("edit", "that route no longer exists: find a fix again")])
-    elif edit.kind in ("add_trigger", "remove_trigger"):
-        if edit.route not in {t.name for t in pack.tools}:
-            raise Refused([("edit", "that tool no longer exists: find a fix again")])
-    elif edit.kind in ("add_verb", "remove_verb") and edit.route not in LANES:
-        raise Refused([("edit", "there is no such lexicon")])
-    if not edit.text.strip():
-        raise Refused([("edit", "the edit has no text")])
+    return edit
 
 
 def _save(profile: Profile, edit: Edit, edited: Pack, user: Any) -> Route | Tool | Profile:

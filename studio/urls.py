@@ -104,6 +104,16 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="route-suggest",
     ),
     path("profiles/<slug:slug>/tests/<int:pk>/fix/", repairs.case_fix, name="tests-fix"),
+    path(
+        "profiles/<slug:slug>/tests/<int:pk>/fix/cancel/",
+        repairs.case_fix_cancel,
+        name="tests-fix-cancel",
+    ),
+    path(
+        "profiles/<slug:slug>/tests/<int:pk>/fix/again/",
+        repairs.case_fix_again,
+        name="tests-fix-again",
+    ),
     *_item_urls("rules"),
     *_item_urls("tools"),
     path("admin/", admin.site.urls),

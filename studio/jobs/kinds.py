@@ -19,6 +19,7 @@ from studio.models import (
     Job,
     OverlapCheck,
     Publication,
+    RepairJob,
     TestRun,
     TrainedModel,
     TuningRun,
@@ -53,6 +54,7 @@ KINDS: dict[str, Kind] = {
     "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.authoring.execute_tuning", "Tuning failed"),
     "import": Kind(ImportJob, "studio.importing.execute_import", "The import failed"),
+    "repair": Kind(RepairJob, "studio.repairs.execute_repair", "The search for a fix failed"),
 }
 
 

@@ -27,7 +27,7 @@ def start(job: J) -> J:
     return job
 
 
-def cancel(job: Job) -> Job:
+def cancel(job: J) -> J:
     """Ask a job to stop: a queued one is cancelled at once, a running one at its next progress."""
     manager = type(job)._default_manager
     now = timezone.now()

@@ -1,63 +1,107 @@
-"""Page: the smallest fix for a failing test case, and applying it (editors)."""
+"""Page: the smallest fix for a failing test case, searched on the job queue, and applying it.
+
+Opening the page starts the search (or finds the one already made for this case, draft
+revision and suite) and answers at once with its progress, which htmx polls; when it is done
+the page shows every attempt in words and the fix with its "apply" button (editors only).
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
-from routing_core import PackError
-from routing_core.repair import EDIT_KINDS, Edit
-from studio.models import TestCase
-from studio.playground import ModelPending
-from studio.repairs import apply_repair, repair_case
+from studio.jobs import queue
+from studio.jobs.recovery import recover
+from studio.models import RepairJob, TestCase
+from studio.repairs import apply_found, found_edit, request_repair
 from studio.roles import can_edit
 from studio.services import Conflict, Refused
-from studio.suggestions import llm_client
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 
-# The suite must run on the model of exactly these routes; the last edit's is still learning.
-_PENDING = "The routes changed a moment ago and are still being learned: find a fix again shortly."
+
+def _case(request: HtmxHttpRequest, slug: str, pk: int) -> TestCase:
+    if not can_edit(request.user):
+        raise PermissionDenied("Fixing cases is for editors.")
+    return get_object_or_404(
+        TestCase.objects.select_related("profile"), profile=get_profile(slug), pk=pk
+    )
 
 
 @require_http_methods(["GET", "POST"])
 @studio_page
 def case_fix(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
-    if not can_edit(request.user):
-        raise PermissionDenied("Fixing cases is for editors.")
-    test_case = get_object_or_404(TestCase, profile=get_profile(slug), pk=pk)
+    """GET: the search's page (`?job=` polls that one); POST: apply the fix the job found."""
+    test_case = _case(request, slug, pk)
     if request.method == "POST":
         return _apply(request, test_case)
-    try:
-        report, note = repair_case(test_case, llm_client())
-    except PackError:
-        report, note = None, "The draft has problems to fix first (see the routes page)."
-    except ModelPending:
-        report, note = None, _PENDING
-    context = profile_context(request, test_case.profile, case=test_case, repair=report, note=note)
-    return render(request, "studio/case_fix.html", context)
+    recover()  # a search whose worker died is queued again (or failed) before it is shown
+    wanted = request.GET.get("job", "")
+    job = (
+        get_object_or_404(RepairJob, test_case=test_case, pk=int(wanted))
+        if wanted.isdigit()
+        else request_repair(test_case, user=request.user)
+    )
+    template = "studio/case_fix.html#fix-status" if request.htmx else "studio/case_fix.html"
+    return render(request, template, _context(request, test_case, job))
+
+
+def _context(request: HtmxHttpRequest, test_case: TestCase, job: RepairJob) -> dict[str, Any]:
+    return profile_context(
+        request,
+        test_case.profile,
+        case=test_case,
+        job=job,
+        fix=found_edit(job) if job.status == "done" else None,
+        is_current=job.draft_revision == test_case.profile.draft_revision,
+    )
+
+
+@require_POST
+@studio_page
+def case_fix_cancel(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    test_case = _case(request, slug, pk)
+    job = queue.cancel(get_object_or_404(RepairJob, test_case=test_case, pk=_pk(request)))
+    if request.htmx:
+        return render(request, "studio/case_fix.html#fix-status", _context(request, test_case, job))
+    return _to_job(test_case, job)
+
+
+@require_POST
+@studio_page
+def case_fix_again(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Search again although a search of this draft ended (it was cancelled or failed)."""
+    test_case = _case(request, slug, pk)
+    return _to_job(test_case, request_repair(test_case, user=request.user, again=True))
+
+
+def _pk(request: HtmxHttpRequest) -> int:
+    value = request.POST.get("job", "")
+    return int(value) if value.isdigit() else 0
+
+
+def _to_job(test_case: TestCase, job: RepairJob) -> HttpResponse:
+    response = redirect("tests-fix", slug=test_case.profile.slug, pk=test_case.pk)
+    response["Location"] += f"?job={job.pk}"
+    return response
 
 
 def _apply(request: HtmxHttpRequest, test_case: TestCase) -> HttpResponse:
-    kind = request.POST.get("kind", "")
-    edit = Edit(
-        kind if kind in EDIT_KINDS else "add_example",
-        request.POST.get("route", ""),
-        request.POST.get("text", ""),
-        request.POST.get("source") or None,
-    )
+    job = RepairJob.objects.filter(test_case=test_case, pk=_pk(request)).first()
+    if job is None:  # a search of another case, or none: nothing of this case to apply
+        messages.error(request, "Not applied: there is no fix to apply: find a fix first.")
+        return redirect("tests-fix", slug=test_case.profile.slug, pk=test_case.pk)
     try:
-        apply_repair(test_case, edit, user=request.user)
-    except (Refused, PackError) as exc:
-        messages.error(request, "; ".join(m for _, m in exc.errors))
-        return redirect("tests-fix", slug=test_case.profile.slug, pk=test_case.pk)
-    except ModelPending:
-        messages.error(request, _PENDING)
-        return redirect("tests-fix", slug=test_case.profile.slug, pk=test_case.pk)
+        edit = apply_found(job, user=request.user)
+    except Refused as exc:
+        messages.error(request, "Not applied: " + "; ".join(m for _, m in exc.errors) + ".")
+        return _to_job(test_case, job)
     except Conflict as exc:
         messages.error(request, f"Not applied: {exc}.")
-        return redirect("tests-fix", slug=test_case.profile.slug, pk=test_case.pk)
+        return _to_job(test_case, job)
     messages.success(request, f"Applied: {edit.describe()}.")
     return redirect("tests", slug=test_case.profile.slug)

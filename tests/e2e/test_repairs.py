@@ -1,4 +1,5 @@
-"""An editor opens 'Find a fix' on a failing case, reads the edit, applies it; the case then passes."""
+"""An editor opens 'Find a fix' on a failing case, watches the search on the job queue, reads the
+edit, applies it; the case then passes. A real worker process runs the search."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import time
 from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
-from studio.models import AuditEntry, JobStatus, Profile, Route, TestCase, TestRun
+from studio.models import AuditEntry, Profile, RepairJob, Route, TestCase, TestRun
 from studio.suites import start_run
 from tests.e2e.conftest import sign_in
+from tests.job_worker import Workers
 
 MESSAGE = "my subscription renewed without asking"
 
@@ -18,19 +20,24 @@ MESSAGE = "my subscription renewed without asking"
 def _run_suite(profile: Profile) -> None:
     run = start_run(profile, user=User.objects.get(username="demo"))
     deadline = time.monotonic() + 30
-    while TestRun.objects.get(pk=run.pk).status == JobStatus.RUNNING:
+    while TestRun.objects.get(pk=run.pk).is_running:
         assert time.monotonic() < deadline, "the suite run did not finish"
         time.sleep(0.1)
 
 
-def test_find_a_fix_then_apply_it(live_server, demo, page: Page) -> None:
+def test_find_a_fix_then_apply_it(live_server, demo, page: Page, job_worker: Workers) -> None:
     profile = Profile.objects.get(slug="support")
     TestCase.objects.create(profile=profile, message=MESSAGE, expected_route="billing", order=99)
     _run_suite(profile)
+    job_worker.stop_all()  # so that the person sees the search wait for a worker
 
     sign_in(page, live_server.url)
     page.goto(f"{live_server.url}/profiles/support/tests/")
     page.get_by_role("row", name=re.compile(MESSAGE)).get_by_test_id("find-fix").click()
+    expect(page.get_by_test_id("job-state")).to_contain_text("Waiting for a worker")
+    assert RepairJob.objects.get().status == "queued"
+
+    job_worker.start()  # the page follows the search without a reload
     expect(page.get_by_test_id("fix")).to_contain_text("Add the keyword “subscription” to billing.")
     assert "subscription" not in Route.objects.get(profile=profile, name="billing").keywords
 
@@ -44,7 +51,9 @@ def test_find_a_fix_then_apply_it(live_server, demo, page: Page) -> None:
 OUT_OF_SCOPE = "is your company hiring"
 
 
-def test_find_a_fix_for_a_message_that_belongs_to_no_route(live_server, demo, page: Page) -> None:
+def test_find_a_fix_for_a_message_that_belongs_to_no_route(
+    live_server, demo, page: Page, job_worker: Workers
+) -> None:
     profile = Profile.objects.get(slug="support")
     TestCase.objects.create(profile=profile, message=OUT_OF_SCOPE, expected_route="", order=99)
     _run_suite(profile)

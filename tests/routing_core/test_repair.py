@@ -67,6 +67,31 @@ def test_wording_from_a_model_is_tried_first_but_only_if_it_is_in_the_message(pa
     assert len(report.attempts) == 1
 
 
+def test_progress_is_told_before_the_first_candidate_and_after_each_one(pack, suite):
+    cases, failing = _with(suite, "is my order lost", "shipping")
+    told: list[tuple[int, int]] = []
+    report = find_repair(
+        pack, cases, failing, progress=lambda done, total: told.append((done, total))
+    )
+    # six candidates to try; the third fixes it, so the search ends there
+    assert told == [(0, 6), (1, 6), (2, 6), (3, 6)]
+    assert len(report.attempts) == 3
+
+
+def test_what_progress_raises_stops_the_search(pack, suite):
+    cases, failing = _with(suite, "is my order lost", "shipping")
+    tried: list[int] = []
+
+    def stop_after_one(done: int, total: int) -> None:
+        tried.append(done)
+        if done == 1:
+            raise KeyboardInterrupt("cancelled")
+
+    with pytest.raises(KeyboardInterrupt):
+        find_repair(pack, cases, failing, progress=stop_after_one)
+    assert tried == [0, 1]
+
+
 def test_a_passing_case_or_a_case_expecting_a_missing_route_gets_no_edit(pack, suite):
     assert find_repair(pack, suite, 0).reason == "the case already passes"
     cases, failing = _with(suite, "why was I charged twice", "nowhere")

@@ -164,8 +164,11 @@ PAGES: dict[str, list[Call]] = {
     "import-job-cancel": [Call("post", _edit(302))],
     # suggestions cost model calls: editors only; with no endpoint configured a POST is a no-op
     "route-suggest": [Call("get", _edit(200)), Call("post", _edit(200))],
-    # a POST with no valid edit is refused with a message and sent back to the page
+    # opening it starts the search for a fix (editors only); a POST naming no search of the
+    # case that found a fix is refused with a message and sent back to the page
     "tests-fix": [Call("get", _edit(200)), Call("post", _edit(302))],
+    "tests-fix-cancel": [Call("post", _edit(404))],  # no such search of this case
+    "tests-fix-again": [Call("post", _edit(302))],
     "profile-detail": [Call("get", VIEWER)],
     "route-view": [Call("get", VIEWER)],
     "people": [

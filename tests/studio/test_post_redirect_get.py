@@ -31,6 +31,15 @@ def _case(profile: Profile) -> int:
     return TestCase.objects.create(profile=profile, message="hi", expected_route="billing").pk
 
 
+def _repair_job(profile: Profile) -> dict[str, Any]:
+    """A search for a fix of the case `_case` just made (it runs inline: no fix, it passes)."""
+    from studio.repairs import request_repair
+
+    case = TestCase.objects.filter(profile=profile).order_by("-pk").first()
+    assert case is not None
+    return {"job": request_repair(case, user=None).pk}
+
+
 def _deleted_route_entry(profile: Profile) -> int:
     from django.contrib.auth.models import User
 
@@ -123,6 +132,9 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
         lambda p: {"message": "hello", "expected_route": "", "turn": 0, "revision": 1},
     ),
     ("tests-delete", _case, lambda p: {}),
+    ("tests-fix", _case, _repair_job),
+    ("tests-fix-cancel", _case, _repair_job),
+    ("tests-fix-again", _case, lambda p: {}),
     ("tests-import", None, lambda p: {"text": "text,expected\nhi,billing\n", "confirm": "yes"}),
     ("test-run-start", None, lambda p: {}),
     ("overlap-start", None, lambda p: {}),
