@@ -12,8 +12,9 @@ The candidates follow what the case missed (`CaseResult.failures`):
 - unmatched expected, a route came out: the message as an out-of-scope example, or a keyword
   of the route that took it removed (when that keyword is in the message);
 - a verdict expected: a decisive move or stay where a menu came out, the near-tie margin
-  lowered to this turn's gap (and the route edits); unmatched, the out-of-scope edits. A case
-  expecting a menu cannot pass (`evaluate` never counts a menu as a route), so it is told so;
+  lowered to this turn's gap (and the route edits); a menu where a decisive turn came out,
+  the margin raised just past its gap; unmatched, the out-of-scope edits. A case expecting
+  a menu must name a route the menu offers (`evaluate`), so one without is told so;
 - a triage label expected: a word of the message added to the lexicon of that label, or a
   word that fired for the wrong label removed from its lexicon;
 - tools expected kept or dropped: a word of the message added to the tool's trigger
@@ -123,10 +124,12 @@ def find_repair(
         return RepairReport(
             case, None, reason=f"the expected route {case.expected} is not a route of the pack"
         )
-    if case.expected_verdict == "menu":
-        # evaluate counts a menu as no route, so such a case fails whatever the pack says
+    if case.expected_verdict == "menu" and case.expected is None:
+        # no route expected means unmatched, which no menu is: the case contradicts itself
         return RepairReport(
-            case, None, reason="a case expecting a menu cannot pass: a menu is never a route"
+            case,
+            None,
+            reason="a case expecting a menu must name a route the menu offers: give it one",
         )
     misses = tuple(baseline[failing].failures)
     tried = candidates(pack, case, baseline[failing], wording)[:MAX_CANDIDATES]
@@ -257,6 +260,9 @@ def _verdict_edits(pack: Pack, case: Case, result: CaseResult) -> list[Edit]:
     gap = d.runner_up.gap if d.runner_up is not None else math.nan
     if wanted in ("move", "stay") and d.verdict == "menu" and math.isfinite(gap):
         margin = math.floor(gap * 100) / 100  # decisive is gap ≥ margin
+        edits.append(_margin(pack.policy.near_tie_margin, margin))
+    if wanted == "menu" and d.verdict in ("move", "stay") and math.isfinite(gap) and gap < 0.99:
+        margin = math.floor(gap * 100) / 100 + 0.01  # a near-tie is gap < margin
         edits.append(_margin(pack.policy.near_tie_margin, margin))
     # A move where a stay was expected (or back) hangs on the incumbent, which the case or
     # the conversation's previous turn sets: the route edits above are all an edit can do.

@@ -166,11 +166,39 @@ def test_a_decisive_verdict_where_a_menu_came_out_can_be_had_by_lowering_the_mar
     assert attempt.fixes and not attempt.breaks
 
 
-def test_a_case_expecting_a_menu_is_told_it_cannot_pass(pack, suite):
+def test_a_case_expecting_a_menu_without_a_route_is_told_to_name_one(pack, suite):
     cases, _ = _with(suite, "I love pizza", None)
     cases[-1] = Case("I love pizza", None, expected_verdict="menu")
     report = _fix(pack, cases)
-    assert report.fix is None and "a menu is never a route" in report.reason
+    assert report.fix is None and "must name a route the menu offers" in report.reason
+
+
+def test_a_case_expecting_a_menu_passes_on_a_menu_that_offers_its_route(pack, suite):
+    from routing_core.evaluate import evaluate
+
+    offered = Router(pack).route("I love pizza").offered
+    case = Case("I love pizza", offered[0], expected_verdict="menu")
+    assert evaluate(Router(pack), [*suite, case]).results[-1].passed
+
+
+def test_a_menu_where_a_decisive_turn_came_out_can_be_had_by_raising_the_margin(pack, suite):
+    from routing_core.evaluate import evaluate
+    from routing_core.repair import candidates, check_edit
+
+    decided = next(
+        (c.text, d)
+        for c in suite
+        if (d := Router(pack).route(c.text)).verdict == "move" and d.runner_up is not None
+    )
+    text, decision = decided
+    case = Case(text, decision.route, expected_verdict="menu")
+    cases = [*suite, case]
+    result = evaluate(Router(pack), cases).results[-1]
+    assert result.failures == ["verdict: expected menu, got move"]
+    margin = next(e for e in candidates(pack, case, result) if e.kind == "set_margin")
+    assert decision.runner_up.gap < float(margin.text) <= decision.runner_up.gap + 0.01
+    attempt = check_edit(pack, cases, len(cases) - 1, margin)
+    assert attempt.fixes
 
 
 def test_a_triage_label_is_fixed_by_teaching_the_lexicon_a_word(pack, suite):
