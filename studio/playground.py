@@ -116,14 +116,21 @@ class ScorerDefaults:
     floor: float
     is_fitted: bool
     margin: float | None
+    training: bool = False  # the draft's model is still learning: nothing fitted to show yet
 
 
 def scorer_defaults(profile: Profile) -> ScorerDefaults | None:
-    """The draft's scorer floor and fitted margin; None when the draft is invalid."""
+    """The draft's scorer floor and fitted margin; None when the draft is invalid.
+
+    While the draft's model trains (after an edit or an import) the fitted values are not
+    known yet: the page says so instead of waiting, or failing, on the training.
+    """
     try:
         info = compiled_router(profile).scorer.info
     except PackError:
         return None
+    except ModelPending:
+        return ScorerDefaults(0.0, False, None, training=True)
     margin = info.details.get("fitted_margin")
     return ScorerDefaults(
         info.floor or 0.0,

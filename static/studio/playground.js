@@ -2,6 +2,7 @@
  * - Enter in the message box sends the turn (Shift+Enter adds a line).
  * - Sliders show their value as they move.
  * - "Copy JSON" copies the raw decision event.
+ * - When the draft's model is ready, the message being typed is routed again.
  * Typing itself is htmx: the form posts on `input changed delay:150ms` with `hx-sync="this:replace"`,
  * so a slow answer never overwrites a newer one. */
 (function () {
@@ -55,6 +56,14 @@
     button.textContent = text;
     window.setTimeout(function () { button.textContent = label; }, 1500);
   }
+
+  // The draft's model is ready (`model-ready`, from the model note's poll): route the message
+  // being typed again with it. With the box empty a turn was just sent, and asking again would
+  // swap that turn's verdict for "type a message", so the panel keeps it.
+  document.addEventListener("model-ready", function () {
+    var box = document.querySelector("[data-message]");
+    if (box && box.value.trim()) document.body.dispatchEvent(new CustomEvent("model-ready-reroute"));
+  });
 
   // After a turn is sent (the server retargets the answer to the workspace) the cursor goes
   // back to the message box, ready for the next turn.

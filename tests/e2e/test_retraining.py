@@ -54,3 +54,33 @@ def test_an_example_edit_is_retrained_while_the_playground_keeps_answering(
     expect(top).to_have_attribute("data-score", fresh_top.get_attribute("data-score") or "")
     expect(kind).to_have_text("move")
     expect(verdict).to_have_text("tech_support")
+
+
+def test_a_turn_sent_while_the_model_learns_keeps_its_verdict_when_the_model_is_ready(
+    page: Page, live_server, demo, job_worker: Workers
+) -> None:  # type: ignore[no-untyped-def]
+    """The new model's arrival asks for the verdict of the message being typed; with the box
+    emptied by a sent turn it used to wipe that turn's verdict ("type a message")."""
+    profile = Profile.objects.get(slug="support")
+    wait_for(
+        lambda: TrainedModel.objects.filter(profile=profile, status="done").exists(),
+        what="the worker to train the demo's first model",
+    )
+    sign_in(page, live_server.url)
+    job_worker.stop_all()  # the next model waits in the queue while the turn is sent
+    route = Route.objects.get(profile=profile, name="shipping")
+    route.examples = [*route.examples, "do you ship to the moon"]
+    save_item(route, user=None, expected_revision=route.revision)
+    page.goto(f"{live_server.url}/profiles/support/playground/")
+    expect(page.get_by_test_id("model-status")).to_contain_text("waiting for a worker")
+
+    message = page.get_by_label("Message")
+    message.fill("how much is shipping to Canada")
+    message.press("Enter")
+    expect(message).to_have_value("")
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("move")
+
+    job_worker.start()
+    expect(page.get_by_test_id("model-status")).to_be_hidden(timeout=60_000)
+    expect(page.get_by_test_id("verdict-kind")).to_have_text("move")
+    expect(page.get_by_test_id("verdict-route")).to_have_text("shipping")

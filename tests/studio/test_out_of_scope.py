@@ -87,8 +87,28 @@ def test_a_small_profile_says_its_scorer_has_no_fitted_floor_yet(
 ) -> None:
     page = client_for(viewer).get(reverse("policy", args=[profile.slug])).content.decode()
     assert "Effective floor now: the scorer's own (0.00)" in page
-    assert "200 route texts" in page
+    assert "100 route texts" in page
     assert "Near-tie margin that fits" not in page  # nothing fitted in a small profile
+
+
+def test_the_policy_page_answers_while_the_drafts_model_is_learning(
+    large: Profile, viewer: Any, client_for: Any, settings: Any
+) -> None:
+    """After an edit or an import the model trains on a worker: the page must not wait or fail."""
+    from studio.models import Route
+    from tests.job_worker import DATABASE
+
+    settings.TASKS = DATABASE  # no worker runs here: the new draft's model stays queued
+    route = Route.objects.filter(profile=large).first()
+    assert route is not None
+    route.examples = [*route.examples, "one more example to learn"]
+    route.save()
+    Profile.objects.filter(pk=large.pk).update(draft_revision=large.draft_revision + 1)
+
+    response = client_for(viewer).get(reverse("policy", args=[large.slug]))
+
+    assert response.status_code == 200
+    assert "once the draft's model has finished learning" in response.content.decode()
 
 
 def test_a_floor_set_by_a_person_overrides_the_fitted_one(
