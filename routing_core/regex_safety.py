@@ -47,18 +47,23 @@ def _sequences(items: list[Any]) -> Iterator[list[Any]]:
             children = [arg[2]]
         elif name == "BRANCH":
             children = list(arg[1])
-        elif name == "SUBPATTERN":
-            children = [arg[3]]
-        elif name in ("ASSERT", "ASSERT_NOT"):
-            children = [arg[1]]
-        elif name == "ATOMIC_GROUP":
-            children = [arg]
-        elif name == "GROUPREF_EXISTS":
-            children = [c for c in arg[1:] if c is not None]
         else:
-            children = []
+            children = _group_children(name, arg)
         for child in children:
             yield from _sequences(list(child))
+
+
+def _group_children(name: str, arg: Any) -> list[Any]:
+    """The sequences inside a group, a lookaround or a conditional (none for other nodes)."""
+    if name == "SUBPATTERN":
+        return [arg[3]]
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return [arg[1]]
+    if name == "ATOMIC_GROUP":
+        return [arg]
+    if name == "GROUPREF_EXISTS":
+        return [c for c in arg[1:] if c is not None]
+    return []
 
 
 def _walk(items: list[Any], *, inside_repeat: bool, under_unbounded: bool) -> str | None:
@@ -103,16 +108,7 @@ def _walk(items: list[Any], *, inside_repeat: bool, under_unbounded: bool) -> st
 
 
 def _walk_children(name: str, arg: Any, inside_repeat: bool, under_unbounded: bool) -> str | None:
-    children: list[Any] = []
-    if name == "SUBPATTERN":
-        children = [arg[3]]
-    elif name in ("ASSERT", "ASSERT_NOT"):
-        children = [arg[1]]
-    elif name == "ATOMIC_GROUP":
-        children = [arg]
-    elif name == "GROUPREF_EXISTS":
-        children = [c for c in arg[1:] if c is not None]
-    for child in children:
+    for child in _group_children(name, arg):
         reason = _walk(list(child), inside_repeat=inside_repeat, under_unbounded=under_unbounded)
         if reason:
             return reason
