@@ -24,7 +24,7 @@ from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, 
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import Reporter
-from studio.jobs.training import exact_pack
+from studio.jobs.training import job_pack
 from studio.labels import place
 from studio.models import ACTIVE, JobStatus, Profile, TuningRun
 from studio.playground import ModelPending, compiled_router
@@ -163,10 +163,7 @@ def tuning(profile: Profile) -> Tuning | None:
 def execute_tuning(job: TuningRun, progress: Reporter) -> dict[str, Any]:
     """The sweep's work, on a worker: route every case once with the exact model, then decide."""
     profile = Profile.objects.get(pk=job.profile_id)
-    try:
-        router = Router(exact_pack(profile, None))
-    except PackError as exc:
-        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
+    router = Router(job_pack(profile))
     pairs = suite_cases(profile)
     if _tuning_key(profile, [row for row, _ in pairs]) != job.key:
         raise JobFailed("The draft or its test cases changed meanwhile: open the page again.")

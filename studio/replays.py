@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from routing_core import PackError, Router
+from routing_core import Router
 from routing_core.codec import load_pack
 from routing_core.pack import Pack
 from routing_core.replay import PartialReplay, replay_turns, summarise
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
-from studio.jobs.training import exact_pack
+from studio.jobs.training import job_pack
 from studio.models import Profile
 from studio.suites import _signed_in
 from studio.traffic_models import Event, ReplayRun
@@ -55,10 +55,7 @@ def _target_pack(run: ReplayRun) -> Pack:
         if version is None:
             raise JobFailed(f"Version {run.target} does not exist.")
         return load_pack(version.pack_json)
-    try:
-        return exact_pack(profile, None)  # the draft with its own model (trained here if needed)
-    except PackError as exc:
-        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
+    return job_pack(profile)  # the draft with its own model (trained here if needed)
 
 
 def _parts(

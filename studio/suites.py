@@ -20,15 +20,14 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-from routing_core import PackError, Router
+from routing_core import Router
 from routing_core.cases import Case
 from routing_core.evaluate import CaseResult, EvalReport, evaluate
 from routing_core.overlap import overlap_checkup
 from studio.jobs import queue
-from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import Reporter
 from studio.jobs.recovery import recover
-from studio.jobs.training import exact_pack
+from studio.jobs.training import job_pack
 from studio.models import OverlapCheck, Profile, TestCase, TestRun
 
 log = logging.getLogger(__name__)
@@ -104,10 +103,7 @@ def _signed_in(user: Any) -> Any:
 def execute_run(run: TestRun, progress: Reporter) -> dict[str, Any]:
     """The run's work (on a worker): route every case on the current draft, the outcome to store."""
     profile = Profile.objects.get(pk=run.profile_id)
-    try:
-        router = Router(exact_pack(profile, None))
-    except PackError as exc:
-        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
+    router = Router(job_pack(profile))
     pairs = suite_cases(profile)
     report = evaluate(router, [c for _, c in pairs], progress=progress)
     return report_fields(report, [row for row, _ in pairs], profile.draft_revision)
@@ -170,10 +166,7 @@ def start_overlap(profile: Profile, *, user: Any) -> OverlapCheck:
 def execute_overlap(check: OverlapCheck, progress: Reporter) -> dict[str, Any]:
     """The checkup's work: hold out every example once (routing_core.overlap), what landed elsewhere."""
     profile = Profile.objects.get(pk=check.profile_id)
-    try:
-        pack = exact_pack(profile, None)
-    except PackError as exc:
-        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
+    pack = job_pack(profile)
     findings = overlap_checkup(pack, progress=progress)
     rows = [{k: _finite(v) for k, v in asdict(f).items()} for f in findings]
     return {"draft_revision": profile.draft_revision, "findings": rows}

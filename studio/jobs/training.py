@@ -20,10 +20,11 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from routing_core import Pack, dump_pack, load_pack
+from routing_core import Pack, PackError, dump_pack, load_pack
 from routing_core.pack import LexicalScorerSettings
 from routing_core.scorers import route_texts, stored
 from studio.jobs import queue
+from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import PER_MILLE, Reporter
 from studio.jobs.sqlite import retry_locked
 from studio.models import ACTIVE, JobStatus, Profile, TrainedModel
@@ -148,6 +149,14 @@ def exact_pack(profile: Profile, progress: Reporter | None = None) -> Pack:
     )
     _keep(profile, fingerprint, pack, trained)
     return trained
+
+
+def job_pack(profile: Profile) -> Pack:
+    """`exact_pack` for a job's work: an invalid draft fails the job, saying why."""
+    try:
+        return exact_pack(profile, None)
+    except PackError as exc:
+        raise JobFailed(f"The draft is not a valid pack: {exc}") from exc
 
 
 def model_for(profile: Profile, draft: Pack, trained: Pack | None = None) -> Pack:
