@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from studio.reports import Tick  # one tick for every chart (_chart_axes.html draws them)
 from studio.traffic import Share
 
 
@@ -20,12 +21,6 @@ class Bar:
     w: float
     h: float
     title: str
-
-
-@dataclass(frozen=True)
-class Tick:
-    at: float
-    label: str
 
 
 @dataclass(frozen=True)
