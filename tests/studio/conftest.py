@@ -106,6 +106,23 @@ def route(profile: Profile) -> Route:
     return profile.routes.get(name="billing")
 
 
+def policy_form(**changes: str) -> dict[str, str]:
+    """What the policy page posts, with the defaults of a new profile, and `changes`."""
+    data = {
+        "scorer_kind": "lexical",
+        "floor": "",
+        "out_of_scope": "",
+        "near_tie_margin": "0.15",
+        "menu_size": "3",
+        "strictness": "assist",
+        "triage_mode": "enforce",
+        "ambiguity_confidence_floor": "0.55",
+        "min_action_signals": "2",
+        "revision": "1",
+    }
+    return {**data, **changes}
+
+
 def htmx(**extra: Any) -> dict[str, Any]:
     """Headers of a request made by htmx."""
     return {"HTTP_HX_REQUEST": "true", **extra}

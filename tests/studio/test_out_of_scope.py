@@ -13,25 +13,9 @@ from studio.playground import compiled_router
 from studio.publishing import import_pack
 from studio.services import release_pack
 from tests.routing_core.conftest import TEMPLATES, TOPICS
-from tests.studio.conftest import htmx
+from tests.studio.conftest import htmx, policy_form
 
 OUT_OF_SCOPE = ["tell me a joke about cats", "what is the capital of france"]
-
-
-def policy_data(**changes: str) -> dict[str, str]:
-    data = {
-        "scorer_kind": "lexical",
-        "floor": "",
-        "out_of_scope": "",
-        "near_tie_margin": "0.15",
-        "menu_size": "3",
-        "strictness": "assist",
-        "triage_mode": "enforce",
-        "ambiguity_confidence_floor": "0.55",
-        "min_action_signals": "2",
-        "revision": "1",
-    }
-    return {**data, **changes}
 
 
 @pytest.fixture
@@ -49,7 +33,7 @@ def test_an_editor_saves_out_of_scope_examples_and_the_scorer_learns_them(
 ) -> None:
     text = "\n".join(OUT_OF_SCOPE) + "\n\n"
     response = client_for(editor).post(
-        reverse("policy", args=[large.slug]), policy_data(out_of_scope=text)
+        reverse("policy", args=[large.slug]), policy_form(out_of_scope=text)
     )
     assert response.status_code == 302
     large.refresh_from_db()
@@ -65,7 +49,7 @@ def test_a_viewer_cannot_save_out_of_scope_examples(
     large: Profile, viewer: Any, client_for: Any
 ) -> None:
     response = client_for(viewer).post(
-        reverse("policy", args=[large.slug]), policy_data(out_of_scope="hello")
+        reverse("policy", args=[large.slug]), policy_form(out_of_scope="hello")
     )
     assert response.status_code == 403
     large.refresh_from_db()
@@ -115,7 +99,7 @@ def test_a_floor_set_by_a_person_overrides_the_fitted_one(
     large: Profile, editor: Any, client_for: Any
 ) -> None:
     response = client_for(editor).post(
-        reverse("policy", args=[large.slug]), policy_data(floor="0.3"), **htmx()
+        reverse("policy", args=[large.slug]), policy_form(floor="0.3"), **htmx()
     )
     assert response.status_code == 200
     assert "Effective floor now" not in response.content.decode()

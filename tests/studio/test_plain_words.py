@@ -8,7 +8,7 @@ import re
 from django.urls import reverse
 
 from studio import playground
-from tests.studio.conftest import htmx
+from tests.studio.conftest import htmx, policy_form
 from tests.studio.test_playground import by_testid, text
 
 
@@ -30,17 +30,7 @@ def test_the_policy_help_is_plain_and_its_formula_sits_behind_a_disclosure(
 
 
 def test_saving_the_policy_in_place_says_it_was_saved(profile, editor, client_for):
-    data = {
-        "scorer_kind": "lexical",
-        "floor": "",
-        "near_tie_margin": "0.2",
-        "menu_size": "3",
-        "strictness": "assist",
-        "triage_mode": "enforce",
-        "ambiguity_confidence_floor": "0.55",
-        "min_action_signals": "2",
-        "revision": "1",
-    }
+    data = policy_form(near_tie_margin="0.2")
 
     response = client_for(editor).post(reverse("policy", args=[profile.slug]), data, **htmx())
 

@@ -18,7 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from studio.models import Environment, Profile, TestCase
 from studio.publishing import publish
 from studio.services import delete_item
-from tests.studio.conftest import htmx
+from tests.studio.conftest import htmx, policy_form
 
 Data = Callable[[Profile], dict[str, Any]]
 
@@ -61,17 +61,6 @@ def _production(profile: Profile) -> dict[str, Any]:
     }
 
 
-POLICY = {
-    "scorer_kind": "lexical",
-    "floor": "",
-    "near_tie_margin": "0.2",
-    "menu_size": "3",
-    "strictness": "assist",
-    "triage_mode": "enforce",
-    "ambiguity_confidence_floor": "0.55",
-    "min_action_signals": "2",
-    "revision": "1",
-}
 LEXICONS = {
     "action_verbs": "refund",
     "knowledge_verbs": "",
@@ -105,7 +94,7 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
         lambda p: {"route_name": "billing", "match_kind": "keywords", "keywords": "copy"},
     ),
     ("tools-add", None, lambda p: {"name": "lookup", "trigger_keywords": "invoice"}),
-    ("policy", None, lambda p: POLICY),
+    ("policy", None, lambda p: policy_form(near_tie_margin="0.2")),
     ("lexicons", None, lambda p: LEXICONS),
     ("playground", None, lambda p: {"message": "where is my parcel", "action": "send"}),
     ("playground", None, lambda p: {"turn": [TURN], "action": "reset"}),

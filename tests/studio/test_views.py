@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from studio.models import Profile, Route, Tool
-from tests.studio.conftest import htmx
+from tests.studio.conftest import htmx, policy_form
 
 
 def url(name: str, profile: Profile, item: Any = None) -> str:
@@ -359,20 +359,6 @@ class TestRulesAndTools:
 
 
 class TestPolicyAndLexicons:
-    def policy_data(self, **changes: str) -> dict[str, str]:
-        data = {
-            "scorer_kind": "lexical",
-            "floor": "",
-            "near_tie_margin": "0.15",
-            "menu_size": "3",
-            "strictness": "assist",
-            "triage_mode": "enforce",
-            "ambiguity_confidence_floor": "0.55",
-            "min_action_signals": "2",
-            "revision": "1",
-        }
-        return {**data, **changes}
-
     def test_the_policy_page_explains_each_threshold_and_shows_defaults(
         self, profile, viewer, client_for
     ):
@@ -384,7 +370,7 @@ class TestPolicyAndLexicons:
 
     def test_a_policy_is_saved(self, profile, editor, client_for):
         response = client_for(editor).post(
-            url("policy", profile), self.policy_data(floor="0.2", strictness="guard")
+            url("policy", profile), policy_form(floor="0.2", strictness="guard")
         )
 
         assert response.status_code == 302
@@ -396,7 +382,7 @@ class TestPolicyAndLexicons:
         self, profile, editor, client_for, headers
     ):
         response = client_for(editor).post(
-            url("policy", profile), self.policy_data(near_tie_margin="5"), **headers
+            url("policy", profile), policy_form(near_tie_margin="5"), **headers
         )
 
         assert response.status_code == 422
@@ -406,9 +392,9 @@ class TestPolicyAndLexicons:
         assert Profile.objects.get(pk=profile.pk).near_tie_margin == 0.15
 
     def test_a_stale_policy_save_is_a_conflict(self, profile, editor, client_for):
-        client_for(editor).post(url("policy", profile), self.policy_data(menu_size="4"))
+        client_for(editor).post(url("policy", profile), policy_form(menu_size="4"))
 
-        response = client_for(editor).post(url("policy", profile), self.policy_data(menu_size="5"))
+        response = client_for(editor).post(url("policy", profile), policy_form(menu_size="5"))
 
         assert response.status_code == 409
         assert b"changed by editor" in response.content
