@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from routing_core.errors import PackError
-from routing_core.importers.files import Source, fields, items, read_export
+from routing_core.importers.files import Source, chosen_language, fields, items, read_export
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "azure-clu"
@@ -65,13 +65,7 @@ def import_azure_clu(source: Source, *, language: str | None = None) -> ImportRe
 
 def _language(utterances: list[dict[str, Any]], default: str, asked: str | None, path: str) -> str:
     found = {str(u.get("language") or default).lower() for u in utterances}
-    lang = (asked or default).lower()
-    if lang not in found | {default}:
-        choices = ", ".join(sorted(found | {default}))
-        raise PackError(
-            [("language", f"the project has no {lang!r} utterances; it has: {choices}")]
-        )
-    return lang
+    return chosen_language((asked or default).lower(), found | {default}, "project", "utterances")
 
 
 def _read_utterances(

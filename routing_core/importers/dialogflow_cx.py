@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, items, read_agent
+from routing_core.importers.files import ExportFiles, Source, chosen_language, items, read_agent
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "dialogflow-cx"
@@ -52,11 +51,7 @@ def _language(files: ExportFiles, agent: dict[str, Any], asked: str | None) -> s
         if re.fullmatch(r"intents/[^/]+/trainingPhrases/[^/]+\.json", p)
     }
     known = {default, *map(str, items(agent.get("supportedLanguageCodes"))), *found}
-    lang = asked or default
-    if lang not in known:
-        choices = ", ".join(sorted(known))
-        raise PackError([("language", f"the agent has no {lang!r} phrases; it has: {choices}")])
-    return lang
+    return chosen_language(asked or default, known, "agent", "phrases")
 
 
 def _read_intent(files: ExportFiles, folder: str, lang: str, collect: Collector) -> None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, items, read_agent
+from routing_core.importers.files import ExportFiles, Source, chosen_language, items, read_agent
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "dialogflow-es"
@@ -56,11 +55,7 @@ def _language(files: ExportFiles, agent: dict[str, Any], asked: str | None) -> s
     default = str(agent.get("language") or "en")
     found = {m["lang"] for p in files.paths() if (m := USERSAYS.match(p))}
     known = {default, *map(str, items(agent.get("supportedLanguages"))), *found}
-    lang = asked or default
-    if lang not in known:
-        choices = ", ".join(sorted(known))
-        raise PackError([("language", f"the agent has no {lang!r} examples; it has: {choices}")])
-    return lang
+    return chosen_language(asked or default, known, "agent", "examples")
 
 
 def _read_intent(files: ExportFiles, path: str, lang: str, collect: Collector) -> None:

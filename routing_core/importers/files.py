@@ -82,6 +82,18 @@ def read_agent(source: Source, kind: str) -> tuple[ExportFiles, dict[str, Any]]:
     return files, agent
 
 
+def chosen_language(lang: str, known: set[str], owner: str, what: str) -> str:
+    """`lang`, when the export has it; the language every importer's refusal names.
+
+    Raises:
+        PackError: "the agent has no 'de' phrases; it has: en, fr" (`owner`, `what`).
+    """
+    if lang not in known:
+        choices = ", ".join(sorted(known))
+        raise PackError([("language", f"the {owner} has no {lang!r} {what}; it has: {choices}")])
+    return lang
+
+
 def read_export(source: Source) -> ExportFiles:
     """Every file of a folder, a zip (path or bytes) or one file (named by its file name).
 

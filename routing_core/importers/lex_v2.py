@@ -14,7 +14,14 @@ import re
 from typing import Any
 
 from routing_core.errors import PackError
-from routing_core.importers.files import ExportFiles, Source, fields, items, read_export
+from routing_core.importers.files import (
+    ExportFiles,
+    Source,
+    chosen_language,
+    fields,
+    items,
+    read_export,
+)
 from routing_core.importers.result import Collector, ImportResult
 
 FORMAT = "lex-v2"
@@ -63,10 +70,7 @@ def import_lex_v2(source: Source, *, language: str | None = None) -> ImportResul
 
 def _locale(locales: dict[str, str], asked: str | None) -> str:
     if asked:
-        if asked not in locales:
-            choices = ", ".join(sorted(locales))
-            raise PackError([("language", f"the bot has no {asked!r} locale; it has: {choices}")])
-        return asked
+        return chosen_language(asked, set(locales), "bot", "locale")
     return "en_US" if "en_US" in locales else sorted(locales)[0]
 
 
