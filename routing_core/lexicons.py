@@ -34,16 +34,15 @@ class Lexicon:
     name: str  # the language's own name, as its speakers read it in a list
     action_verbs: frozenset[str]
     knowledge_verbs: frozenset[str]
-    question_starts_text: str  # words that open a question, space-separated
-
-    @property
-    def question_starts(self) -> tuple[str, ...]:
-        """The words that open a question, in order (regex-escaped when a pattern is made)."""
-        return tuple(self.question_starts_text.split())
+    question_starts: tuple[str, ...]  # words that open a question (regex-escaped on use)
 
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
+
+
+def _starts(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
 
 
 ENGLISH = Lexicon(
@@ -67,7 +66,7 @@ ENGLISH = Lexicon(
         what whats why how when where which who whose
         """
     ),
-    (
+    _starts(
         "who what what's whats when where why how which whose is are am was were can could do"
         " does did should would will may might have has"
     ),
@@ -102,7 +101,7 @@ SPANISH = Lexicon(
         cuántos cuántas cuanto porqué
         """
     ),
-    (
+    _starts(
         "qué cómo cuándo dónde donde cuál cuáles quién quiénes cuánto cuánta cuántos cuántas"
         " puedo puede pueden podría podrías es está están hay tiene tienen tengo"
     ),
@@ -135,7 +134,7 @@ FRENCH = Lexicon(
         quoi comment pourquoi quand où quel quelle quels quelles qui combien lequel laquelle
         """
     ),
-    (
+    _starts(
         "qu quoi comment pourquoi quand où quel quelle quels quelles qui combien est"
         " pouvez peux peut avez"
     ),
@@ -168,7 +167,7 @@ GERMAN = Lexicon(
         wieviel
         """
     ),
-    (
+    _starts(
         "was wie warum wieso weshalb wann wo woher wohin welche welcher welches wer wessen"
         " wieviel kann kannst können könnte ist sind gibt hast haben habe darf muss soll wird"
     ),

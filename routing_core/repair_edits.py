@@ -33,7 +33,6 @@ EDIT_KINDS: tuple[EditKind, ...] = EditKind.__args__  # type: ignore[attr-define
 
 # Kinds that change what the scorer learns from: its stored model must be learned again.
 ROUTE_KINDS = frozenset({"add_keyword", "add_example", "move_example", "remove_keyword"})
-LANES = ("action", "knowledge")
 _LANE_DEFAULTS = {"action": DEFAULT_ACTION_VERBS, "knowledge": DEFAULT_KNOWLEDGE_VERBS}
 
 
