@@ -17,7 +17,6 @@ from routing_core.scorers.calibration import (
     MENU_SHARE,
     MIN_CALIBRATION,
     calibrate_logits,
-    calibrate_probabilities,
     fit_floor,
     fit_margin,
     fit_temperature,
@@ -117,7 +116,6 @@ def test_too_few_held_out_texts_keep_the_default_and_fit_no_floor():
     )
     big = calibrate_logits(*sampled(0.05, n=500), default=0.03)
     assert big.calibrated and big.floor is not None and big.temperature != 0.03
-    assert not calibrate_probabilities(np.ones((3, 2)) / 2, 0.03).calibrated
 
 
 def test_softmax_rows_are_distributions_and_a_row_of_nothing_stays_zero():
