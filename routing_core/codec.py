@@ -64,6 +64,10 @@ def load_pack(source: PackSource, *, ignored: list[str] | None = None) -> Pack:
     original, left_out = document, list[str]()
     if _is_newer_minor(document):
         document, left_out = _without_unknown_fields(document)
+    elif _minor(document) in range(FORMAT_MINOR):
+        # Read, an older minor's pack is one of this minor: what a later minor changed the
+        # meaning of was refused above, so `load_pack(dump_pack(p)) == p` for every pack.
+        document = {**document, "format_minor": FORMAT_MINOR}
     pack = _validate(document)
     _verify_checksum(claimed, original, pack)
     if left_out:
@@ -129,11 +133,11 @@ def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:
     Raises:
         PackError: naming each such threshold, why, and what to do.
     """
-    minor = document.get("format_minor", 0)
-    if type(minor) is not int or minor >= PROBABILITY_THRESHOLDS_MINOR:
-        return
+    minor = _minor(document)
+    if minor is not None and not 0 <= minor < PROBABILITY_THRESHOLDS_MINOR:
+        return  # this minor or later; a negative one is refused by the model
     reason = (
-        f"a pack of format 1.{minor} declares this embedding threshold as a cosine; since "
+        f"a pack of format 1.{minor if minor is not None else '?'} declares this embedding threshold as a cosine; since "
         f"format 1.{PROBABILITY_THRESHOLDS_MINOR} the embedding tier scores calibrated "
         "probabilities, so it would not mean what it says. Export the pack again from the "
         "studio, or remove it (the tier fits its own floor), or give it as a probability "
@@ -142,6 +146,12 @@ def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:
     paths = embedding_threshold_paths(document)
     if paths:
         raise PackError([(path, reason) for path in paths])
+
+
+def _minor(document: dict[str, Any]) -> int | None:
+    """The document's format minor (absent: 0); None when it is not an integer."""
+    minor = document.get("format_minor", 0)
+    return minor if type(minor) is int else None
 
 
 def _is_newer_minor(document: dict[str, Any]) -> bool:

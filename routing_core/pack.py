@@ -424,8 +424,9 @@ class Pack(_Model):
     format_version: Annotated[int, AfterValidator(lambda v: _known_format_version(v))] = (
         FORMAT_VERSION
     )
-    # The minor of the format the pack was written in (absent: 0). Not part of the checksum:
-    # it says which writer made the pack, not what the pack routes.
+    # In a document, the minor of the format it was written in (absent: 0); a pack read by
+    # `load_pack` from one of this minor or older has this minor (codec.py). Not part of
+    # the checksum: it says which writer made the pack, not what the pack routes.
     format_minor: int = Field(FORMAT_MINOR, ge=0, le=2**31)
     profile: Profile
     version: int = Field(0, ge=0, le=2**53)

@@ -14,7 +14,11 @@ from typing import Any
 import pytest
 
 from routing_core import PackError, dump_pack, load_pack
-from routing_core.pack import PROBABILITY_THRESHOLDS_MINOR, embedding_threshold_paths
+from routing_core.pack import (
+    FORMAT_MINOR,
+    PROBABILITY_THRESHOLDS_MINOR,
+    embedding_threshold_paths,
+)
 
 ROUTES = [
     {"name": "weather", "examples": ["will it rain tomorrow"]},
@@ -101,3 +105,11 @@ def test_threshold_paths_ignore_what_is_not_a_pack_scorer():
     assert embedding_threshold_paths({}) == []
     assert embedding_threshold_paths({"scorer": "embedding"}) == []
     assert embedding_threshold_paths({"scorer": {"kind": "cascade", "tiers": "x"}}) == []
+
+
+def test_a_pack_read_from_an_older_minor_equals_the_pack_written_now():
+    # load(dump(p)) == p: a 1.1 document (a stored model's floor) reads as a pack of this minor.
+    pack = load_pack(document({"kind": "lexical"}, None, out_of_scope=["tell me a joke"]))
+    written = json.loads(dump_pack(pack))
+    assert written["format_minor"] == 1
+    assert load_pack(written) == pack and pack.format_minor == FORMAT_MINOR
