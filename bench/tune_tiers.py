@@ -6,7 +6,8 @@ Usage (needs `.venv-embed`; reuses bench_tiers' vector cache, encoding what it l
 Builds the CLINC150 pack as `routing-core build` does and scores `val` once per scorer;
 then judges those scores as the policy would at the built pack's margin and each tier's
 fitted floor: the embedding with and without the out-of-scope examples, and the hybrid at
-several embedding weights (each weight fits its own floor). Prints one line per setting.
+several embedding weights (each weight fits its own temperature and floor; the hybrid's
+scores are its own, `HybridScorer.score`). Prints one line per setting.
 """
 
 from __future__ import annotations
@@ -67,18 +68,15 @@ def main() -> None:
     show("embedding + oos examples", rows["embedding + oos"], emb.info.floor)
     for weight in WEIGHTS:
         hybrid = embedding.HybridScorer.build(routes, emb, weight)
-        mixed = weight * rows["embedding"] + (1 - weight) * rows["lexical"]
-        show(f"hybrid w {weight}", mixed, hybrid.info.floor)
+        show(f"hybrid w {weight}", _scores(hybrid, val, names), hybrid.info.floor)
     hybrid = embedding.HybridScorer.build(routes, emb_oos, embedding.HYBRID_WEIGHT, negatives)
-    w = embedding.HYBRID_WEIGHT
-    show("hybrid + oos (lexical half)", w * rows["embedding"] + (1 - w) * rows["lexical + oos"],
-         hybrid.info.floor)  # fmt: skip
-    show("hybrid + oos (both halves)", w * rows["embedding + oos"] + (1 - w) * rows["lexical + oos"],
-         hybrid.info.floor)  # fmt: skip
+    show("hybrid + oos (both halves)", _scores(hybrid, val, names), hybrid.info.floor)
     encoder.save()
 
 
-def _scores(scorer: LexicalScorer, cases: list, names: list[str]) -> Matrix:
+def _scores(
+    scorer: LexicalScorer | embedding.HybridScorer, cases: list, names: list[str]
+) -> Matrix:
     return np.array([scorer.score(c.text, names) for c in cases], np.float64)
 
 

@@ -14,7 +14,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from routing_core.errors import PackError
-from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION, MINOR_FIELDS, Pack, check_references
+from routing_core.pack import (
+    FORMAT_MINOR,
+    FORMAT_VERSION,
+    MINOR_FIELDS,
+    PROBABILITY_THRESHOLDS_MINOR,
+    Pack,
+    check_references,
+    embedding_threshold_paths,
+)
 from routing_core.storable import unstorable_paths
 
 log = logging.getLogger("routing_core")
@@ -52,9 +60,14 @@ def load_pack(source: PackSource, *, ignored: list[str] | None = None) -> Pack:
     if unstorable:
         raise PackError(unstorable)
     claimed = document.pop("checksum", None)
+    _refuse_cosine_thresholds(document)
     original, left_out = document, list[str]()
     if _is_newer_minor(document):
         document, left_out = _without_unknown_fields(document)
+    elif _minor(document) in range(FORMAT_MINOR):
+        # Read, an older minor's pack is one of this minor: what a later minor changed the
+        # meaning of was refused above, so `load_pack(dump_pack(p)) == p` for every pack.
+        document = {**document, "format_minor": FORMAT_MINOR}
     pack = _validate(document)
     _verify_checksum(claimed, original, pack)
     if left_out:
@@ -102,9 +115,43 @@ def _content(pack: Pack) -> dict[str, Any]:
             del parent[path[-1]]
         else:
             minor = max(minor, added)
+    if embedding_threshold_paths(document):  # they are probabilities: say so
+        minor = max(minor, PROBABILITY_THRESHOLDS_MINOR)
     if minor:  # a 1.0 pack reads as before, in any reader
         document["format_minor"] = minor
     return document
+
+
+def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:
+    """Refuse a pack written when an embedding tier's thresholds were cosines.
+
+    Read as the probabilities the tier scores now, such a floor would refuse or let
+    through quite other messages than its writer meant, and the old cosine scores are not
+    kept beside the calibrated ones to honour it (docs/decisions.md). A pack that declares
+    none reads as it always did; a hand-written one states its minor to be read.
+
+    Raises:
+        PackError: naming each such threshold, why, and what to do.
+    """
+    minor = _minor(document)
+    if minor is not None and not 0 <= minor < PROBABILITY_THRESHOLDS_MINOR:
+        return  # this minor or later; a negative one is refused by the model
+    reason = (
+        f"a pack of format 1.{minor if minor is not None else '?'} declares this embedding threshold as a cosine; since "
+        f"format 1.{PROBABILITY_THRESHOLDS_MINOR} the embedding tier scores calibrated "
+        "probabilities, so it would not mean what it says. Export the pack again from the "
+        "studio, or remove it (the tier fits its own floor), or give it as a probability "
+        f'and state "format_minor": {PROBABILITY_THRESHOLDS_MINOR}'
+    )
+    paths = embedding_threshold_paths(document)
+    if paths:
+        raise PackError([(path, reason) for path in paths])
+
+
+def _minor(document: dict[str, Any]) -> int | None:
+    """The document's format minor (absent: 0); None when it is not an integer."""
+    minor = document.get("format_minor", 0)
+    return minor if type(minor) is int else None
 
 
 def _is_newer_minor(document: dict[str, Any]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -27,13 +28,18 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 1
+FORMAT_MINOR = 2
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
     0: "(the 1.0 format)",
     1: "out_of_scope; scorer.model.floor, .margin and .stale",
+    2: "an embedding tier's floor and near_tie_margin are probabilities (before: cosines)",
 }
+# The minor from which an embedding tier's declared thresholds are calibrated probabilities.
+# Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
+# docs/decisions.md, "A declared embedding floor's meaning").
+PROBABILITY_THRESHOLDS_MINOR = 2
 # Where each field a minor added sits, and that minor. `dump_pack` writes such a field only
 # when it holds something, and stamps the pack with the highest minor among the fields it
 # wrote: a pack that uses none of them is a 1.0 pack that every reader of major 1 reads.
@@ -301,7 +307,9 @@ class _TierThresholds(_Model):
     The embedding and hybrid scores are calibrated probabilities, as the lexical scorer's
     are (`scorers/calibration.py`), so the policy's floor and margin mean the same to them;
     a tier sets its own to be stricter or looser than the tiers before it (in a cascade).
-    The floor's range still admits the cosines these fields held before calibration.
+    An embedding tier's thresholds were cosines in packs of format minor 0 and 1, which
+    are refused when they declare one (`embedding_threshold_paths`); the floor's range
+    still admits those cosines.
     """
 
     floor: float | None = Field(None, ge=-1.0, le=1.0, allow_inf_nan=False)
@@ -416,8 +424,9 @@ class Pack(_Model):
     format_version: Annotated[int, AfterValidator(lambda v: _known_format_version(v))] = (
         FORMAT_VERSION
     )
-    # The minor of the format the pack was written in (absent: 0). Not part of the checksum:
-    # it says which writer made the pack, not what the pack routes.
+    # In a document, the minor of the format it was written in (absent: 0); a pack read by
+    # `load_pack` from one of this minor or older has this minor (codec.py). Not part of
+    # the checksum: it says which writer made the pack, not what the pack routes.
     format_minor: int = Field(FORMAT_MINOR, ge=0, le=2**31)
     profile: Profile
     version: int = Field(0, ge=0, le=2**53)
@@ -515,3 +524,33 @@ def _duplicates(names: list[Any], where: str, what: str) -> list[tuple[str, str]
         else:
             first[name] = i
     return problems
+
+
+def embedding_threshold_paths(document: Mapping[str, Any]) -> list[str]:
+    """Where a pack document declares a threshold on an embedding tier's scores.
+
+    Those scores were cosines before format minor PROBABILITY_THRESHOLDS_MINOR and are
+    probabilities since, so such a threshold means what it says only in a pack of that
+    minor or later: the writer stamps it, the reader refuses an older pack holding one.
+    A standalone embedding scorer is judged by the policy's floor too; the policy's
+    margin is always present (it has a default), so it cannot tell what its writer meant.
+    The hybrid's scores were probabilities before too: its thresholds are not listed.
+    """
+    scorer = document.get("scorer")
+    if not isinstance(scorer, Mapping):
+        return []
+    located: list[tuple[str, Any]] = [("scorer", scorer)]
+    tiers = scorer.get("tiers")
+    if scorer.get("kind") == "cascade" and isinstance(tiers, list | tuple):
+        located = [(f"scorer.tiers[{i}]", tier) for i, tier in enumerate(tiers)]
+    paths = [
+        f"{where}.{key}"
+        for where, tier in located
+        if isinstance(tier, Mapping) and tier.get("kind") == "embedding"
+        for key in ("floor", "near_tie_margin")
+        if tier.get(key) is not None
+    ]
+    policy = document.get("policy")
+    if scorer.get("kind") == "embedding" and isinstance(policy, Mapping):
+        paths += ["policy.floor"] if policy.get("floor") is not None else []
+    return paths

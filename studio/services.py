@@ -19,6 +19,7 @@ from django.utils.timezone import localtime
 from pydantic import BaseModel
 
 from routing_core import Decision, Pack, PackError, load_pack
+from routing_core.pack import FORMAT_MINOR
 from routing_core.scorers.stored import with_model
 from studio.models import (
     ActionKind,
@@ -85,6 +86,9 @@ def build_pack_dict(
     return {
         "format": "route-pack",
         "format_version": 1,
+        # The studio writes the current minor: an embedding tier's floor stored here is a
+        # probability, and a document without a minor would be read as an older pack's.
+        "format_minor": FORMAT_MINOR,
         "profile": {"slug": profile.slug, "name": profile.name, "description": profile.description},
         "version": profile.draft_revision,
         "created_at": None,

@@ -155,25 +155,22 @@ def fit_margin(probabilities: npt.ArrayLike, floor: float | None) -> float | Non
     return round(min(float(np.quantile(gaps, MENU_SHARE)), MARGIN_CAP), 4)
 
 
-def calibrate_probabilities(probabilities: npt.ArrayLike, temperature: float) -> Calibration:
-    """Floor and margin of scores that already are probabilities (the hybrid's mixture)."""
-    rows = np.asarray(probabilities, np.float64)
-    if len(rows) < MIN_CALIBRATION:
-        return Calibration(temperature, None, None, False, len(rows))
-    floor = fit_floor(rows)
-    return Calibration(temperature, floor, fit_margin(rows, floor), True, len(rows))
-
-
-def calibrate_logits(logits: npt.ArrayLike, labels: IntArray, default: float) -> Calibration:
+def calibrate_logits(
+    logits: npt.ArrayLike,
+    labels: IntArray,
+    default: float,
+    bounds: tuple[float, float] = TEMPERATURE_RANGE,
+) -> Calibration:
     """Temperature, floor and margin from held-out texts' logits (texts x routes) and routes.
 
-    `default`: the tier's temperature without calibration, and the fit's prior. Fewer than
-    MIN_CALIBRATION texts: `default` temperature, no floor, no margin.
+    `default`: the tier's temperature without calibration, and the fit's prior; `bounds`:
+    where the temperature is searched. Fewer than MIN_CALIBRATION texts: `default`
+    temperature, no floor, no margin.
     """
     rows = np.asarray(logits, np.float64)
     if len(rows) < MIN_CALIBRATION or rows.ndim != 2 or rows.shape[1] < 2:
         return Calibration(default, None, None, False, len(rows))
-    temperature = fit_temperature(rows, labels, default)
+    temperature = fit_temperature(rows, labels, default, bounds)
     probabilities = softmax_rows(rows, temperature)
     floor = fit_floor(probabilities)
     return Calibration(temperature, floor, fit_margin(probabilities, floor), True, len(rows))

@@ -17,7 +17,6 @@ from routing_core.scorers.calibration import (
     MENU_SHARE,
     MIN_CALIBRATION,
     calibrate_logits,
-    calibrate_probabilities,
     fit_floor,
     fit_margin,
     fit_temperature,
@@ -117,10 +116,21 @@ def test_too_few_held_out_texts_keep_the_default_and_fit_no_floor():
     )
     big = calibrate_logits(*sampled(0.05, n=500), default=0.03)
     assert big.calibrated and big.floor is not None and big.temperature != 0.03
-    assert not calibrate_probabilities(np.ones((3, 2)) / 2, 0.03).calibrated
 
 
 def test_softmax_rows_are_distributions_and_a_row_of_nothing_stays_zero():
     rows = softmax_rows(np.array([[0.1, 0.2, 0.3], [-math.inf] * 3]), 0.05)
     assert rows[0].sum() == pytest.approx(1.0) and rows[0].argmax() == 2
     assert rows[1].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_calibrate_logits_searches_the_bounds_it_is_given():
+    # Logits too sure of themselves (labels drawn at T 2, as a product of two halves may
+    # be): the hybrid's range finds 2; the cosine range stops at its upper bound, 1.
+    rng = np.random.default_rng(5)
+    logits = rng.normal(0.0, 3.0, size=(3000, 5))
+    probabilities = softmax_rows(logits, 2.0)
+    labels = np.array([rng.choice(5, p=p) for p in probabilities], np.int64)
+    wide = calibrate_logits(logits, labels, 1.0, (0.25, 4.0))
+    assert wide.temperature == pytest.approx(2.0, rel=0.1)
+    assert calibrate_logits(logits, labels, 1.0).temperature == pytest.approx(1.0, rel=0.01)

@@ -16,7 +16,7 @@ from routing_core.scorers import embedding as embedding_module
 from routing_core.scorers import route_texts
 from routing_core.scorers.base import RouteText
 from routing_core.scorers.calibration import softmax_rows
-from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer
+from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer, mix
 from routing_core.scorers.lexical import LexicalScorer
 from tests.routing_core.conftest import TEMPLATES, TOPICS
 
@@ -106,6 +106,40 @@ def test_the_hybrid_is_the_lexical_posterior_at_weight_zero_and_the_embeddings_a
     semantic = HybridScorer(lexical, emb, 1.0).score(message, names)
     assert semantic == pytest.approx(emb.score(message, names))
     assert sum(semantic) == pytest.approx(1.0) and semantic[0] > semantic[1]
+
+
+def test_the_hybrid_prefers_a_route_both_halves_find_likely_to_one_that_either_rules_out():
+    # The embedding is fairly sure of route 0, which the lexical half rules out; both give
+    # route 1 a fair chance. The mean of the two would pick route 0; their product picks 1.
+    semantic = np.array([0.72, 0.28, 0.0])
+    lexical = np.array([0.0, 0.4, 0.6])
+    assert (0.5 * semantic + 0.5 * lexical).argmax() == 0
+    scores = softmax_rows(mix(semantic, lexical, 0.5), 1.0)[0]
+    assert scores.argmax() == 1 and scores.sum() == pytest.approx(1.0)
+    assert scores[1] > 0.99  # the others are all but ruled out
+
+
+def test_a_message_either_halfs_out_of_scope_examples_claim_scores_zero_in_the_hybrid():
+    claimed = softmax_rows(mix([0.5, 0.5], [0.0, 0.0], 0.5), 1.0)[0]
+    assert claimed.tolist() == [0.0, 0.0]
+    # ... unless that half has no weight.
+    assert softmax_rows(mix([0.7, 0.3], [0.0, 0.0], 1.0), 1.0)[0] == pytest.approx([0.7, 0.3])
+
+
+def test_the_hybrid_scores_the_product_of_its_halves_at_its_fitted_temperature():
+    emb = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    hybrid = HybridScorer.build(TOPIC_ROUTES, emb, 0.5)
+    fitted = hybrid.calibration
+    assert fitted.calibrated and 0.25 <= fitted.temperature <= 4.0
+    names = list(emb.names)
+    message = "where is my parcel today"
+    lexical = LexicalScorer.build(TOPIC_ROUTES).score(message, names)
+    expected = softmax_rows(mix(emb.score(message, names), lexical, 0.5), fitted.temperature)[0]
+    assert hybrid.score(message, names) == pytest.approx(expected.tolist(), abs=1e-6)
+    backward = hybrid.score(message, names[::-1])
+    assert backward == pytest.approx(expected.tolist()[::-1], abs=1e-6)
+    with pytest.raises(KeyError):
+        hybrid.score(message, ["ghost"])
 
 
 def test_the_router_judges_embedding_scores_with_the_tiers_own_thresholds():

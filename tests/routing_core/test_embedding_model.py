@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from routing_core import Router
+from routing_core.pack import PROBABILITY_THRESHOLDS_MINOR
 from routing_core.scorers.calibration import softmax_rows
 from routing_core.scorers.embedding import MissingExtra, load_encoder
 from tests.routing_core.conftest import TEMPLATES, TOPICS
@@ -45,7 +46,13 @@ def encoder():
 
 
 def pack(scorer):
-    return {"profile": {"slug": "t", "name": "T"}, "routes": ROUTES, "scorer": scorer}
+    # Written now: a declared embedding threshold is a probability (format minor 2).
+    return {
+        "profile": {"slug": "t", "name": "T"},
+        "routes": ROUTES,
+        "scorer": scorer,
+        "format_minor": PROBABILITY_THRESHOLDS_MINOR,
+    }
 
 
 def test_the_packaged_model_encodes_normalised_float32_rows_offline(encoder):
@@ -107,7 +114,13 @@ OUT_OF_SCOPE = [
 
 
 def topics(scorer, routes=TOPIC_ROUTES, **extra):
-    return {"profile": {"slug": "t", "name": "T"}, "routes": routes, "scorer": scorer, **extra}
+    return {
+        "profile": {"slug": "t", "name": "T"},
+        "routes": routes,
+        "scorer": scorer,
+        "format_minor": PROBABILITY_THRESHOLDS_MINOR,
+        **extra,
+    }
 
 
 def test_the_fitted_temperature_turns_a_cosine_near_tie_into_a_decision_and_relevance(encoder):
@@ -155,3 +168,20 @@ def test_the_hybrid_learns_the_out_of_scope_examples(encoder):
         assert refused.verdict == "unmatched"
         assert max(r.score for r in refused.ranked) == 0.0
     assert learned.route("where is my parcel").route == "orders"
+
+
+def test_a_declared_embedding_floor_in_a_pack_written_now_is_a_probability(encoder):
+    # Between the message's top cosine and its top probability: read as a cosine (the old
+    # meaning) it would refuse the message; read as the probability it is, it keeps it.
+    scorer = Router(topics({"kind": "embedding"})).cascade.tiers[0].scorer
+    message = "will I need an umbrella later"
+    cosine = float(np.max(scorer.cosines(message)))
+    probability = float(np.max(scorer.probabilities(message)))
+    assert cosine < probability
+    floor = round((cosine + probability) / 2, 4)
+    declared = Router(topics({"kind": "embedding", "floor": floor}))
+    assert declared.cascade.tiers[0].floor == floor
+    decision = declared.route(message)
+    assert decision.verdict != "unmatched" and decision.route == "weather"
+    above = Router(topics({"kind": "embedding", "floor": round(probability + 0.001, 4)}))
+    assert above.route(message).verdict == "unmatched"
