@@ -185,6 +185,23 @@ def found_edit(job: RepairJob) -> Edit | None:
     return Edit(fix["kind"], str(fix["route"]), str(fix["text"]), fix.get("source"))
 
 
+def search_state(job: RepairJob) -> str:
+    """Where the search stands, in the page's words (the API's `detail`)."""
+    cancelling = " (cancelling)" if job.cancel_requested and job.is_running else ""
+    if job.is_queued:
+        return f"Waiting for a worker to start the search{cancelling}."
+    if job.is_running and job.total:
+        return f"Candidate {job.done} of {job.total} tried (each one runs every test case){cancelling}."
+    if job.is_running:
+        return f"Learning the routes and running the test cases once{cancelling}."
+    if job.status == JobStatus.DONE:
+        edit = found_edit(job)
+        return f"Found: {edit.describe()}." if edit else f"No small edit found: {job.reason}."
+    if job.status == JobStatus.CANCELLED:
+        return "Cancelled: the search stopped and nothing changed."
+    return job.error or "The search stopped."
+
+
 def _outdated(job: RepairJob) -> str:
     """Why the search's fix may no longer be applied, or "": the draft or the cases changed."""
     test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)

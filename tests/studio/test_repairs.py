@@ -15,6 +15,7 @@ from studio.models import AuditEntry, RepairJob, TestCase
 from studio.repairs import execute_repair
 from tests.job_worker import DATABASE
 from tests.routing_core.chat_server import ChatServer, Reply, answers
+from tests.studio.conftest import found_search
 
 
 @pytest.fixture
@@ -41,21 +42,6 @@ def _open(client, case):
     the search's page; that page and the case's newest job."""
     response = client.post(f"{_url(case)}search/", follow=True)
     return response, RepairJob.objects.filter(test_case=case).first()
-
-
-def _found(case, kind, route, text, source=None):
-    """A finished search of the draft and suite as they are, as if it had found this edit
-    (for an edit the search would not try first: the save path of each kind is what is tested)."""
-    from studio.repairs import _suite, suite_fingerprint
-
-    return RepairJob.objects.create(
-        profile=case.profile,
-        test_case=case,
-        status="done",
-        draft_revision=case.profile.draft_revision,
-        suite_fingerprint=suite_fingerprint(_suite(case)[0]),
-        fix={"kind": kind, "route": route, "text": text, "source": source},
-    )
 
 
 def _apply(client, case, **extra):
@@ -422,7 +408,7 @@ def test_a_menu_where_a_decisive_move_was_expected_may_lower_the_near_tie_margin
     cases, editor, client_for, profile
 ):
     failing = _case(profile, "talk about delivery invoice", "billing", expected_verdict="move")
-    job = _found(failing, "set_margin", "", "0.03", "0.15")
+    job = found_search(failing, "set_margin", "", "0.03", "0.15")
     response = client_for(editor).post(_url(failing), {"job": job.pk})
     assert response.status_code == 302
     profile.refresh_from_db()
@@ -433,7 +419,7 @@ def test_a_menu_where_a_decisive_move_was_expected_may_lower_the_near_tie_margin
 
 def test_a_margin_out_of_range_is_refused_by_the_pack_not_saved(cases, editor, client_for, profile):
     failing = _case(profile, "talk about delivery invoice", "billing", expected_verdict="move")
-    job = _found(failing, "set_margin", "", "7", "0.15")
+    job = found_search(failing, "set_margin", "", "7", "0.15")
     response = client_for(editor).post(_url(failing), {"job": job.pk}, follow=True)
     profile.refresh_from_db()
     assert profile.near_tie_margin == 0.15
@@ -472,7 +458,7 @@ def test_a_keyword_removed_by_a_fix_is_saved_through_the_route(cases, editor, cl
     profile.draft_revision += 1  # as every save does: the compiled draft is per revision
     profile.save()
     failing = _case(profile, "is the printer broken", "shipping")
-    job = _found(failing, "remove_keyword", "billing", "printer")
+    job = found_search(failing, "remove_keyword", "billing", "printer")
     response = client_for(editor).post(_url(failing), {"job": job.pk})
     assert response.status_code == 302
     assert profile.routes.get(name="billing").keywords == ["invoice"]
