@@ -1,11 +1,12 @@
 """A failing test case's smallest fix: searched on the job queue, applied when a person says so.
 
 `routing_core.repair` finds the edit by running the whole suite on each candidate, seconds
-each on a big suite, so a request only starts (or reuses) a `RepairJob` (`request_repair`)
-and a worker does the search (`execute_repair`); a configured language model may only
-propose extra keywords for it to try. The job records the draft revision and the suite it
-searched; applying (`apply_found`) is refused in words if either changed since, so the
-suite need not run again in the request. The edit is saved through `save_item` (a route, a
+each on a big suite, so a request only starts (or reuses) a `RepairJob` (`request_repair`,
+on a POST of the page or the API; a GET only reads `current_search`) and a worker does the
+search (`execute_repair`); a configured language model may only propose extra keywords for
+it to try. The job records the draft revision and the suite it searched; applying
+(`apply_found`) is refused in words (a `Conflict`) if either changed since, so the suite
+need not run again in the request. The edit is saved through `save_item` (a route, a
 tool) or `save_profile` (out-of-scope examples, lexicons, margin) with one
 `route.accept-repair` / `tool.accept-repair` / `profile.accept-repair` audit entry.
 """
@@ -19,6 +20,7 @@ from dataclasses import asdict
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from routing_core import Pack, PackError
 from routing_core.cases import Case
@@ -33,12 +35,13 @@ from studio.jobs.progress import EVERY_S, Reporter
 from studio.jobs.training import exact_pack
 from studio.labels import plain_problem
 from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase, Tool
-from studio.services import Refused, _audit, build_pack, save_item, save_profile
+from studio.services import Conflict, Refused, _audit, build_pack, save_item, save_profile
 from studio.suites import suite_cases
 
 KEEP_SEARCHES = 5  # per case: older ended searches are of drafts or suites that are gone
 CHANGED = "the draft changed since the search: find a fix again"
 CASES_CHANGED = "the test cases changed since the search: find a fix again"
+NO_FIX = "there is no fix to apply: find a fix first"
 
 
 def _suite(test_case: TestCase) -> tuple[list[Case], int]:
@@ -53,18 +56,34 @@ def suite_fingerprint(cases: list[Case]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _searches_of_now(test_case: TestCase) -> tuple[QuerySet[RepairJob], str]:
+    """The case's searches of the draft and suite as they are now (newest first), and the
+    suite's fingerprint. A few milliseconds: reading the suite, not running it."""
+    fingerprint = suite_fingerprint(_suite(test_case)[0])
+    same = RepairJob.objects.filter(
+        test_case=test_case,
+        draft_revision=test_case.profile.draft_revision,
+        suite_fingerprint=fingerprint,
+    )
+    return same, fingerprint
+
+
+def current_search(test_case: TestCase) -> RepairJob | None:
+    """The newest search of this case on the draft and suite as they are now, if any.
+
+    Only reads: what a GET shows (a crawler, a prefetch or a reload must start nothing).
+    """
+    return _searches_of_now(test_case)[0].first()
+
+
 def request_repair(test_case: TestCase, *, user: Any, again: bool = False) -> RepairJob:
     """The search for this case on the draft and suite as they are now: reused, or queued now.
 
     `again` queues a fresh one even if a search of the same draft and suite ended (after a
-    cancel or a failure). A few milliseconds: reading the suite, not running it.
+    cancel or a failure). For a POST: it may queue work.
     """
     profile: Profile = test_case.profile
-    cases, _index = _suite(test_case)
-    fingerprint = suite_fingerprint(cases)
-    same = RepairJob.objects.filter(
-        test_case=test_case, draft_revision=profile.draft_revision, suite_fingerprint=fingerprint
-    )
+    same, fingerprint = _searches_of_now(test_case)
     job = same.first()  # the newest (Job.Meta ordering)
     if job is not None and (job.is_running or not again):
         return job
@@ -166,6 +185,38 @@ def found_edit(job: RepairJob) -> Edit | None:
     return Edit(fix["kind"], str(fix["route"]), str(fix["text"]), fix.get("source"))
 
 
+def search_state(job: RepairJob) -> str:
+    """Where the search stands, in the page's words (the API's `detail`)."""
+    cancelling = " (cancelling)" if job.cancel_requested and job.is_running else ""
+    if job.is_queued:
+        return f"Waiting for a worker to start the search{cancelling}."
+    if job.is_running and job.total:
+        return f"Candidate {job.done} of {job.total} tried (each one runs every test case){cancelling}."
+    if job.is_running:
+        return f"Learning the routes and running the test cases once{cancelling}."
+    if job.status == JobStatus.DONE:
+        edit = found_edit(job)
+        return f"Found: {edit.describe()}." if edit else f"No small edit found: {job.reason}."
+    if job.status == JobStatus.CANCELLED:
+        return "Cancelled: the search stopped and nothing changed."
+    return job.error or "The search stopped."
+
+
+def _outdated(job: RepairJob) -> str:
+    """Why the search's fix may no longer be applied, or "": the draft or the cases changed."""
+    test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)
+    if test_case.profile.draft_revision != job.draft_revision:
+        return CHANGED
+    if suite_fingerprint(_suite(test_case)[0]) != job.suite_fingerprint:
+        return CASES_CHANGED
+    return ""
+
+
+def is_applicable(job: RepairJob) -> bool:
+    """The search found a fix, and the draft and the cases are still the ones it searched."""
+    return job.status == JobStatus.DONE and found_edit(job) is not None and not _outdated(job)
+
+
 def apply_found(job: RepairJob, *, user: Any) -> Edit:
     """Apply the fix the job found, if the draft and the suite are still what it searched.
 
@@ -176,19 +227,18 @@ def apply_found(job: RepairJob, *, user: Any) -> Edit:
     says which case it fixed.
 
     Raises:
-        Refused: the search has not found a fix, the draft or the cases changed since, or
-            the pack refuses the edit.
-        Conflict: someone saved the same item meanwhile.
+        Conflict: the search has not found a fix, the draft or the cases changed since, or
+            someone saved the same item meanwhile (the API's 409).
+        Refused: the pack refuses the edit (the API's 422).
     """
     edit = found_edit(job) if job.status == JobStatus.DONE else None
     if edit is None:
-        raise Refused([("edit", "there is no fix to apply: find a fix first")])
+        raise Conflict(NO_FIX)
+    outdated = _outdated(job)
+    if outdated:
+        raise Conflict(outdated)
     test_case: TestCase = job.test_case
     profile = Profile.objects.get(pk=test_case.profile_id)
-    if profile.draft_revision != job.draft_revision:
-        raise Refused([("edit", CHANGED)])
-    if suite_fingerprint(_suite(test_case)[0]) != job.suite_fingerprint:
-        raise Refused([("edit", CASES_CHANGED)])
     try:
         edited = apply_edit(build_pack(profile), edit)
     except PackError as exc:

@@ -105,6 +105,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("profiles/<slug:slug>/tests/<int:pk>/fix/", repairs.case_fix, name="tests-fix"),
     path(
+        "profiles/<slug:slug>/tests/<int:pk>/fix/search/",
+        repairs.case_fix_search,
+        name="tests-fix-search",
+    ),
+    path(
         "profiles/<slug:slug>/tests/<int:pk>/fix/cancel/",
         repairs.case_fix_cancel,
         name="tests-fix-cancel",

@@ -3,6 +3,8 @@
 The claim is a conditional UPDATE (queued → running, this worker's name), so a job queued twice,
 or cancelled before a worker got to it, runs at most once. While the work runs a thread writes
 the row's heartbeat every `STUDIO_JOB_HEARTBEAT_S`; recovery treats a silent row as orphaned.
+A job run inline inside its caller's transaction (the tests' ImmediateBackend) has no heartbeat
+thread: see `Heartbeat`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from django.conf import settings
-from django.db import connections
+from django.db import connections, router
 from django.db.models import F
 from django.utils import timezone
 
@@ -92,22 +94,41 @@ def _requeue(kind_name: str, pk: int) -> None:
 
 
 class Heartbeat:
-    """A thread that writes the job's heartbeat while its work runs (even work that is silent)."""
+    """A thread that writes the job's heartbeat while its work runs (even work that is silent).
+
+    The thread writes through its own connection (Django's are per thread). When the job runs
+    inside a transaction of the caller's (an inline job: ImmediateBackend in a test, or any
+    caller under `transaction.atomic`), that is wrong twice over: the claim and every write of
+    the job are uncommitted, so no other connection (recovery included) can see the job
+    running, and on SQLite the transaction holds the database's write lock, which the beat's
+    UPDATE waits for (sqlite3's 5 s busy timeout per try) until the job's end joins the
+    thread. With `retry_locked`'s 60 tries that stalled every such job ~300 s at its end. So
+    no thread is started then; a worker (`jobs_worker`) runs each job in autocommit, and beats.
+    Each beat is one try: the next beat is the retry, and the end of the job never waits for
+    more than one write.
+    """
 
     def __init__(self, model: type[Job], pk: int, me: str) -> None:
         self.model, self.pk, self.me = model, pk, me
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat-{pk}")
 
+    @property
+    def is_needed(self) -> bool:
+        """False inside the caller's transaction: nobody else could see a beat (see above)."""
+        return not connections[router.db_for_write(self.model)].in_atomic_block
+
     def __enter__(self) -> Heartbeat:
-        self._thread.start()
+        if self.is_needed:
+            self._thread.start()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def _beat(self) -> None:
         every = float(settings.STUDIO_JOB_HEARTBEAT_S)
@@ -117,7 +138,7 @@ class Heartbeat:
         try:
             while not self._stop.wait(every):
                 try:
-                    retry_locked(lambda: mine.update(heartbeat_at=timezone.now()))
+                    mine.update(heartbeat_at=timezone.now())
                 except Exception:  # a missed beat is survivable; the next one may pass
                     log.warning("heartbeat of %s %s not written", self.model, self.pk)
         finally:

@@ -12,11 +12,14 @@ T = TypeVar("T")
 
 
 def retry_locked(write: Callable[[], T], *, attempts: int = 60, pause_s: float = 0.05) -> T:
-    """Run a write, waiting out a busy SQLite database (about 3 s at most).
+    """Run a write, waiting out a busy SQLite database.
 
     A worker writes progress while requests read and write: a write that meets a lock tries
-    again instead of losing a job's outcome. PostgreSQL never reports this error, so there the
-    write simply runs once.
+    again instead of losing a job's outcome. Each try itself waits up to sqlite3's busy
+    timeout (5 s) before SQLite says "locked", so a lock that is never released (a writer's
+    open transaction) costs `attempts` × 5 s, five minutes: never call this from a second
+    connection while the caller's own transaction holds the lock (studio.jobs.runner.Heartbeat).
+    PostgreSQL never reports this error, so there the write simply runs once.
     """
     for attempt in range(attempts):
         try:

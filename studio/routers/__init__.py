@@ -10,6 +10,7 @@ from studio.routers import packs as _packs
 from studio.routers import playground as _playground
 from studio.routers import profiles as _profiles
 from studio.routers import publishing as _publishing
+from studio.routers import repairs as _repairs
 
 ROUTERS: list[tuple[str, Router]] = [
     ("/profiles", _items.router),
@@ -19,4 +20,5 @@ ROUTERS: list[tuple[str, Router]] = [
     ("/profiles", _profiles.router),
     ("/imports", _publishing.imports),
     ("/profiles", _playground.router),
+    ("/profiles", _repairs.router),
 ]

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import AfterValidator, Field
 
+from routing_core.repair_edits import EditKind
+
 MAX_INT = 2**31 - 1
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
 
@@ -294,3 +296,48 @@ class DiffOut(Schema):
     changes: list[ChangeOut]
     flips: list[FlipOut]
     cases: int
+
+
+# -- "find a fix" for a failing test case -----------------------------------------------------------
+
+
+class FixEditOut(Schema):
+    kind: EditKind = Field(description="what sort of edit (routing_core.repair_edits.EditKind)")
+    route: str = Field(
+        description="what it changes: a route, a tool (trigger kinds), a lexicon lane "
+        "(`action` / `knowledge`: verb kinds), or `` for the profile's out-of-scope examples "
+        "and near-tie margin"
+    )
+    text: str = Field(description="the keyword, example, verb or trigger; the new margin")
+    source: str | None = Field(description="the route a moved example leaves; the old margin")
+    description: str = Field(description="the edit in plain words")
+
+
+class FixSearchOut(Schema):
+    id: int
+    test_case: int
+    status: Literal["queued", "running", "done", "failed", "cancelled", "interrupted"] = Field(
+        description="`queued` or `running`: ask `url` again after `Retry-After` seconds"
+    )
+    done: int = Field(description="candidate edits tried (each runs the whole suite)")
+    total: int = Field(description="candidate edits to try; 0 while the model is learned")
+    percent: int
+    detail: str = Field(description="where the search stands, in plain words")
+    draft_revision: int = Field(description="the draft revision searched")
+    fix: FixEditOut | None = Field(description="the edit found, once done (null: none found)")
+    applicable: bool = Field(
+        description="a fix was found and the draft and test cases are still the ones searched"
+    )
+    reason: str = Field(description="why no edit was found")
+    misses: list[str] = Field(description="what the case missed before any edit")
+    tried: list[str] = Field(description="each candidate tried and what it did, in words")
+    note: str
+    error: str
+    url: str = Field(description="this search in the API")
+    page: str = Field(description="this search in the studio")
+
+
+class FixAppliedOut(Schema):
+    detail: str
+    edit: FixEditOut
+    draft_revision: int = Field(description="the profile's draft revision after the edit")

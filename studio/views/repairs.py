@@ -1,8 +1,11 @@
 """Page: the smallest fix for a failing test case, searched on the job queue, and applying it.
 
-Opening the page starts the search (or finds the one already made for this case, draft
-revision and suite) and answers at once with its progress, which htmx polls; when it is done
-the page shows every attempt in words and the fix with its "apply" button (editors only).
+A GET only shows: the case, the newest search of it on the draft and suite as they are now
+(or the one `?job=` names, which htmx polls while it runs), and a "Find a fix" button. The
+button POSTs, which starts the search or reuses the one already made for this case, draft
+revision and suite, and redirects to its progress (POST/redirect/GET): a crawler, a prefetch
+or a reload starts nothing. When it is done the page shows every attempt in words and the fix
+with its "apply" button (editors only).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from studio.jobs import queue
 from studio.jobs.recovery import recover
 from studio.models import RepairJob, TestCase
-from studio.repairs import apply_found, found_edit, request_repair
+from studio.repairs import apply_found, current_search, found_edit, request_repair
 from studio.roles import can_edit
 from studio.services import Conflict, Refused
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
@@ -35,7 +38,7 @@ def _case(request: HtmxHttpRequest, slug: str, pk: int) -> TestCase:
 @require_http_methods(["GET", "POST"])
 @studio_page
 def case_fix(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
-    """GET: the search's page (`?job=` polls that one); POST: apply the fix the job found."""
+    """GET: the case and its search, if any (`?job=` polls that one); POST: apply its fix."""
     test_case = _case(request, slug, pk)
     if request.method == "POST":
         return _apply(request, test_case)
@@ -44,21 +47,31 @@ def case_fix(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     job = (
         get_object_or_404(RepairJob, test_case=test_case, pk=int(wanted))
         if wanted.isdigit()
-        else request_repair(test_case, user=request.user)
+        else current_search(test_case)
     )
     template = "studio/case_fix.html#fix-status" if request.htmx else "studio/case_fix.html"
     return render(request, template, _context(request, test_case, job))
 
 
-def _context(request: HtmxHttpRequest, test_case: TestCase, job: RepairJob) -> dict[str, Any]:
+def _context(
+    request: HtmxHttpRequest, test_case: TestCase, job: RepairJob | None
+) -> dict[str, Any]:
     return profile_context(
         request,
         test_case.profile,
         case=test_case,
         job=job,
-        fix=found_edit(job) if job.status == "done" else None,
-        is_current=job.draft_revision == test_case.profile.draft_revision,
+        fix=found_edit(job) if job is not None and job.status == "done" else None,
+        is_current=job is not None and job.draft_revision == test_case.profile.draft_revision,
     )
+
+
+@require_POST
+@studio_page
+def case_fix_search(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The "Find a fix" button: queue the search (or reuse this draft's), then show it."""
+    test_case = _case(request, slug, pk)
+    return _to_job(test_case, request_repair(test_case, user=request.user))
 
 
 @require_POST

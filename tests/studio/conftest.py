@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from studio.models import Profile, Route, Rule, TestCase, Tool
+from studio.models import Profile, RepairJob, Route, Rule, TestCase, Tool
 from studio.roles import grant
 from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
 
@@ -121,6 +121,23 @@ def policy_form(**changes: str) -> dict[str, str]:
         "revision": "1",
     }
     return {**data, **changes}
+
+
+def found_search(
+    case: TestCase, kind: str, route: str, text: str, source: str | None = None
+) -> RepairJob:
+    """A finished "find a fix" search of the draft and suite as they are, as if it had found
+    this edit (for an edit the search would not try first: what is tested is what follows)."""
+    from studio.repairs import _suite, suite_fingerprint
+
+    return RepairJob.objects.create(
+        profile=case.profile,
+        test_case=case,
+        status="done",
+        draft_revision=case.profile.draft_revision,
+        suite_fingerprint=suite_fingerprint(_suite(case)[0]),
+        fix={"kind": kind, "route": route, "text": text, "source": source},
+    )
 
 
 def htmx(**extra: Any) -> dict[str, Any]:

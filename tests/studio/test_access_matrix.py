@@ -33,6 +33,7 @@ from studio.services import build_pack, build_pack_dict, delete_item
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token, revoke
 from studio.traffic_models import Event
+from tests.studio.conftest import found_search
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "publisher", "admin")
 MISSING = "no-such-profile"
@@ -72,8 +73,10 @@ def world(profile: Profile, owner: User) -> World:
     event = _stored_event(profile)
     replay = start_replay(profile, "draft", user=owner)
     imported = ImportJob.objects.create(format="pack", started_by=owner, status="failed")
+    search = found_search(case, "add_keyword", "shipping", "parcel")
     ids = {
         "import": imported.pk,
+        "search": search.pk,
         "event": event.pk,
         "replay": replay.pk,
         "route": profile.routes.get(name="shipping").pk,
@@ -164,9 +167,10 @@ PAGES: dict[str, list[Call]] = {
     "import-job-cancel": [Call("post", _edit(302))],
     # suggestions cost model calls: editors only; with no endpoint configured a POST is a no-op
     "route-suggest": [Call("get", _edit(200)), Call("post", _edit(200))],
-    # opening it starts the search for a fix (editors only); a POST naming no search of the
-    # case that found a fix is refused with a message and sent back to the page
+    # the fix page shows the case and its search (editors only); a POST naming no search of
+    # the case that found a fix is refused with a message and sent back to the page
     "tests-fix": [Call("get", _edit(200)), Call("post", _edit(302))],
+    "tests-fix-search": [Call("post", _edit(302))],  # "Find a fix": to the search's page
     "tests-fix-cancel": [Call("post", _edit(404))],  # no such search of this case
     "tests-fix-again": [Call("post", _edit(302))],
     "profile-detail": [Call("get", VIEWER)],
@@ -403,6 +407,8 @@ def _operations(world: World) -> dict[str, Op]:
         ops[f"delete_{kind}"] = Op(EDIT, 204, one)
     p = "studio_routers_"
     number = {"number": ids["version"]}
+    fix = {"case_id": ids["case"]}
+    search = {**fix, "search_id": ids["search"]}
     return {
         **ops,
         f"{p}publishing_list_versions": Op(VIEW, 200),
@@ -425,6 +431,12 @@ def _operations(world: World) -> dict[str, Op]:
         f"{p}profiles_delete": Op(EDIT, 204, {"slug": "other"}),
         f"{p}publishing_import_new": Op(EDIT, 201, query="?slug=imported"),
         f"{p}playground_route_message": Op(VIEW, 200, body={"message": "refund please"}),
+        # "Find a fix", as the page: editors. The search of this draft exists, so starting
+        # one reuses it (200: it has ended); its fix applies (each call is rolled back).
+        f"{p}repairs_start_fix_search": Op(EDIT, 200, fix),
+        f"{p}repairs_read_fix_search": Op(EDIT, 200, search),
+        f"{p}repairs_cancel_fix_search": Op(EDIT, 200, search),
+        f"{p}repairs_apply_fix": Op(EDIT, 200, search),
         # Only the profile's event token may send events (see the loop below): users get 401.
         f"{p}events_post_events": Op(VIEW, 202, body={"events": [_event_record(world)]}),
     }

@@ -122,6 +122,7 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
     ),
     ("tests-delete", _case, lambda p: {}),
     ("tests-fix", _case, _repair_job),
+    ("tests-fix-search", _case, lambda p: {}),
     ("tests-fix-cancel", _case, _repair_job),
     ("tests-fix-again", _case, lambda p: {}),
     ("tests-import", None, lambda p: {"text": "text,expected\nhi,billing\n", "confirm": "yes"}),

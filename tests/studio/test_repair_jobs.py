@@ -1,4 +1,4 @@
-"""'Find a fix' with a real worker process: the page only queues the search and shows it.
+"""'Find a fix' with a real worker process: the page's button only queues the search, the page shows it.
 
 The worker is `manage.py jobs_worker` on the test database (tests/job_worker.py), so the data
 a test writes must be committed (`transaction=True`).
@@ -41,7 +41,8 @@ def test_the_page_answers_at_once_and_the_worker_finds_the_fix_which_is_then_app
     failing, client = _failing(profile), client_for(editor)
     url = f"/profiles/{profile.slug}/tests/{failing.pk}/fix/"
 
-    first = client.get(url)
+    assert client.get(url).status_code == 200 and not RepairJob.objects.exists()
+    first = client.post(f"{url}search/", follow=True)  # the "Find a fix" button
     job = RepairJob.objects.get(test_case=failing)
     assert first.status_code == 200 and 'id="fix-job"' in first.content.decode()
 

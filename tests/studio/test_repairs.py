@@ -15,6 +15,7 @@ from studio.models import AuditEntry, RepairJob, TestCase
 from studio.repairs import execute_repair
 from tests.job_worker import DATABASE
 from tests.routing_core.chat_server import ChatServer, Reply, answers
+from tests.studio.conftest import found_search
 
 
 @pytest.fixture
@@ -36,25 +37,11 @@ def _url(case):
     return f"/profiles/{case.profile.slug}/tests/{case.pk}/fix/"
 
 
-def _open(client, case, **extra):
-    """Open the fix page (which starts or reuses the search); the page and the case's newest job."""
-    response = client.get(_url(case), **extra)
+def _open(client, case):
+    """Press "Find a fix" (a POST: it starts or reuses the search) and follow the redirect to
+    the search's page; that page and the case's newest job."""
+    response = client.post(f"{_url(case)}search/", follow=True)
     return response, RepairJob.objects.filter(test_case=case).first()
-
-
-def _found(case, kind, route, text, source=None):
-    """A finished search of the draft and suite as they are, as if it had found this edit
-    (for an edit the search would not try first: the save path of each kind is what is tested)."""
-    from studio.repairs import _suite, suite_fingerprint
-
-    return RepairJob.objects.create(
-        profile=case.profile,
-        test_case=case,
-        status="done",
-        draft_revision=case.profile.draft_revision,
-        suite_fingerprint=suite_fingerprint(_suite(case)[0]),
-        fix={"kind": kind, "route": route, "text": text, "source": source},
-    )
 
 
 def _apply(client, case, **extra):
@@ -80,9 +67,51 @@ def test_applying_the_fix_saves_it_audits_it_and_the_case_then_passes(cases, edi
     assert failing.profile.routes.get(name="shipping").keywords == ["courier"]
     entry = AuditEntry.objects.get(action="route.accept-repair")
     assert entry.after["edit"] == "add the keyword “courier” to shipping"
-    # the draft changed, so the page searches again, on the new draft
-    assert "the case already passes" in client.get(_url(failing)).content.decode()
+    # the draft changed: the page shows no search of it until "Find a fix" is pressed again
+    assert 'data-testid="start-search"' in client.get(_url(failing)).content.decode()
+    assert RepairJob.objects.filter(test_case=failing).count() == 1
+    assert "the case already passes" in _open(client, failing)[0].content.decode()
     assert RepairJob.objects.filter(test_case=failing).count() == 2
+
+
+def test_opening_the_page_queues_nothing_and_offers_a_find_a_fix_button(
+    cases, editor, client_for, settings
+):
+    settings.TASKS = DATABASE  # a queued search would stay: none is
+    failing, client = cases[-1], client_for(editor)
+    page = client.get(_url(failing))
+    html = page.content.decode()
+    assert page.status_code == 200 and "the courier never came" in html
+    assert f'<form method="post" action="{_url(failing)}search/">' in html
+    assert 'name="csrfmiddlewaretoken"' in html and 'data-testid="start-search"' in html
+    assert client.get(_url(failing), HTTP_HX_REQUEST="true").status_code == 200
+    assert not RepairJob.objects.exists()
+
+
+def test_find_a_fix_is_a_post_that_redirects_to_the_search_which_a_get_then_shows(
+    cases, editor, client_for, settings, profile
+):
+    settings.TASKS = DATABASE
+    failing, client = cases[-1], client_for(editor)
+    response = client.post(f"{_url(failing)}search/")
+    job = RepairJob.objects.get(test_case=failing)
+    assert response.status_code == 302 and response["Location"] == f"{_url(failing)}?job={job.pk}"
+    assert client.post(f"{_url(failing)}search/")["Location"] == response["Location"]  # reused
+    html = client.get(_url(failing)).content.decode()  # the latest search of this draft
+    assert "Waiting for a worker to start the search" in html and "start-search" not in html
+    profile.draft_revision += 1  # as every save of the draft does
+    profile.save()
+    assert 'data-testid="start-search"' in client.get(_url(failing)).content.decode()
+    assert RepairJob.objects.count() == 1
+
+
+def test_find_a_fix_needs_the_csrf_token(cases, editor):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(editor)
+    assert client.post(f"{_url(cases[-1])}search/").status_code == 403
+    assert not RepairJob.objects.exists()
 
 
 def test_a_queued_search_answers_at_once_polls_and_can_be_cancelled(
@@ -107,6 +136,7 @@ def test_a_queued_search_answers_at_once_polls_and_can_be_cancelled(
     assert job.status == "cancelled"
     # opening the page again shows the cancelled search; "search again" queues a new one
     assert "Cancelled" in client.get(_url(failing)).content.decode()
+    assert _open(client, failing)[1].pk == job.pk  # "Find a fix" reuses it: no new search
     again = client.post(f"{_url(failing)}again/")
     fresh = RepairJob.objects.filter(test_case=failing).first()
     assert fresh.pk != job.pk and fresh.status == "queued"
@@ -226,6 +256,7 @@ def test_a_fix_is_refused_in_words_when_the_draft_changed_since_the_search(
     profile.save()
     page = client.get(f"{_url(failing)}?job={job.pk}").content.decode()
     assert 'data-testid="fix-stale"' in page and 'data-testid="apply-fix"' not in page
+    assert f'action="{_url(failing)}search/"' in page  # "Find a fix again" is a POST too
     response = client.post(_url(failing), {"job": job.pk}, follow=True)
     assert "Not applied: the draft changed since the search: find a fix again." in (
         response.content.decode()
@@ -265,6 +296,8 @@ def _no_keyword_added(case):
 def test_viewers_cannot_search_or_apply(cases, viewer, client_for):
     client = client_for(viewer)
     assert client.get(_url(cases[-1])).status_code == 403
+    assert client.post(f"{_url(cases[-1])}search/").status_code == 403
+    assert client.post(f"{_url(cases[-1])}again/").status_code == 403
     assert not RepairJob.objects.exists()
 
 
@@ -275,7 +308,7 @@ def test_model_wording_is_tried_first_and_a_failing_model_is_only_a_note(
     client = client_for(editor)
     with ChatServer(answers(json.dumps(["never came"]))) as server:
         settings.STUDIO_LLM_BASE_URL = server.base_url
-        html = client.get(_url(cases[-1])).content.decode()
+        html = _open(client, cases[-1])[0].content.decode()
     assert "Add the keyword “never came” to shipping." in html
     with ChatServer(answers(Reply(status=503))) as server:
         settings.STUDIO_LLM_BASE_URL = server.base_url
@@ -303,7 +336,7 @@ def _case(profile, message, route="", **expects):
 
 
 def _page(client, case):
-    return client.get(_url(case)).content.decode()
+    return _open(client, case)[0].content.decode()
 
 
 def test_an_out_of_scope_message_is_added_to_the_profiles_out_of_scope_examples(
@@ -375,7 +408,7 @@ def test_a_menu_where_a_decisive_move_was_expected_may_lower_the_near_tie_margin
     cases, editor, client_for, profile
 ):
     failing = _case(profile, "talk about delivery invoice", "billing", expected_verdict="move")
-    job = _found(failing, "set_margin", "", "0.03", "0.15")
+    job = found_search(failing, "set_margin", "", "0.03", "0.15")
     response = client_for(editor).post(_url(failing), {"job": job.pk})
     assert response.status_code == 302
     profile.refresh_from_db()
@@ -386,7 +419,7 @@ def test_a_menu_where_a_decisive_move_was_expected_may_lower_the_near_tie_margin
 
 def test_a_margin_out_of_range_is_refused_by_the_pack_not_saved(cases, editor, client_for, profile):
     failing = _case(profile, "talk about delivery invoice", "billing", expected_verdict="move")
-    job = _found(failing, "set_margin", "", "7", "0.15")
+    job = found_search(failing, "set_margin", "", "7", "0.15")
     response = client_for(editor).post(_url(failing), {"job": job.pk}, follow=True)
     profile.refresh_from_db()
     assert profile.near_tie_margin == 0.15
@@ -425,7 +458,7 @@ def test_a_keyword_removed_by_a_fix_is_saved_through_the_route(cases, editor, cl
     profile.draft_revision += 1  # as every save does: the compiled draft is per revision
     profile.save()
     failing = _case(profile, "is the printer broken", "shipping")
-    job = _found(failing, "remove_keyword", "billing", "printer")
+    job = found_search(failing, "remove_keyword", "billing", "printer")
     response = client_for(editor).post(_url(failing), {"job": job.pk})
     assert response.status_code == 302
     assert profile.routes.get(name="billing").keywords == ["invoice"]
