@@ -521,6 +521,8 @@ class LexicalScorer:
         margin: float | None = None,
     ):
         self._names = tuple(names)
+        # The router's candidate tuple, once found equal to `_names` (see `_is_every`).
+        self._every = self._names
         self._index = {name: i for i, name in enumerate(self._names)}
         self._vocabulary = vocabulary
         self._weights = weights
@@ -633,8 +635,7 @@ class LexicalScorer:
 
     def _scores_of(self, message: str, candidates: Sequence[str]) -> FloatArray:
         """The scores as an array: `score` lists them, `score_metered` hands the array on."""
-        every = candidates == self._names  # the router's usual call: no reordering
-        columns = None if every else self._columns(candidates)
+        columns = None if self._is_every(candidates) else self._columns(candidates)
         posterior = self._posterior(message)
         if posterior is None or self._is_out_of_scope(posterior):
             return np.zeros(len(candidates), dtype=np.float32)
@@ -699,6 +700,17 @@ class LexicalScorer:
                 " keywords) to calibrate on; an entry rule can route it meanwhile"
             )
         return "none of its words, nor parts of them, appear in any route's texts"
+
+    def _is_every(self, candidates: Sequence[str]) -> bool:
+        """Whether the candidates are every route in order: the router's usual call, scored
+        without reordering. A tuple found equal is remembered by identity (tuples do not
+        change): comparing 2,000 names cost 4 µs a turn."""
+        if candidates is self._every:
+            return True
+        if isinstance(candidates, tuple) and candidates == self._names:
+            self._every = candidates
+            return True
+        return False
 
     def _is_out_of_scope(self, posterior: FloatArray) -> bool:
         """Whether the out-of-scope examples' class (the last column, if any) leads."""
