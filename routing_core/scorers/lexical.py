@@ -156,15 +156,17 @@ class _Vocabulary:
         tf = np.fromiter(counts.values(), np.float32, len(counts))
         values = (1.0 + np.log(tf)) * self.idf[ids]
         is_char = self.is_char[ids]
-        # One row: the same weighting as `_normalise`, without its per-row bookkeeping.
-        word_values, char_values = values[~is_char], values[is_char]
-        # math.sqrt of a dot product: np.linalg.norm costs 3x as much on a few dozen values.
-        word_norm = math.sqrt(float(word_values @ word_values))
-        char_norm = math.sqrt(float(char_values @ char_values))
+        # One row: the same weighting as `_normalise`, without its per-row bookkeeping. Both
+        # blocks' squared norms come from one bincount (0: words, 1: character n-grams) and
+        # each value's scale from a two-entry table: four numpy calls fewer than masking the
+        # blocks apart (16.5 -> 15.2 µs a CLINC150 message, measured beside other work).
+        word_sq, char_sq = np.bincount(is_char, values * values, minlength=2).tolist()
+        word_norm, char_norm = math.sqrt(word_sq), math.sqrt(char_sq)
         total = math.hypot(WORD_BLOCK_WEIGHT if word_norm else 0.0, 1.0 if char_norm else 0.0)
         word_scale = WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total
         char_scale = 1.0 / (char_norm or 1.0) / total
-        scaled: FloatArray = (values * np.where(is_char, char_scale, word_scale)).astype(np.float32)
+        scales = np.array([word_scale, char_scale], np.float32)
+        scaled: FloatArray = (values * np.take(scales, is_char)).astype(np.float32, copy=False)
         return ids, scaled
 
 
