@@ -18,6 +18,14 @@ model and the warm-started build after it. A last line measures route() on the r
 CLINC150 pack (built from `clinc150/routes.json`, 2,000 of its test messages) in its own
 process, and the run ends with the two ratios issue 16 sets targets on: the 2,000 x 25
 build over the 150-route build, and the 2,000-route route() p50 over CLINC150's.
+
+That ratio mixes two things: the generated messages are longer than CLINC150's (a product
+name in each, about 1.5x the known terms), so part of it is message length, not routes. The
+row `clinc+1850x25` measures what the target means, how a turn grows with the routes alone:
+a 2,000-route pack that *contains* CLINC150's 150 real routes (all their examples) plus 1,850
+generated ones, routed with the same 2,000 CLINC150 test messages as the CLINC150 pack (same
+messages, same length). Its top-1 is over those messages' expected routes. The run prints
+both ratios.
 Prints figures; asserts nothing (benchmarks are not tests).
 """
 
@@ -40,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 from routing_core import Router, dump_pack, load_pack  # noqa: E402
 from routing_core.scorers.stored import with_model, with_stale_model  # noqa: E402
 
-ROWS = "10x100,150x100,500x100,2000x25,2000x50"
+ROWS = "10x100,150x100,500x100,2000x25,2000x50,clinc+1850x25"
 SYLLABLES = "ba ko ri mu te la zen dor vi sa pel nu qua fi mo ga lu re tis yo".split()
 FRAMES = ("{text} for {p}", "{p}: {text}", "{text} on my {p}", "{text} ({p})")
 
@@ -119,9 +127,33 @@ def clinc_turns(data: Path) -> dict[str, Any]:
     from routing_core.build import build_pack_file
 
     router = Router(load_pack(dump_pack(build_pack_file(data / "clinc150" / "routes.json"))))
+    return _turns(router, _clinc_messages(data))
+
+
+def clinc_among_generated(data: Path, extra: int, per_route: int) -> dict[str, Any]:
+    """route() on CLINC150's routes plus `extra` generated ones, with CLINC150's messages."""
+    real = json.loads((data / "clinc150" / "routes.json").read_text(encoding="utf-8"))
+    routes = real + generated(data, extra, per_route)[0]
+    plain = load_pack({"profile": {"slug": "scale", "name": "scale"}, "routes": routes})
+    cpu = time.process_time()
+    text = dump_pack(with_model(plain))
+    build_cpu = time.process_time() - cpu
+    router = Router(load_pack(text))
+    messages = _clinc_messages(data)
+    result = _turns(router, messages)
+    hits = sum(router.route(m).ranked[0].route == name for name, m in messages)
+    return {**result, "routes": len(routes), "build_cpu": build_cpu, "top1": hits / len(messages)}
+
+
+def _clinc_messages(data: Path) -> list[tuple[str, str]]:
+    """(expected route, text) of the first 2,000 CLINC150 test rows (all in scope)."""
     lines = (data / "clinc150" / "test.jsonl").read_text(encoding="utf-8").splitlines()
-    messages = [json.loads(line)["text"] for line in lines[:2000]]
-    costs = sorted(_cpu_us(router, m) for m in messages)
+    rows = [json.loads(line) for line in lines[:2000]]
+    return [(row["expected"], row["text"]) for row in rows]
+
+
+def _turns(router: Router, messages: list[tuple[str, str]]) -> dict[str, Any]:
+    costs = sorted(_cpu_us(router, m) for _, m in messages)
     return {"p50_us": costs[len(costs) // 2], "p99_us": costs[int(0.99 * len(costs))]}
 
 
@@ -133,6 +165,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.one == "clinc150":
         print(json.dumps(clinc_turns(Path(args.data))))
+        return
+    if args.one and args.one.startswith("clinc+"):
+        extra, per_route = map(int, args.one.removeprefix("clinc+").split("x"))
+        print(json.dumps(clinc_among_generated(Path(args.data), extra, per_route)))
         return
     if args.one:
         n_routes, per_route = map(int, args.one.split("x"))
@@ -161,6 +197,13 @@ def main() -> None:
                 f" {load} |"
             )
             continue
+        if spec.startswith("clinc+"):
+            print(
+                f"| CLINC150 + {r['routes'] - 150:,} generated | | | {r['build_cpu']:.1f} s | |"
+                f" | | {r['p50_us']:.0f} / {r['p99_us']:.0f} µs | {r['top1']:.1%} | | |"
+                f" {load} |"
+            )
+            continue
         print(
             f"| {r['routes']:,} | {r['examples']:,} | {r['terms']:,} | {r['build_cpu']:.1f} s /"
             f" {r['build_wall']:.1f} s | {r['build_rss_mb']:,.0f} / {r['peak_rss_mb']:,.0f} MB |"
@@ -177,12 +220,22 @@ def main() -> None:
 def _ratios(rows: dict[str, dict[str, Any]]) -> None:
     """The issue's two same-run ratios, when their rows ran."""
     big, clinc_size, clinc = rows.get("2000x25"), rows.get("150x100"), rows.get("clinc150")
+    among = next((r for spec, r in rows.items() if spec.startswith("clinc+")), None)
     if big and clinc_size:
         ratio = big["build_cpu"] / clinc_size["build_cpu"]
         print(f"build CPU, 2,000 x 25 over 150 x 100: {ratio:.1f}x (target <= 5x)")
     if big and clinc:
         ratio = big["p50_us"] / clinc["p50_us"]
-        print(f"route() p50, 2,000 routes over the CLINC150 pack: {ratio:.2f}x (target <= 2x)")
+        print(
+            f"route() p50, 2,000 generated routes and their (longer) messages over the CLINC150"
+            f" pack: {ratio:.2f}x"
+        )
+    if among and clinc:
+        ratio = among["p50_us"] / clinc["p50_us"]
+        print(
+            f"route() p50, CLINC150 + {among['routes'] - 150:,} generated routes over the CLINC150"
+            f" pack, the same messages: {ratio:.2f}x (target <= 2x)"
+        )
 
 
 def _cpu_us(router: Router, message: str) -> float:

@@ -42,6 +42,12 @@ EXPLAIN_TERMS = 5
 class Router:
     """Routes turns for one pack. Compiles everything at construction; safe across threads.
 
+    A process that loads a large pack once and then serves turns may call `gc.freeze()`
+    after making its routers: Python's collector then never walks the loaded pack again (a
+    full collection over a 2,000-route pack's objects took ~56 ms inside a turn, about once
+    in thousands of turns; docs/benchmarks.md). The library does not call it: it is the
+    whole process's setting.
+
     Args:
         pack: a `Pack`, or anything `load_pack` accepts.
         scorer: a scorer to use instead of the tiers the pack's settings build.

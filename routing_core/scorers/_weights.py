@@ -24,6 +24,27 @@ IntArray = npt.NDArray[np.int64]
 # stays small (tens of MB). Past it, the dense matrix would grow to most of a GB.
 DENSE_ROUTES = 400
 
+# OpenBLAS runs a vector-matrix product on every core once the matrix has 460,800 elements
+# (115,200 x its GEMM_MULTITHREAD_THRESHOLD, 4). On a 2-core machine shared with other work
+# the turn then waits for the second core: at 2,000 routes a long message's dense rows
+# crossed it and route() p99 rose from 0.4 ms to 3-7 ms, in CPU time as in wall time
+# (docs/benchmarks.md, issue 16). Products of at most this many elements stay on the
+# calling thread, and their gathered rows (1 MB) stay in the core's cache.
+BLAS_BLOCK = 1 << 18
+
+
+def rows_dot(values: FloatArray, matrix: FloatArray, rows: IntArray) -> FloatArray:
+    """`values @ matrix[rows]`, a block of rows at a time (see BLAS_BLOCK)."""
+    step = max(1, BLAS_BLOCK // max(1, matrix.shape[1]))
+    if len(rows) <= step:  # nearly every message: one product, as before
+        result: FloatArray = values @ np.take(matrix, rows, axis=0)
+        return result
+    out = np.zeros(matrix.shape[1], np.float32)
+    for start in range(0, len(rows), step):
+        end = start + step
+        out += values[start:end] @ np.take(matrix, rows[start:end], axis=0)
+    return out
+
 
 @dataclass(frozen=True, slots=True)
 class DenseWeights:
@@ -42,8 +63,7 @@ class DenseWeights:
 
     def logits(self, ids: IntArray, values: FloatArray) -> FloatArray:
         """`values @ W[ids]`: a message's logits over every route."""
-        result: FloatArray = values @ np.take(self.matrix, ids, axis=0)
-        return result
+        return rows_dot(values, self.matrix, ids)
 
     def column(self, ids: IntArray, route: int) -> FloatArray:
         """`W[ids, route]`: each term's weight for one route."""
@@ -121,15 +141,18 @@ class Weights:
     def logits(self, ids: IntArray, values: FloatArray) -> FloatArray:
         """`values @ W[ids]`: a message's logits over every route."""
         rows = self.heavy_row[ids]
-        dense, light = rows >= 0, rows < 0
-        out = values[dense] @ np.take(self.heavy, rows[dense], axis=0)
+        dense = rows >= 0
+        out = rows_dot(values[dense], self.heavy, rows[dense])
+        light = ~dense
         light_ids, light_values = ids[light], values[light]
-        positions, cells = self._cells(light_ids)
-        weighted = light_values[positions] * self.values[cells]
+        starts = self.indptr[light_ids]
+        lengths = self.indptr[light_ids + 1] - starts
+        cells = _ranges(starts, lengths)
+        # Each cell weighted by its term's value: a repeat, not a gather by cell position.
+        weighted = np.repeat(light_values, lengths) * self.values[cells]
         out += np.bincount(self.routes[cells], weighted, minlength=self.n_routes)
         out -= float(light_values @ self.means[light_ids])
-        result: FloatArray = out.astype(np.float32)
-        return result
+        return out
 
     def column(self, ids: IntArray, route: int) -> FloatArray:
         """`W[ids, route]`: each term's weight for one route."""
@@ -151,7 +174,13 @@ class Weights:
         """For the rows `ids`: each cell's position in `ids`, and the cell's index."""
         starts = self.indptr[ids]
         lengths = self.indptr[ids + 1] - starts
-        total = int(lengths.sum())
         positions = np.repeat(np.arange(len(ids)), lengths)
-        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-        return positions, offsets + np.arange(total)
+        return positions, _ranges(starts, lengths)
+
+
+def _ranges(starts: IntArray, lengths: IntArray) -> IntArray:
+    """The concatenated ranges `starts[i] : starts[i] + lengths[i]`, in order."""
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if len(ends) else 0
+    result: IntArray = np.repeat(starts - ends + lengths, lengths) + np.arange(total)
+    return result

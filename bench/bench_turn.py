@@ -1,0 +1,115 @@
+"""route() at 2,000 routes, pass by pass: CPU p50 / p99 / max and what the collector did.
+
+Usage: .venv/bin/python bench/bench_turn.py [--pack clinc|among|generated] [--gc freeze|off]
+       [--passes 3] [--save /tmp/pack.json | --load /tmp/pack.json]
+
+`clinc`: the real CLINC150 pack; `among`: CLINC150's 150 routes plus 1,850 generated ones
+(`bench_scale.py`'s `clinc+1850x25` row), both routed with 2,000 CLINC150 test messages;
+`generated`: 2,000 generated routes x 25 examples with their own (longer) messages. Each pass
+routes every message once and prints the CPU time of the call (`thread_time`) at p50 / p99 /
+max, and the garbage collections that ran during the pass (count and longest, per
+generation, from `gc.callbacks`). `--gc freeze` calls `gc.freeze()` after loading (what an
+embedder can do); `--gc off` disables the collector during the passes. Issue 16's p99
+question (docs/benchmarks.md): compare the default with `--gc freeze`, and with
+`OPENBLAS_NUM_THREADS=1` in the environment. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_scale import generated  # noqa: E402
+
+from routing_core import Router, dump_pack, load_pack  # noqa: E402
+from routing_core.scorers.stored import with_model  # noqa: E402
+
+
+def pack_and_messages(data: Path, kind: str) -> tuple[Any, list[str]]:
+    """The pack to route on (with its model) and the messages to route."""
+    lines = (data / "clinc150" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    clinc_messages = [json.loads(line)["text"] for line in lines[:2000]]
+    real = json.loads((data / "clinc150" / "routes.json").read_text(encoding="utf-8"))
+    if kind == "clinc":
+        routes, messages = real, clinc_messages
+    elif kind == "among":
+        routes, messages = real + generated(data, 1850, 25)[0], clinc_messages
+    else:
+        routes, pairs = generated(data, 2000, 25)
+        messages = [m for _, m in pairs[:2000]]
+    plain = load_pack({"profile": {"slug": "turn", "name": "turn"}, "routes": routes})
+    return with_model(plain), messages
+
+
+def one_pass(router: Router, messages: list[str]) -> str:
+    """Route every message once; the CPU percentiles and the collections of the pass."""
+    collections: dict[int, list[float]] = {}
+    started: list[int] = [0]
+
+    def watch(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter_ns()
+        else:
+            spent = (time.perf_counter_ns() - started[0]) / 1000
+            collections.setdefault(info["generation"], []).append(spent)
+
+    gc.callbacks.append(watch)
+    costs = []
+    for message in messages:
+        start = time.thread_time_ns()
+        router.route(message)
+        costs.append((time.thread_time_ns() - start) / 1000)
+    gc.callbacks.remove(watch)
+    costs.sort()
+    p50, p99 = costs[len(costs) // 2], costs[int(0.99 * len(costs))]
+    seen = ", ".join(
+        f"gen{g} {len(t)}x (longest {max(t):,.0f} µs)" for g, t in sorted(collections.items())
+    )
+    return f"{p50:.0f} / {p99:.0f} / {costs[-1]:,.0f} µs; collections: {seen or 'none'}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--pack", choices=("clinc", "among", "generated"), default="among")
+    parser.add_argument("--gc", choices=("default", "freeze", "off"), default="default")
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--save", help="write the built pack and messages here, then stop")
+    parser.add_argument("--load", help="a pack and messages written by --save")
+    args = parser.parse_args()
+    if args.load:
+        saved = json.loads(Path(args.load).read_text(encoding="utf-8"))
+        pack, messages = load_pack(saved["pack"]), saved["messages"]
+    else:
+        pack, messages = pack_and_messages(Path(args.data), args.pack)
+    if args.save:
+        text = json.dumps({"pack": json.loads(dump_pack(pack)), "messages": messages})
+        Path(args.save).write_text(text, encoding="utf-8")
+        return
+    router = Router(load_pack(dump_pack(pack)))
+    del pack
+    if args.gc == "freeze":
+        gc.collect()
+        gc.freeze()
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    print(f"{args.pack}, gc {args.gc}, OPENBLAS_NUM_THREADS {threads}, load {os.getloadavg()}")
+    for number in range(args.passes):
+        if args.gc == "off":
+            gc.disable()
+        print(f"pass {number + 1}: route() CPU p50 / p99 / max {one_pass(router, messages)}")
+        gc.enable()
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
