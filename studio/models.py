@@ -617,6 +617,15 @@ class RepairJob(Job):
 
     class Meta(Job.Meta):
         default_related_name = "repair_jobs"
+        # Two people (or a script's retry) pressing "Find a fix" at once share one search:
+        # reuse in `request_repair` is a read, so only the database can rule out a second.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["test_case", "draft_revision", "suite_fingerprint"],
+                condition=models.Q(status__in=ACTIVE),
+                name="one_active_search_per_case",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"fix {self.pk} for case {self.test_case_id}"

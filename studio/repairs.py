@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from routing_core import Pack, PackError
@@ -87,13 +87,17 @@ def request_repair(test_case: TestCase, *, user: Any, again: bool = False) -> Re
     job = same.first()  # the newest (Job.Meta ordering)
     if job is not None and (job.is_running or not again):
         return job
-    job = RepairJob.objects.create(
-        profile=profile,
-        test_case=test_case,
-        draft_revision=profile.draft_revision,
-        suite_fingerprint=fingerprint,
-        started_by=user if getattr(user, "is_authenticated", False) else None,
-    )
+    try:
+        with transaction.atomic():  # a savepoint: the caller's transaction survives a clash
+            job = RepairJob.objects.create(
+                profile=profile,
+                test_case=test_case,
+                draft_revision=profile.draft_revision,
+                suite_fingerprint=fingerprint,
+                started_by=user if getattr(user, "is_authenticated", False) else None,
+            )
+    except IntegrityError:  # another request queued the same search a moment ago
+        return same.filter(status__in=ACTIVE).get()
     _prune(test_case)
     return queue.start(job)
 

@@ -143,3 +143,34 @@ def test_a_database_from_the_first_migrations_upgrades_to_the_latest_with_data_i
                 if field in names:
                     expected = TRANSFORMED.get((model_name, field), value)
                     assert after[field] == expected, f"{model_name}.{field} of row {pk}"
+
+
+@pytest.fixture
+def at_repair_jobs(transactional_db: None) -> Iterator[Apps]:
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes()
+    try:
+        yield migrate([("studio", "0012_repair_jobs")])
+    finally:
+        migrate(latest)
+
+
+def test_searches_queued_twice_before_0013_leave_one_queued_and_say_why_the_other_stopped(
+    at_repair_jobs: Apps,
+) -> None:
+    profile = at_repair_jobs.get_model("studio", "Profile").objects.create(slug="shop", name="Shop")
+    case = at_repair_jobs.get_model("studio", "TestCase").objects.create(
+        profile=profile, message="where is my parcel", expected_route="shipping"
+    )
+    RepairJob = at_repair_jobs.get_model("studio", "RepairJob")
+    twins = [
+        RepairJob.objects.create(profile=profile, test_case=case, suite_fingerprint="f")
+        for _ in range(2)
+    ]
+    migrate([("studio", "0013_one_active_search_per_case")])
+
+    older, newer = (
+        current_apps.get_model("studio", "RepairJob").objects.get(pk=j.pk) for j in twins
+    )
+    assert newer.status == "queued"
+    assert older.status == "cancelled" and f"#{newer.pk}" in older.error

@@ -6,14 +6,17 @@ a test writes must be committed (`transaction=True`).
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from studio.models import AuditEntry, Profile, RepairJob, TestCase
-from studio.repairs import request_repair
+from studio.repairs import _searches_of_now, request_repair
 from tests.job_worker import Workers, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -128,3 +131,52 @@ def test_a_search_whose_worker_is_killed_mid_way_is_finished_by_another(
     assert isinstance(ended, RepairJob) and ended.status == "done", ended.error
     assert ended.attempts == 2 and ended.worker != started.worker  # type: ignore[attr-defined]
     assert ended.fix is None and ended.done == ended.total == len(ended.tried) > 1
+
+
+def _clashing(test_case: TestCase) -> RepairJob:
+    """A search of the case's draft and suite as they are now, made directly (not reused)."""
+    same, fingerprint = _searches_of_now(test_case)
+    return RepairJob(
+        profile=test_case.profile,
+        test_case=test_case,
+        draft_revision=test_case.profile.draft_revision,
+        suite_fingerprint=fingerprint,
+    )
+
+
+def test_the_database_holds_one_queued_search_per_case_draft_and_suite(profile: Profile) -> None:
+    failing = _failing(profile)
+    first = _clashing(failing)
+    first.save()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        _clashing(failing).save()
+
+    RepairJob.objects.filter(pk=first.pk).update(status="cancelled")
+    _clashing(failing).save()  # after the first ended, "Search again" may queue another
+    assert RepairJob.objects.filter(test_case=failing).count() == 2
+
+
+@pytest.mark.postgres_only  # needs a second transaction that waits on the first's row lock
+def test_two_presses_at_once_share_one_search(profile: Profile, editor: Any) -> None:
+    """The second request's reuse check runs before the first commits; it gets the first's job."""
+    failing = _failing(profile)
+    inserted, made = threading.Event(), []
+
+    def press_first() -> None:  # the other request: inserted, not yet committed
+        try:
+            with transaction.atomic():
+                made.append(_clashing(failing))
+                made[0].save()
+                inserted.set()
+                time.sleep(1.0)  # the second request reads (nothing) and waits on the index
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=press_first)
+    other.start()
+    assert inserted.wait(10)
+    job = request_repair(failing, user=editor)
+    other.join(10)
+
+    assert job.pk == made[0].pk
+    assert RepairJob.objects.filter(test_case=failing).count() == 1
