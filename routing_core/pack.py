@@ -27,12 +27,13 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 1
+FORMAT_MINOR = 2
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
     0: "(the 1.0 format)",
     1: "out_of_scope; scorer.model.floor, .margin and .stale",
+    2: "scorer.model.bias",
 }
 # Where each field a minor added sits, and that minor. `dump_pack` writes such a field only
 # when it holds something, and stamps the pack with the highest minor among the fields it
@@ -42,6 +43,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "floor"): 1,
     ("scorer", "model", "margin"): 1,
     ("scorer", "model", "stale"): 1,
+    ("scorer", "model", "bias"): 2,
 }
 
 MAX_ROUTES = 2_000
@@ -248,6 +250,9 @@ class LexicalModel(_Model):
     policy sets none (absent in older packs and in packs too small to calibrate: floor 0).
     `margin` is the near-tie margin fitted on them: `build_pack` makes it the built pack's
     policy margin, and the studio suggests it (the router never applies it on its own).
+    `bias` (float16, one per route column) is added to each route's logit: the per-route
+    intercepts of the second model folded into the weights (`scorers/_hinge.py`); absent in
+    older packs and in packs that learn without it (0 for every route).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -262,6 +267,7 @@ class LexicalModel(_Model):
     idf: str
     cells: str
     weights: str
+    bias: str | None = None
 
     @model_serializer(mode="wrap")
     def _omit_fresh(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
