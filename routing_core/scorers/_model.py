@@ -14,6 +14,9 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    Only a pack with enough texts to calibrate on (below) learns the 3-grams: from a handful
    of examples they learn accidents of spelling. A pack with few examples per route learns
    the 4-grams too, and its last passes take a minimum number of steps (`_few.py`).
+   A pack that can calibrate (up to CANDIDATE_ROUTES routes) adds a second, differently
+   trained model to these logits: a squared hinge on the 3-grams with per-route intercepts
+   (`_hinge.py`), folded into the same weights plus a `bias` per route.
 3. A temperature fitted on texts the correction has not seen yet: the first epochs leave
    every tenth text out, the temperature is fitted on those texts, and the last epoch learns
    from every text, continuing the same weights. One pass instead of a trial correction and

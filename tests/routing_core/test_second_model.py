@@ -126,3 +126,13 @@ def test_a_stale_model_carries_each_route_s_intercept_by_name(built: Pack) -> No
     assert carried is not None
     by_name = dict(zip([*reversed(names), "brand_new"], carried.tolist(), strict=True))
     assert by_name == {names[0]: 1.0, names[1]: 2.0, names[2]: 3.0, "brand_new": 2.0}
+
+
+def test_a_warm_start_keeps_each_route_s_intercept(built: Pack) -> None:
+    routes = [route.model_dump() for route in built.routes]
+    routes[0]["examples"] = [*routes[0]["examples"], "where is my parcel this week"]
+    draft = load_pack({"profile": built.profile.model_dump(), "routes": routes})
+    lexical._LEARNED.clear()
+    warm = _model_of(stored.with_model(draft, previous=built))
+    assert warm.fingerprint != _model_of(built).fingerprint
+    assert warm.bias == _model_of(built).bias
