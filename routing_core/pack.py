@@ -28,13 +28,14 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 2
+FORMAT_MINOR = 3
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
     0: "(the 1.0 format)",
     1: "out_of_scope; scorer.model.floor, .margin and .stale",
     2: "an embedding tier's floor and near_tie_margin are probabilities (before: cosines)",
+    3: "scorer.model.bias",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -48,6 +49,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "floor"): 1,
     ("scorer", "model", "margin"): 1,
     ("scorer", "model", "stale"): 1,
+    ("scorer", "model", "bias"): 3,
 }
 
 MAX_ROUTES = 2_000
@@ -254,6 +256,9 @@ class LexicalModel(_Model):
     policy sets none (absent in older packs and in packs too small to calibrate: floor 0).
     `margin` is the near-tie margin fitted on them: `build_pack` makes it the built pack's
     policy margin, and the studio suggests it (the router never applies it on its own).
+    `bias` (float16, one per route column) is added to each route's logit: the per-route
+    intercepts of the second model folded into the weights (`scorers/_hinge.py`); absent in
+    older packs and in packs that learn without it (0 for every route).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -268,6 +273,7 @@ class LexicalModel(_Model):
     idf: str
     cells: str
     weights: str
+    bias: str | None = None
 
     @model_serializer(mode="wrap")
     def _omit_fresh(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -14,6 +14,9 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    Only a pack with enough texts to calibrate on (below) learns the 3-grams: from a handful
    of examples they learn accidents of spelling. A pack with few examples per route learns
    the 4-grams too, and its last passes take a minimum number of steps (`_few.py`).
+   A pack that can calibrate (up to CANDIDATE_ROUTES routes) adds a second, differently
+   trained model to these logits: a squared hinge on the 3-grams with per-route intercepts
+   (`_hinge.py`), folded into the same weights plus a `bias` per route.
 3. A temperature fitted on texts the correction has not seen yet: the first epochs leave
    every tenth text out, the temperature is fitted on those texts, and the last epoch learns
    from every text, continuing the same weights. One pass instead of a trial correction and
@@ -28,6 +31,7 @@ Built packs store the result (`stored.py`), so loading one does not train.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates, _few
+from routing_core.scorers import _candidates, _few, _hinge
 from routing_core.scorers.calibration import (
     HOLD_OUT,
     MIN_CALIBRATION,
@@ -115,6 +119,7 @@ class Model:
     calibrated: bool = False
     floor: float | None = None
     margin: float | None = None
+    bias: FloatArray | None = None  # per route, added to its logit (None: 0 everywhere)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +178,7 @@ class Warm:
     margin: float | None = None
     # Per route: new, or its texts are not the earlier model's texts of it (None: every route).
     changed: npt.NDArray[np.bool_] | None = None
+    bias: FloatArray | None = None  # its per-route intercepts (0 for a route it did not know)
 
 
 def train(
@@ -254,7 +260,8 @@ def train(
         # A batch of a few fresh texts would step as hard as a full one: scale it down.
         learner.rates *= np.float32(min(1.0, warm.fresh.sum() / BATCH))
         learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
-        return _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
+        model = _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
+        return dataclasses.replace(model, bias=warm.bias)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
@@ -263,10 +270,20 @@ def train(
     final = _few.final_epochs(corpus.n_docs, BATCH, FINAL_EPOCHS) if calibrate else FINAL_EPOCHS
     share = epochs / (epochs + final)
     learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
-    temperature, floor, menu_margin = 1.0, None, None
+    # A pack big enough to calibrate adds a second, differently trained model (`_hinge`);
+    # not past CANDIDATE_ROUTES, whose learning must not hold terms x routes arrays.
+    with_hinge = calibrate and columns is None and _hinge.WEIGHT > 0.0
+    hinge = _hinge.Hinge(corpus, n_routes) if with_hinge else None
+    if hinge is not None:
+        hinge.fit(~held, _hinge.STEPS, SEED)
+    temperature, floor, menu_margin, factor = 1.0, None, None, 0.0
     if calibrate:
         logits = base[held] + learner.logits(held)
         temperature = fit_temperature(logits, labels[held])
+        if hinge is not None:  # its weight is in units of the calibrated logits
+            factor = _hinge.WEIGHT * temperature
+            logits += factor * hinge.logits(held)
+            temperature = fit_temperature(logits, labels[held])
         calibrated, n_scored = logits / temperature, n_routes - out_of_scope
         routes_of = None if columns is None else columns[held]
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
@@ -274,7 +291,15 @@ def train(
     learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
         floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
-    return _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+    model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+    if hinge is None:
+        return model
+    hinge.fit(
+        everything, _hinge.FINAL_STEPS, SEED + 1
+    )  # one pass over every text, as the correction's last
+    bias = np.zeros(n_routes, np.float32)
+    hinge.add_to(model.weights, bias, factor)
+    return dataclasses.replace(model, bias=bias)
 
 
 def _cross_validated(
@@ -310,6 +335,7 @@ def _affected(
         warm.floor,
         warm.margin,
         warm.changed,
+        warm.bias,
     )
     everything = np.ones(int(docs.sum()), bool)
     return _select(corpus, docs), own_mass[entries], chosen[docs], everything, kept

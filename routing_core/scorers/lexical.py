@@ -348,7 +348,20 @@ def _warm(
         floor=model.floor,
         margin=model.margin,
         changed=changed | ~known_routes,
+        bias=_mapped_bias(model, route_map),
     )
+
+
+def _mapped_bias(model: LexicalModel, route_map: IntArray) -> FloatArray | None:
+    """The model's intercepts moved to new route indices (a route it did not know gets
+    their median, the intercept of a typical route)."""
+    bias = stored_model.decode_bias(model)
+    if bias is None:
+        return None
+    known = route_map >= 0
+    moved = np.full(len(route_map), np.median(bias), np.float32)
+    moved[known] = bias[route_map[known]]
+    return moved
 
 
 def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> FloatArray:
@@ -493,6 +506,7 @@ def learned_model(
                 trained.calibrated,
                 trained.floor,
                 trained.margin,
+                bias=trained.bias,
                 in_place=True,
                 progress=progress.part(_TRAIN_END, 1.0),
                 known_fingerprint=fingerprint,
@@ -521,6 +535,7 @@ class LexicalScorer:
         calibrated: bool = False,
         floor: float | None = None,
         margin: float | None = None,
+        bias: FloatArray | None = None,
     ):
         self._names = tuple(names)
         # The router's candidate tuple, once found equal to `_names` (see `_is_every`).
@@ -531,6 +546,7 @@ class LexicalScorer:
         self._inverse_temperature = 1.0 / temperature
         self._calibrated = calibrated
         self._floor, self._margin = floor, margin
+        self._bias = bias
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
@@ -600,6 +616,7 @@ class LexicalScorer:
             model.calibrated,
             model.floor,
             model.margin,
+            stored_model.decode_bias(model),
         )
         if model.stale:
             scorer.info.details.update(stale=True, trained_fingerprint=model.fingerprint)
@@ -612,7 +629,15 @@ class LexicalScorer:
         terms = list(self._vocabulary.ids)
         idf, weights = self._vocabulary.idf, self._weights.dense()
         return stored_model.encode(
-            routes, terms, idf, weights, temperature, self._calibrated, self._floor, self._margin
+            routes,
+            terms,
+            idf,
+            weights,
+            temperature,
+            self._calibrated,
+            self._floor,
+            self._margin,
+            bias=self._bias,
         )
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
@@ -652,7 +677,10 @@ class LexicalScorer:
         features = self._features(message)
         if features is None:
             return None
-        return self._weights.logits(features.ids, features.values)
+        logits = self._weights.logits(features.ids, features.values)
+        if self._bias is not None:
+            logits += self._bias
+        return logits
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The message's words and bigrams that raised `route` most, strongest first.

@@ -62,6 +62,7 @@ def encode(
     floor: float | None = None,
     margin: float | None = None,
     *,
+    bias: FloatArray | None = None,
     in_place: bool = False,
     progress: Callable[[float], None] | None = None,
     known_fingerprint: str | None = None,
@@ -101,7 +102,16 @@ def encode(
         idf=_pack(idf.astype("<f2")),
         cells=_pack(cells),
         weights=_pack(np.concatenate(kept).astype("<f2")),
+        bias=None if bias is None else _pack(bias.astype("<f2")),
     )
+
+
+def decode_bias(model: LexicalModel) -> FloatArray | None:
+    """The model's per-route intercepts as float32, or None (a model without them)."""
+    if model.bias is None:
+        return None
+    bias: FloatArray = _unpack(model.bias, "<f2").astype(np.float32)
+    return bias
 
 
 def decode_idf(model: LexicalModel) -> FloatArray:
@@ -152,6 +162,21 @@ def check_model(model: LexicalModel) -> None:
         raise ValueError("model.cells must be ascending and inside terms x routes")
     if not (np.all(np.isfinite(idf)) and np.all(np.isfinite(values))):
         raise ValueError("model arrays must be finite")
+    _check_bias(model)
+
+
+def _check_bias(model: LexicalModel) -> None:
+    """Refuse intercepts that do not decode, are not one per route column, or not finite."""
+    if model.bias is None:
+        return
+    try:
+        bias = _unpack(model.bias, "<f2")
+    except ValueError as exc:
+        raise ValueError(f"model.bias must be base64 of float16 numbers: {exc}") from None
+    if len(bias) != model.routes:
+        raise ValueError(f"model.bias has {len(bias)} values for {model.routes} routes")
+    if not np.all(np.isfinite(bias)):
+        raise ValueError("model.bias must be finite")
 
 
 def with_model(
@@ -279,7 +304,7 @@ def _carried(
     before = {route.name: route for route in old_routes}
     changed = [i for i, route in enumerate(routes) if before.get(route.name) != route]
     added, added_idf, ids, values, owners = text_vectors(old, [routes[i] for i in changed])
-    new_cells, new_values = _bayes_cells(ids, values, owners, len(changed))
+    new_cells, new_values = _bayes_cells(ids, values, owners, len(changed), _bayes_share(old))
     is_new = np.asarray([routes[i].name not in before for i in changed], bool)
     fills = is_new[new_cells % max(1, len(changed))] | (
         new_cells // max(1, len(changed)) >= len(old.terms)
@@ -299,6 +324,7 @@ def _carried(
     idf = np.concatenate([decode_idf(old), added_idf])
     return old.model_copy(
         update={
+            "bias": _carried_bias(old, mapping, len(routes)),
             "routes": len(routes),
             "stale": True,
             "terms": (*old.terms, *added),
@@ -309,19 +335,46 @@ def _carried(
     )
 
 
+def _carried_bias(old: LexicalModel, mapping: npt.NDArray[np.int64], n_routes: int) -> str | None:
+    """`old`'s intercepts moved to the new columns (`mapping`: each old column's new one, or
+    -1); a route it did not know gets their median, the intercept of a typical route (with
+    0, a new route's column lost to every learned one: 1 of 12 of its own examples)."""
+    bias = decode_bias(old)
+    if bias is None:
+        return None
+    moved = np.full(n_routes, np.median(bias), np.float32)
+    kept = mapping >= 0
+    moved[mapping[kept]] = bias[kept]
+    return _pack(moved.astype("<f2"))
+
+
+def _bayes_share(old: LexicalModel) -> float:
+    """How many models' evidence a trained column of `old` carries, on the scale of its
+    calibrated logits: the correction's, plus the second model's when it has intercepts
+    (`_hinge`, folded in). An uncorrected column stands in for all of them: at one share,
+    a new route led on half its examples and scored under the floor on all of them."""
+    from routing_core.scorers._hinge import WEIGHT
+
+    return 1.0 + WEIGHT if old.bias is not None else 1.0
+
+
 def _bayes_cells(
-    ids: npt.NDArray[np.int64], values: FloatArray, owners: npt.NDArray[np.int64], n_routes: int
+    ids: npt.NDArray[np.int64],
+    values: FloatArray,
+    owners: npt.NDArray[np.int64],
+    n_routes: int,
+    share: float = 1.0,
 ) -> tuple[npt.NDArray[np.int64], FloatArray]:
     """Cells (`term * n_routes + route`) and weights of uncorrected naive-Bayes columns.
 
-    `NB_SCALE * log(1 + mass / SMOOTHING)`: a term's naive-Bayes weight for a route whose
-    texts hold it, relative to a route whose texts do not (the stored median).
+    `share * NB_SCALE * log(1 + mass / SMOOTHING)`: a term's naive-Bayes weight for a route
+    whose texts hold it, relative to a route whose texts do not (the stored median).
     """
     from routing_core.scorers._model import NB_SCALE, SMOOTHING
 
     keys, slot = np.unique(ids * max(1, n_routes) + owners, return_inverse=True)
     mass = np.bincount(slot, values, minlength=len(keys))
-    weights = (NB_SCALE * np.log1p(mass / SMOOTHING)).astype(np.float32)
+    weights = (share * NB_SCALE * np.log1p(mass / SMOOTHING)).astype(np.float32)
     keep = weights > PRUNE
     return keys[keep], weights[keep]
 

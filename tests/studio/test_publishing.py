@@ -203,6 +203,9 @@ def _comparable(pack_text_or_dict) -> dict:
     document = load_pack(pack_text_or_dict).model_dump(mode="json")
     document.pop("version")
     document.pop("created_at")
+    # Which writer stamped it, not what it routes (left out of the checksum too): a dict
+    # built from the models carries FORMAT_MINOR, a dumped pack the lowest minor it needs.
+    document.pop("format_minor")
     return document
 
 
