@@ -146,7 +146,7 @@ class CandidateCorrection:
         self.margin = margin
         self.full_cells, self.entry_cells = _compact_cells(self.corpus, chosen, n_routes)
         term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
-        self.rates = rates[self.terms, 0][term_rows]
+        self.rates = rates[self.terms, 0]  # per learned term, as `corpus` numbers them
         self.initial = initial
         if initial is None:
             self.start = np.zeros(len(self.full_cells), np.float32)
@@ -217,7 +217,9 @@ class CandidateCorrection:
         entries = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
         entries += np.arange(lengths.sum())
         rows = np.searchsorted(docs, corpus.rows[entries])
-        cells, inverse = _distinct(self.entry_cells[entries], self._slot)
+        cells, inverse, where = _distinct(self.entry_cells[entries], self._slot)
+        # A cell's rate is its term's: read from the terms (in cache), not per cell.
+        rates = self.rates[corpus.ids[entries[where // self.chosen.shape[1]]]]
         filled = np.unique(rows)
         row_starts = np.searchsorted(rows, filled)
         return _Batch(
@@ -226,7 +228,7 @@ class CandidateCorrection:
             corpus.values[entries],
             cells,
             inverse,
-            self.rates[cells],
+            rates,
             row_starts,
             filled,
         )
@@ -298,8 +300,9 @@ def _compact_cells(
 
 def _distinct(
     cells: npt.NDArray[np.int32], slot: npt.NDArray[np.int32]
-) -> tuple[IntArray, npt.NDArray[np.int32]]:
-    """The distinct values of `cells` and each cell's position among them, in one pass.
+) -> tuple[IntArray, npt.NDArray[np.int32], IntArray]:
+    """The distinct values of `cells`, each cell's position among them, and a position of
+    each distinct value in the flattened `cells`, in one pass.
 
     `slot` (one int per possible value, any content) is scribbled on: each value's slot
     ends up naming one of its positions, the one whose slot names itself is kept. Sorting
@@ -312,4 +315,5 @@ def _distinct(
     first = representative == positions
     rank = np.cumsum(first, dtype=np.int32) - 1
     inverse = rank[representative].reshape(cells.shape)
-    return flat[first].astype(np.int64), inverse
+    where = np.flatnonzero(first)
+    return flat[where].astype(np.int64), inverse, where
