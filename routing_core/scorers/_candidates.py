@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 if TYPE_CHECKING:
     from routing_core.scorers._model import Corpus, Progress
+    from routing_core.scorers._sparse import SparseBayes
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -36,8 +37,13 @@ ROWS_AT_ONCE = 2048
 TERMS_AT_ONCE = 1024
 
 
-def candidates(corpus: Corpus, bayes: FloatArray, progress: Progress | None = None) -> IntArray:
-    """Per text, its own route first, then the routes naive Bayes ranks highest on its words."""
+def candidates(corpus: Corpus, bayes: SparseBayes, progress: Progress | None = None) -> IntArray:
+    """Per text, its own route first, then the routes naive Bayes ranks highest on its words.
+
+    A text's logits are its words' counted cells plus, per route, the route's constant for
+    each unit of the words' weight (`_sparse.py`); a shift common to every route (the
+    centring) changes no ranking, so it is left out.
+    """
     from scipy import sparse
 
     n_routes = bayes.shape[1]
@@ -46,13 +52,17 @@ def candidates(corpus: Corpus, bayes: FloatArray, progress: Progress | None = No
         (corpus.values[words], (corpus.rows[words], corpus.ids[words])),
         shape=(corpus.n_docs, corpus.n_terms),
     )
+    weight = np.bincount(
+        corpus.rows[words], corpus.values[words].astype(np.float64), minlength=corpus.n_docs
+    ).astype(np.float32)
     width = min(CANDIDATES, n_routes)
     out = np.empty((corpus.n_docs, width), np.int64)
     for first in range(0, corpus.n_docs, ROWS_AT_ONCE):
         if progress is not None:
             progress(first / corpus.n_docs)
         last = min(corpus.n_docs, first + ROWS_AT_ONCE)
-        logits = np.asarray(matrix[first:last] @ bayes)
+        logits = (matrix[first:last] @ bayes.counted).toarray()
+        logits += weight[first:last, None] * bayes.empty
         logits[np.arange(last - first), corpus.routes[first:last]] = np.inf
         top = np.argpartition(-logits, width - 1, axis=1)[:, :width]
         order = np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1, kind="stable")
@@ -61,22 +71,45 @@ def candidates(corpus: Corpus, bayes: FloatArray, progress: Progress | None = No
 
 
 def gathered_logits(
-    corpus: Corpus, weights: FloatArray, chosen: IntArray, progress: Progress | None = None
+    corpus: Corpus, bayes: SparseBayes, chosen: IntArray, progress: Progress | None = None
 ) -> FloatArray:
-    """Every text's logits X @ W on its candidate routes only (texts x candidates)."""
-    n_routes = weights.shape[1]
-    flat = weights.reshape(-1)
-    out = np.zeros(chosen.shape, np.float32)
-    starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
-    for first in range(0, corpus.n_docs, ROWS_AT_ONCE):
+    """Every text's naive-Bayes logits on its candidate routes only (texts x candidates),
+    less a shift common to a text's candidates (the centring, which changes no softmax).
+
+    A text's weight times each candidate's constant, plus its entries' counted cells on
+    its candidates: looked up block of terms by block in a small dense table of their
+    cells (a few MB, reused), summed into each text's candidates with one `bincount`.
+    """
+    from scipy import sparse
+
+    from routing_core.scorers._sparse import block_cells
+
+    n_routes, width = bayes.shape[1], chosen.shape[1]
+    by_term = sparse.csc_array(
+        (corpus.values, (corpus.rows, corpus.ids)), shape=(corpus.n_docs, corpus.n_terms)
+    )
+    weight = np.bincount(corpus.rows, corpus.values.astype(np.float64), minlength=corpus.n_docs)
+    sums = weight[:, None] * bayes.empty[chosen].astype(np.float64)
+    counted = bayes.counted
+    table = np.zeros(TERMS_AT_ONCE * n_routes, np.float32)
+    slots = np.arange(width)
+    for first in range(0, corpus.n_terms, TERMS_AT_ONCE):
         if progress is not None:
-            progress(first / corpus.n_docs)
-        last = min(corpus.n_docs, first + ROWS_AT_ONCE)
-        lo, hi = starts[first], starts[last]
-        rows = corpus.rows[lo:hi]
-        cells = corpus.ids[lo:hi, None] * n_routes + chosen[rows]
-        contributions = flat[cells] * corpus.values[lo:hi, None]
-        out[first:last] = _sum_rows(contributions, rows - first, last - first)
+            progress(first / max(1, corpus.n_terms))
+        last = min(corpus.n_terms, first + TERMS_AT_ONCE)
+        cells = block_cells(counted, first, last)
+        table[cells] = counted.data[counted.indptr[first] : counted.indptr[last]]
+        lo, hi = by_term.indptr[first], by_term.indptr[last]
+        docs = by_term.indices[lo:hi]
+        terms = np.repeat(np.arange(last - first), np.diff(by_term.indptr[first : last + 1]))
+        found = np.take(table, terms[:, None] * n_routes + chosen[docs])
+        found *= by_term.data[lo:hi, None]
+        flat = (docs[:, None] * width + slots).ravel()
+        sums.reshape(-1)[:] += np.bincount(
+            flat, found.astype(np.float64).ravel(), minlength=sums.size
+        )
+        table[cells] = 0.0
+    out: FloatArray = sums.astype(np.float32)
     return out
 
 
@@ -165,6 +198,20 @@ class CandidateCorrection:
                 weights[block] += self.initial[block]
         term_rows, routes = np.divmod(self.full_cells, max(1, self.n_routes))
         weights[self.terms[term_rows], routes] += self.weights - self.start
+
+    def add_rows(self, rows: FloatArray, first: int) -> None:
+        """Add the learned correction to the rows of terms [first, first + len(rows)) of
+        full terms x routes weights, in place (`add_to`, a block of terms at a time)."""
+        lo, hi = np.searchsorted(self.terms, [first, first + len(rows)])
+        mine = self.terms[lo:hi]
+        if self.initial is not None:
+            rows[mine - first] += self.initial[mine]
+        width = max(1, self.n_routes)
+        start, end = np.searchsorted(self.full_cells, [lo * width, hi * width])
+        term_rows, routes = np.divmod(self.full_cells[start:end], width)
+        rows[self.terms[term_rows] - first, routes] += (
+            self.weights[start:end] - self.start[start:end]
+        )
 
     def fit(
         self,
