@@ -320,7 +320,8 @@ class CandidateCorrection:
         weights = np.take(self.weights, batch.cells)
         logits = base[batch.docs]
         if len(batch.rows):
-            contributions = weights[batch.inverse] * batch.values[:, None]
+            contributions = np.take(weights, batch.inverse)
+            contributions *= batch.values[:, None]
             logits[batch.filled] += np.add.reduceat(contributions, batch.row_starts, axis=0)
         logits[:, 0] -= self.margin
         logits -= logits.max(axis=1, keepdims=True)
@@ -334,13 +335,17 @@ class CandidateCorrection:
         # cell several entries share is moved once, by the sum of their gradients.
         # bincount sums in float64 whatever it is given, but casts float32 weights on a
         # slow path (7x the whole count): cast first, same sums.
-        shares = (error[batch.rows] * batch.values[:, None]).astype(np.float64).ravel()
-        gradient = np.bincount(batch.inverse.ravel(), shares, minlength=len(batch.cells))
+        shares = np.take(error, batch.rows, axis=0)
+        shares *= batch.values[:, None]
+        gradient = np.bincount(
+            batch.inverse.ravel(), shares.astype(np.float64).ravel(), minlength=len(batch.cells)
+        )
         velocity = np.take(self.velocity, batch.cells)
         velocity *= np.float32(MOMENTUM)
         velocity += gradient
         self.velocity[batch.cells] = velocity
-        self.weights[batch.cells] = weights - velocity * batch.rates
+        weights -= velocity * batch.rates
+        self.weights[batch.cells] = weights
 
 
 def _compact_cells(
