@@ -294,14 +294,16 @@ class CandidateCorrection:
         starts = np.searchsorted(corpus.rows, docs)
         ends = np.searchsorted(corpus.rows, docs, side="right")
         lengths = ends - starts
-        entries = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+        offsets = np.r_[0, np.cumsum(lengths)[:-1]]
+        entries = np.repeat(starts - offsets, lengths)
         entries += np.arange(lengths.sum())
-        rows = np.searchsorted(docs, corpus.rows[entries])
-        cells, inverse, where = _distinct(self.entry_cells[entries], self._slot)
+        # Entries come text by text in `docs`' order: rows and their starts need no search.
+        rows = np.repeat(np.arange(len(docs)), lengths)
+        filled = np.flatnonzero(lengths)
+        row_starts = offsets[filled]
+        cells, inverse, where = _distinct(np.take(self.entry_cells, entries, axis=0), self._slot)
         # A cell's rate is its term's: read from the terms (in cache), not per cell.
         rates = self.rates[corpus.ids[entries[where // self.chosen.shape[1]]]]
-        filled = np.unique(rows)
-        row_starts = np.searchsorted(rows, filled)
         return _Batch(
             docs,
             rows,
@@ -396,9 +398,9 @@ def _distinct(
     flat = cells.ravel()
     positions = np.arange(len(flat), dtype=np.int32)
     slot[flat] = positions
-    representative = slot[flat]
+    representative = np.take(slot, flat)
     first = representative == positions
     rank = np.cumsum(first, dtype=np.int32) - 1
-    inverse = rank[representative].reshape(cells.shape)
+    inverse = np.take(rank, representative).reshape(cells.shape)
     where = np.flatnonzero(first)
-    return flat[where].astype(np.int64), inverse, where
+    return np.take(flat, where).astype(np.int64), inverse, where
