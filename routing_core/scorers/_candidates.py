@@ -369,6 +369,10 @@ def _compact_cells(
     seen = np.zeros(TERMS_AT_ONCE * n_routes, np.bool_)
     table = np.empty(TERMS_AT_ONCE * n_routes, np.int32)
     entry_cells = np.empty((len(corpus.ids), chosen.shape[1]), np.int32)
+    # Filled below in the terms' order, a row here and a row there: touched in order first,
+    # the kernel hands its pages over for a third of the system time (207 MB at 2,000 x 25:
+    # 0.12 vs 0.42 s).
+    entry_cells.fill(0)
     found: list[IntArray] = [np.zeros(0, np.int64)]
     done = 0
     for block, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=False)):
