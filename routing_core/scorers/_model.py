@@ -2,7 +2,8 @@
 
 Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per route text):
 
-1. Naive Bayes: a smoothed log-likelihood of every term under every route (closed form).
+1. Naive Bayes: a smoothed log-likelihood of every term under every route (closed form;
+   held sparse past `_candidates.CANDIDATE_ROUTES` routes, `_sparse.py`).
 2. A correction on the word terms (stems and bigrams) and the character 3-grams, trained
    discriminatively: a few epochs of mini-batch softmax regression (with an additive margin:
    it keeps pushing until the right route leads clearly, as an SVM does) whose logits start from
