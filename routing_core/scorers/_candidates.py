@@ -18,8 +18,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers._sparse import block_cells
+
 if TYPE_CHECKING:
+    from scipy import sparse
+
     from routing_core.scorers._model import Corpus, Progress
+    from routing_core.scorers._sparse import SparseBayes
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -31,25 +36,42 @@ CANDIDATE_ROUTES = 200
 CANDIDATES = 16
 # Texts whose naive-Bayes logits over every route are held at once (bounds the memory).
 ROWS_AT_ONCE = 2048
+# Terms whose cells are found at once (`_compact_cells`): a table of 1,024 x 2,000 bytes
+# stays in cache.
+TERMS_AT_ONCE = 1024
+# Terms whose cells are looked up at once (`gathered_logits`): each block's temporaries are
+# a few MB, which the allocator reuses (1,024 terms, ~40 MB a block, cost 0.4-1.4 s of
+# system time at 2,000 x 25 in new pages; 256 terms 0.1-0.25 s).
+GATHERED_TERMS = 256
 
 
-def candidates(corpus: Corpus, bayes: FloatArray, progress: Progress | None = None) -> IntArray:
-    """Per text, its own route first, then the routes naive Bayes ranks highest on its words."""
-    from scipy import sparse
+def candidates(corpus: Corpus, bayes: SparseBayes, progress: Progress | None = None) -> IntArray:
+    """Per text, its own route first, then the routes naive Bayes ranks highest on its words.
 
+    A text's logits are its words' counted cells plus, per route, the route's constant for
+    each unit of the words' weight (`_sparse.py`); a shift common to every route (the
+    centring) changes no ranking, so it is left out. The few words that many routes hold
+    are read as dense rows (a product of contiguous rows), the others as sparse cells.
+    """
     n_routes = bayes.shape[1]
     words = corpus.char_sizes[corpus.ids] == 0
-    matrix = sparse.csr_array(
-        (corpus.values[words], (corpus.rows[words], corpus.ids[words])),
-        shape=(corpus.n_docs, corpus.n_terms),
-    )
+    held_by = np.diff(bayes.counted.indptr)
+    heavy = (corpus.char_sizes == 0) & (held_by > DENSE_SHARE * n_routes)
+    dense_rows = bayes.counted[np.flatnonzero(heavy)].toarray()
+    heavy_matrix, light_matrix = _split_words(corpus, words, heavy)
+    weight = np.bincount(
+        corpus.rows[words], corpus.values[words].astype(np.float64), minlength=corpus.n_docs
+    ).astype(np.float32)
     width = min(CANDIDATES, n_routes)
     out = np.empty((corpus.n_docs, width), np.int64)
     for first in range(0, corpus.n_docs, ROWS_AT_ONCE):
         if progress is not None:
             progress(first / corpus.n_docs)
         last = min(corpus.n_docs, first + ROWS_AT_ONCE)
-        logits = np.asarray(matrix[first:last] @ bayes)
+        logits = np.asarray(heavy_matrix[first:last] @ dense_rows, np.float32)
+        light = light_matrix[first:last] @ bayes.counted
+        logits.reshape(-1)[block_cells(light, 0, last - first)] += light.data
+        logits += weight[first:last, None] * bayes.empty
         logits[np.arange(last - first), corpus.routes[first:last]] = np.inf
         top = np.argpartition(-logits, width - 1, axis=1)[:, :width]
         order = np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1, kind="stable")
@@ -57,23 +79,70 @@ def candidates(corpus: Corpus, bayes: FloatArray, progress: Progress | None = No
     return out
 
 
+# A word held by more than this share of the routes is read as a dense row by `candidates`:
+# at 2,000 x 25, 456 words (3.6 MB of rows) that are 97% of the products' work.
+DENSE_SHARE = 1 / 16
+
+
+def _split_words(
+    corpus: Corpus, words: npt.NDArray[np.bool_], heavy: npt.NDArray[np.bool_]
+) -> tuple[sparse.csr_array, sparse.csr_array]:
+    """The texts' words as two texts x terms matrices: over the `heavy` terms (numbered
+    among themselves) and over the others."""
+    from scipy import sparse
+
+    column = np.cumsum(heavy) - 1
+    dense_words = words & heavy[corpus.ids]
+    light_words = words & ~heavy[corpus.ids]
+    heavy_matrix = sparse.csr_array(
+        (corpus.values[dense_words], (corpus.rows[dense_words], column[corpus.ids[dense_words]])),
+        shape=(corpus.n_docs, int(heavy.sum())),
+    )
+    light_matrix = sparse.csr_array(
+        (corpus.values[light_words], (corpus.rows[light_words], corpus.ids[light_words])),
+        shape=(corpus.n_docs, corpus.n_terms),
+    )
+    return heavy_matrix, light_matrix
+
+
 def gathered_logits(
-    corpus: Corpus, weights: FloatArray, chosen: IntArray, progress: Progress | None = None
+    corpus: Corpus, bayes: SparseBayes, chosen: IntArray, progress: Progress | None = None
 ) -> FloatArray:
-    """Every text's logits X @ W on its candidate routes only (texts x candidates)."""
-    n_routes = weights.shape[1]
-    flat = weights.reshape(-1)
-    out = np.zeros(chosen.shape, np.float32)
-    starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
-    for first in range(0, corpus.n_docs, ROWS_AT_ONCE):
+    """Every text's naive-Bayes logits on its candidate routes only (texts x candidates),
+    less a shift common to a text's candidates (the centring, which changes no softmax).
+
+    A text's weight times each candidate's constant, plus its entries' counted cells on
+    its candidates: looked up block of terms by block in a small dense table of their
+    cells (a few MB, reused), summed into each text's candidates with one `bincount`.
+    """
+    from scipy import sparse
+
+    n_routes, width = bayes.shape[1], chosen.shape[1]
+    by_term = sparse.csc_array(
+        (corpus.values, (corpus.rows, corpus.ids)), shape=(corpus.n_docs, corpus.n_terms)
+    )
+    weight = np.bincount(corpus.rows, corpus.values.astype(np.float64), minlength=corpus.n_docs)
+    sums = weight[:, None] * bayes.empty[chosen].astype(np.float64)
+    counted = bayes.counted
+    table = np.zeros(GATHERED_TERMS * n_routes, np.float32)
+    slots = np.arange(width)
+    for first in range(0, corpus.n_terms, GATHERED_TERMS):
         if progress is not None:
-            progress(first / corpus.n_docs)
-        last = min(corpus.n_docs, first + ROWS_AT_ONCE)
-        lo, hi = starts[first], starts[last]
-        rows = corpus.rows[lo:hi]
-        cells = corpus.ids[lo:hi, None] * n_routes + chosen[rows]
-        contributions = flat[cells] * corpus.values[lo:hi, None]
-        out[first:last] = _sum_rows(contributions, rows - first, last - first)
+            progress(first / max(1, corpus.n_terms))
+        last = min(corpus.n_terms, first + GATHERED_TERMS)
+        cells = block_cells(counted, first, last)
+        table[cells] = counted.data[counted.indptr[first] : counted.indptr[last]]
+        lo, hi = by_term.indptr[first], by_term.indptr[last]
+        docs = by_term.indices[lo:hi]
+        terms = np.repeat(np.arange(last - first), np.diff(by_term.indptr[first : last + 1]))
+        found = np.take(table, terms[:, None] * n_routes + chosen[docs])
+        found *= by_term.data[lo:hi, None]
+        flat = (docs[:, None] * width + slots).ravel()
+        sums.reshape(-1)[:] += np.bincount(
+            flat, found.astype(np.float64).ravel(), minlength=sums.size
+        )
+        table[cells] = 0.0
+    out: FloatArray = sums.astype(np.float32)
     return out
 
 
@@ -143,7 +212,7 @@ class CandidateCorrection:
         self.margin = margin
         self.full_cells, self.entry_cells = _compact_cells(self.corpus, chosen, n_routes)
         term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
-        self.rates = rates[self.terms, 0][term_rows]
+        self.rates = rates[self.terms, 0]  # per learned term, as `corpus` numbers them
         self.initial = initial
         if initial is None:
             self.start = np.zeros(len(self.full_cells), np.float32)
@@ -162,6 +231,20 @@ class CandidateCorrection:
                 weights[block] += self.initial[block]
         term_rows, routes = np.divmod(self.full_cells, max(1, self.n_routes))
         weights[self.terms[term_rows], routes] += self.weights - self.start
+
+    def add_rows(self, rows: FloatArray, first: int) -> None:
+        """Add the learned correction to the rows of terms [first, first + len(rows)) of
+        full terms x routes weights, in place (`add_to`, a block of terms at a time)."""
+        lo, hi = np.searchsorted(self.terms, [first, first + len(rows)])
+        mine = self.terms[lo:hi]
+        if self.initial is not None:
+            rows[mine - first] += self.initial[mine]
+        width = max(1, self.n_routes)
+        start, end = np.searchsorted(self.full_cells, [lo * width, hi * width])
+        term_rows, routes = np.divmod(self.full_cells[start:end], width)
+        rows[self.terms[term_rows] - first, routes] += (
+            self.weights[start:end] - self.start[start:end]
+        )
 
     def fit(
         self,
@@ -211,19 +294,23 @@ class CandidateCorrection:
         starts = np.searchsorted(corpus.rows, docs)
         ends = np.searchsorted(corpus.rows, docs, side="right")
         lengths = ends - starts
-        entries = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+        offsets = np.r_[0, np.cumsum(lengths)[:-1]]
+        entries = np.repeat(starts - offsets, lengths)
         entries += np.arange(lengths.sum())
-        rows = np.searchsorted(docs, corpus.rows[entries])
-        cells, inverse = _distinct(self.entry_cells[entries], self._slot)
-        filled = np.unique(rows)
-        row_starts = np.searchsorted(rows, filled)
+        # Entries come text by text in `docs`' order: rows and their starts need no search.
+        rows = np.repeat(np.arange(len(docs)), lengths)
+        filled = np.flatnonzero(lengths)
+        row_starts = offsets[filled]
+        cells, inverse, where = _distinct(np.take(self.entry_cells, entries, axis=0), self._slot)
+        # A cell's rate is its term's: read from the terms (in cache), not per cell.
+        rates = self.rates[corpus.ids[entries[where // self.chosen.shape[1]]]]
         return _Batch(
             docs,
             rows,
             corpus.values[entries],
             cells,
             inverse,
-            self.rates[cells],
+            rates,
             row_starts,
             filled,
         )
@@ -232,10 +319,11 @@ class CandidateCorrection:
         """One momentum-SGD step of the candidate softmax with the additive margin."""
         from routing_core.scorers._model import MOMENTUM
 
-        weights = self.weights[batch.cells]
+        weights = np.take(self.weights, batch.cells)
         logits = base[batch.docs]
         if len(batch.rows):
-            contributions = weights[batch.inverse] * batch.values[:, None]
+            contributions = np.take(weights, batch.inverse)
+            contributions *= batch.values[:, None]
             logits[batch.filled] += np.add.reduceat(contributions, batch.row_starts, axis=0)
         logits[:, 0] -= self.margin
         logits -= logits.max(axis=1, keepdims=True)
@@ -247,16 +335,19 @@ class CandidateCorrection:
             return
         # velocity = MOMENTUM * velocity + gradient on the batch's cells, then the step; a
         # cell several entries share is moved once, by the sum of their gradients.
+        # bincount sums in float64 whatever it is given, but casts float32 weights on a
+        # slow path (7x the whole count): cast first, same sums.
+        shares = np.take(error, batch.rows, axis=0)
+        shares *= batch.values[:, None]
         gradient = np.bincount(
-            batch.inverse.ravel(),
-            (error[batch.rows] * batch.values[:, None]).ravel(),
-            minlength=len(batch.cells),
+            batch.inverse.ravel(), shares.astype(np.float64).ravel(), minlength=len(batch.cells)
         )
-        velocity = self.velocity[batch.cells]
+        velocity = np.take(self.velocity, batch.cells)
         velocity *= np.float32(MOMENTUM)
         velocity += gradient
         self.velocity[batch.cells] = velocity
-        self.weights[batch.cells] = weights - velocity * batch.rates
+        weights -= velocity * batch.rates
+        self.weights[batch.cells] = weights
 
 
 def _compact_cells(
@@ -264,37 +355,45 @@ def _compact_cells(
 ) -> tuple[IntArray, npt.NDArray[np.int32]]:
     """The cells a step can touch, and each entry's candidate cells among them.
 
+    Found block of terms by block, in one small table reused for every block: a table of
+    every term x route (650 MB at 2,000 routes) cost more to have the kernel hand over and
+    zero than the marking itself (1.3 s of system time).
+
     Returns:
         The cells as ascending `term * n_routes + route` (terms of `corpus`), and per
         corpus entry x candidate, the index of its cell in that array.
     """
-    # Marked in bytes (a quarter of the memory to touch and scan), then numbered in a table
-    # whose other slots are never read.
-    seen = np.zeros(corpus.n_terms * n_routes, np.uint8)
-    spans = range(0, len(corpus.ids), ROWS_AT_ONCE * 64)
-    for first in spans:
-        seen[_full_cells(corpus, chosen, n_routes, first)] = 1
-    full_cells = np.flatnonzero(seen)
-    del seen
-    table = np.empty(corpus.n_terms * n_routes, np.int32)
-    table[full_cells] = np.arange(len(full_cells), dtype=np.int32)
+    by_term = np.argsort(corpus.ids, kind="stable")
+    bounds = np.searchsorted(corpus.ids[by_term], np.arange(0, corpus.n_terms + 1, TERMS_AT_ONCE))
+    bounds = np.r_[bounds, len(by_term)]
+    seen = np.zeros(TERMS_AT_ONCE * n_routes, np.bool_)
+    table = np.empty(TERMS_AT_ONCE * n_routes, np.int32)
     entry_cells = np.empty((len(corpus.ids), chosen.shape[1]), np.int32)
-    for first in spans:
-        cells = table[_full_cells(corpus, chosen, n_routes, first)]
-        entry_cells[first : first + len(cells)] = cells
-    return full_cells, entry_cells
-
-
-def _full_cells(corpus: Corpus, chosen: IntArray, n_routes: int, first: int) -> IntArray:
-    last = first + ROWS_AT_ONCE * 64
-    cells: IntArray = corpus.ids[first:last, None] * n_routes + chosen[corpus.rows[first:last]]
-    return cells
+    # Filled below in the terms' order, a row here and a row there: touched in order first,
+    # the kernel hands its pages over for a third of the system time (207 MB at 2,000 x 25:
+    # 0.12 vs 0.42 s).
+    entry_cells.fill(0)
+    found: list[IntArray] = [np.zeros(0, np.int64)]
+    done = 0
+    for block, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=False)):
+        entries = by_term[lo:hi]
+        first = block * TERMS_AT_ONCE
+        local = (corpus.ids[entries, None] - first) * n_routes + chosen[corpus.rows[entries]]
+        seen[local] = True
+        cells = np.flatnonzero(seen)
+        seen[cells] = False
+        table[cells] = np.arange(done, done + len(cells), dtype=np.int32)
+        entry_cells[entries] = table[local]
+        found.append(cells + first * n_routes)
+        done += len(cells)
+    return np.concatenate(found), entry_cells
 
 
 def _distinct(
     cells: npt.NDArray[np.int32], slot: npt.NDArray[np.int32]
-) -> tuple[IntArray, npt.NDArray[np.int32]]:
-    """The distinct values of `cells` and each cell's position among them, in one pass.
+) -> tuple[IntArray, npt.NDArray[np.int32], IntArray]:
+    """The distinct values of `cells`, each cell's position among them, and a position of
+    each distinct value in the flattened `cells`, in one pass.
 
     `slot` (one int per possible value, any content) is scribbled on: each value's slot
     ends up naming one of its positions, the one whose slot names itself is kept. Sorting
@@ -303,8 +402,9 @@ def _distinct(
     flat = cells.ravel()
     positions = np.arange(len(flat), dtype=np.int32)
     slot[flat] = positions
-    representative = slot[flat]
+    representative = np.take(slot, flat)
     first = representative == positions
     rank = np.cumsum(first, dtype=np.int32) - 1
-    inverse = rank[representative].reshape(cells.shape)
-    return flat[first].astype(np.int64), inverse
+    inverse = np.take(rank, representative).reshape(cells.shape)
+    where = np.flatnonzero(first)
+    return np.take(flat, where).astype(np.int64), inverse, where

@@ -2,7 +2,8 @@
 
 Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per route text):
 
-1. Naive Bayes: a smoothed log-likelihood of every term under every route (closed form).
+1. Naive Bayes: a smoothed log-likelihood of every term under every route (closed form;
+   held sparse past `_candidates.CANDIDATE_ROUTES` routes, `_sparse.py`).
 2. A correction on the word terms (stems and bigrams) and the character 3-grams, trained
    discriminatively: a few epochs of mini-batch softmax regression (with an additive margin:
    it keeps pushing until the right route leads clearly, as an SVM does) whose logits start from
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates, _few, _hinge
+from routing_core.scorers import _candidates, _few, _hinge, _sparse
 from routing_core.scorers.calibration import (
     HOLD_OUT,
     MIN_CALIBRATION,
@@ -114,7 +115,7 @@ class Model:
     `margin`: the near-tie margin fitted on them (`fit_margin`); None when uncalibrated.
     """
 
-    weights: FloatArray
+    weights: FloatArray | _sparse.BlockWeights  # block by block past CANDIDATE_ROUTES routes
     temperature: float
     calibrated: bool = False
     floor: float | None = None
@@ -208,7 +209,11 @@ def train(
         progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     preparing, progress = progress.part(0.0, PREPARING_SHARE), progress.part(PREPARING_SHARE, 1)
-    bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
+    bayes: FloatArray | _sparse.SparseBayes
+    if n_routes > _candidates.CANDIDATE_ROUTES:  # never a dense terms x routes matrix
+        bayes, totals, own_mass = _sparse.sparse_bayes(corpus, n_routes, SMOOTHING)
+    else:
+        bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
     preparing(0.3)
     everything = np.ones(corpus.n_docs, bool)
     held = (np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1
@@ -223,15 +228,15 @@ def train(
         # Block by block, then the unknown cells back to 0 (they were 0): no second
         # terms x routes array (most of a GB at 2,000 routes).
         for first in range(0, len(initial), _candidates.ROWS_AT_ONCE * 4):
-            block = slice(first, first + _candidates.ROWS_AT_ONCE * 4)
-            initial[block] -= NB_SCALE * bayes[block]
+            last = min(len(initial), first + _candidates.ROWS_AT_ONCE * 4)
+            initial[first:last] -= NB_SCALE * _bayes_rows(bayes, first, last)
         initial[~warm.known_terms] = 0.0
         if not warm.known_routes.all():
             initial[:, ~warm.known_routes] = 0.0
     # Few examples per route: the correction learns the character 4-grams too (`_few`).
     sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
     learner: _Correction | _candidates.CandidateCorrection
-    if n_routes > _candidates.CANDIDATE_ROUTES:
+    if isinstance(bayes, _sparse.SparseBayes):
         chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
         if initial is not None and warm is not None and warm.changed is not None:
             # A warm start learns only on the texts an edit can move: those of the changed
@@ -298,7 +303,9 @@ def train(
         everything, _hinge.FINAL_STEPS, SEED + 1
     )  # one pass over every text, as the correction's last
     bias = np.zeros(n_routes, np.float32)
-    hinge.add_to(model.weights, bias, factor)
+    # Up to CANDIDATE_ROUTES the weights are one matrix already (blocks only past it), so
+    # this returns them as they are and the hinge adds to them in place.
+    hinge.add_to(_sparse.dense(model.weights), bias, factor)
     return dataclasses.replace(model, bias=bias)
 
 
@@ -312,7 +319,7 @@ def _cross_validated(
         model = train(
             _select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
         )
-        logits.append(_logits(model.weights, _select(corpus, held)))
+        logits.append(_logits(_sparse.dense(model.weights), _select(corpus, held)))
         labels.append(corpus.routes[held])
     every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
     floor = fit_floor(every, right, n_scored)
@@ -343,7 +350,7 @@ def _affected(
 
 def _finish(
     learner: _Correction | _candidates.CandidateCorrection,
-    bayes: FloatArray,
+    bayes: FloatArray | _sparse.SparseBayes,
     temperature: float,
     calibrated: bool,
     floor: float | None = None,
@@ -351,12 +358,33 @@ def _finish(
 ) -> Model:
     """The final weights: scaled naive Bayes plus the correction, centred per term.
 
-    Built in `bayes`'s memory: at 2,000 routes each terms x routes array is most of a GB.
+    Dense, built in `bayes`'s memory; from sparse naive Bayes, made block by block when
+    they are read (at 2,000 routes each terms x routes array is most of a GB).
     """
+    if isinstance(bayes, _sparse.SparseBayes):
+        assert isinstance(learner, _candidates.CandidateCorrection)
+        sparse_bayes, candidate_learner = bayes, learner
+
+        def rows(first: int, last: int) -> FloatArray:
+            block = sparse_bayes.rows(first, last)
+            block *= NB_SCALE
+            candidate_learner.add_rows(block, first)
+            block -= block.mean(axis=1, keepdims=True)
+            return block
+
+        weights = _sparse.BlockWeights(bayes.shape[0], bayes.shape[1], rows)
+        return Model(weights, temperature, calibrated, floor, margin)
     bayes *= NB_SCALE
     learner.add_to(bayes)
     bayes -= bayes.mean(axis=1, keepdims=True)
     return Model(bayes, temperature, calibrated, floor, margin)
+
+
+def _bayes_rows(bayes: FloatArray | _sparse.SparseBayes, first: int, last: int) -> FloatArray:
+    """Naive Bayes' rows of terms [first, last), centred, whichever form it is in."""
+    if isinstance(bayes, _sparse.SparseBayes):
+        return bayes.rows(first, last)
+    return bayes[first:last]
 
 
 def held_epochs(n_docs: int) -> int:
@@ -392,7 +420,7 @@ def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArra
 
 def _leave_one_out_logits(
     corpus: Corpus,
-    bayes: FloatArray,
+    bayes: FloatArray | _sparse.SparseBayes,
     totals: FloatArray,
     own_mass: FloatArray,
     chosen: IntArray | None = None,
@@ -405,8 +433,9 @@ def _leave_one_out_logits(
     candidates (own route first), the logits on those routes only.
     """
     if chosen is None:
-        logits, own = _logits(bayes, corpus), corpus.routes
+        logits, own = _logits(_bayes_rows(bayes, 0, corpus.n_terms), corpus), corpus.routes
     else:
+        assert isinstance(bayes, _sparse.SparseBayes)
         logits = _candidates.gathered_logits(corpus, bayes, chosen, progress)
         own = np.zeros(corpus.n_docs, np.int64)
     kept = np.maximum(own_mass - corpus.values, 0.0)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers._sparse import BlockWeights
 from routing_core.scorers._terms import is_segmented
 from routing_core.scorers.base import RouteText
 
@@ -37,6 +38,9 @@ UNCHANGED_FEATURES_VERSION = "lexical-features/3"
 PRUNE = 0.2
 # Terms whose median route is found at once when encoding (bounds time between progress calls).
 MEDIAN_BLOCK = 8192
+# ... and rows of weights made block by block (`BlockWeights`) made at once: each block is a
+# new array, so a smaller one (16 MB at 2,000 routes) is reused by the allocator.
+BLOCK_ROWS = 2048
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -56,7 +60,7 @@ def encode(
     routes: Sequence[RouteText],
     terms: Sequence[str],
     idf: FloatArray,
-    weights: FloatArray,
+    weights: FloatArray | BlockWeights,
     temperature: float,
     calibrated: bool,
     floor: float | None = None,
@@ -67,24 +71,31 @@ def encode(
     progress: Callable[[float], None] | None = None,
     known_fingerprint: str | None = None,
 ) -> LexicalModel:
-    """The pack field for a trained scorer (weights: terms x routes).
+    """The pack field for a trained scorer (weights: terms x routes, or made block by block).
 
-    `in_place`: `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
+    `in_place`: dense `weights` may be overwritten (spares a terms x routes copy at 2,000 routes).
     `progress`: told the fraction done, block of terms by block.
     `known_fingerprint`: `fingerprint(routes)` when the caller has it (0.3 s at 2,000 routes).
     """
     from routing_core.pack import LexicalModel
 
-    relative = weights if in_place else weights.copy()
-    width = relative.shape[1] if relative.ndim == 2 else 0
+    if isinstance(weights, BlockWeights):  # made block by block, each block ours to change
+        n_terms, width, size = weights.n_terms, weights.n_routes, BLOCK_ROWS
+    else:
+        relative = weights if in_place else weights.copy()
+        n_terms, size = len(relative), MEDIAN_BLOCK
+        width = relative.shape[1] if relative.ndim == 2 else 0
     # Cells kept block by block: the same ascending cells and values as pruning the whole
     # matrix at once, without a terms x routes temporary (most of a GB at 2,000 routes).
     found: list[npt.NDArray[np.int64]] = [np.zeros(0, np.int64)]
     kept: list[FloatArray] = [np.zeros(0, np.float32)]
-    for first in range(0, len(relative), MEDIAN_BLOCK):
+    for first in range(0, n_terms, size):
         if progress is not None:
-            progress(first / len(relative))
-        block = relative[first : first + MEDIAN_BLOCK]
+            progress(first / n_terms)
+        if isinstance(weights, BlockWeights):
+            block = weights.block(first, min(n_terms, first + size))
+        else:
+            block = relative[first : first + size]
         block -= np.median(block, axis=1, keepdims=True)
         flat = block.reshape(-1)
         cells_here = np.flatnonzero(np.abs(flat) > PRUNE)

@@ -109,6 +109,9 @@ def test_distinct_cells_name_each_value_once_and_rebuild_the_input() -> None:
     rng = np.random.default_rng(4)
     cells = rng.integers(0, 50, size=(40, 3)).astype(np.int32)
     slot = np.full(50, 7, np.int32)  # leftovers from an earlier batch
-    distinct, inverse = _candidates._distinct(cells, slot)
+    distinct, inverse, where = _candidates._distinct(cells, slot)
     assert sorted(distinct.tolist()) == sorted(set(cells.ravel().tolist()))
     np.testing.assert_array_equal(distinct[inverse], cells)
+    # A position of each distinct value in the flattened input (a batch reads its cells'
+    # rates from the entries there).
+    np.testing.assert_array_equal(cells.ravel()[where], distinct)

@@ -1,0 +1,109 @@
+"""Sparse naive Bayes (large packs) is the dense naive Bayes, and so is what is made from it."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from routing_core.scorers import _candidates, _model, _sparse, lexical, stored
+from routing_core.scorers._model import SMOOTHING, Corpus
+from routing_core.scorers.base import RouteText
+
+from .test_incremental_model import generated_routes
+
+
+def _random_corpus(seed: int, n_docs: int, n_terms: int, n_routes: int) -> Corpus:
+    rng = np.random.default_rng(seed)
+    lengths = np.minimum(rng.integers(1, 7, n_docs), n_terms)
+    ids = np.concatenate([rng.choice(n_terms, n, replace=False) for n in lengths])
+    rows = np.repeat(np.arange(n_docs), lengths)
+    values = rng.random(len(ids)).astype(np.float32)
+    # Texts in route order, as counting makes them; some routes without any text.
+    routes = np.sort(rng.integers(0, n_routes, n_docs))
+    char_sizes = rng.choice([0, 3, 4], n_terms)
+    return Corpus(rows, ids.astype(np.int64), values, routes, n_terms, char_sizes)
+
+
+def _generated_corpus(n_routes: int, examples: int) -> Corpus:
+    texts = [
+        RouteText(str(r["name"]), "", tuple(r["examples"]))  # type: ignore[arg-type]
+        for r in generated_routes(n_routes, examples)
+    ]
+    return lexical._build_corpus(texts)[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n_docs=st.integers(1, 60),
+    n_terms=st.integers(1, 40),
+    n_routes=st.integers(1, 9),
+)
+def test_sparse_naive_bayes_is_the_dense_one(
+    seed: int, n_docs: int, n_terms: int, n_routes: int
+) -> None:
+    corpus = _random_corpus(seed, n_docs, n_terms, n_routes)
+    dense, totals, own_mass = _model._bayes_weights(corpus, n_routes)
+    bayes, sparse_totals, sparse_own = _sparse.sparse_bayes(corpus, n_routes, SMOOTHING)
+    # A cell's mass is summed in the same order: the same float32 sum, to the bit (a
+    # route's total may be summed in another order than numpy sums a column).
+    np.testing.assert_array_equal(sparse_own, own_mass)
+    np.testing.assert_allclose(sparse_totals, totals, rtol=1e-6)
+    assert bayes.shape == dense.shape
+    np.testing.assert_allclose(bayes.rows(0, n_terms), dense, atol=2e-5)
+    middle = n_terms // 2
+    np.testing.assert_allclose(bayes.rows(middle, n_terms), dense[middle:], atol=2e-5)
+
+
+def test_candidates_from_sparse_naive_bayes_are_those_of_the_dense_logits() -> None:
+    corpus = _generated_corpus(30, 12)
+    dense, _, _ = _model._bayes_weights(corpus, 30)
+    bayes, _, _ = _sparse.sparse_bayes(corpus, 30, SMOOTHING)
+    chosen = _candidates.candidates(corpus, bayes)
+    words = corpus.char_sizes[corpus.ids] == 0
+    word_corpus = Corpus(
+        corpus.rows[words],
+        corpus.ids[words],
+        corpus.values[words],
+        corpus.routes,
+        corpus.n_terms,
+        corpus.char_sizes,
+    )
+    logits = _model._logits(dense, word_corpus)
+    assert (chosen[:, 0] == corpus.routes).all()
+    # The other candidates are the strongest other routes, strongest first.
+    logits[np.arange(corpus.n_docs), corpus.routes] = -np.inf
+    picked = np.take_along_axis(logits, chosen[:, 1:], axis=1)
+    assert (np.diff(picked, axis=1) <= 1e-4).all()
+    weakest_picked = picked[:, -1]
+    logits[np.arange(corpus.n_docs)[:, None], chosen[:, 1:]] = -np.inf
+    assert (logits.max(axis=1) <= weakest_picked + 1e-4).all()
+
+
+def test_logits_gathered_from_sparse_naive_bayes_are_the_dense_ones_on_the_candidates() -> None:
+    corpus = _generated_corpus(30, 12)
+    dense, _, _ = _model._bayes_weights(corpus, 30)
+    bayes, _, _ = _sparse.sparse_bayes(corpus, 30, SMOOTHING)
+    chosen = _candidates.candidates(corpus, bayes)
+    expected = np.take_along_axis(_model._logits(dense, corpus), chosen, axis=1)
+    got = _candidates.gathered_logits(corpus, bayes, chosen)
+    # Equal but for a shift common to a text's candidates (the centring): no softmax sees it.
+    shift = (got - expected).mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(got - shift, expected, atol=1e-3)
+
+
+def test_weights_made_block_by_block_encode_as_the_dense_matrix_does() -> None:
+    rng = np.random.default_rng(5)
+    weights = rng.normal(size=(50, 7)).astype(np.float32)
+    weights[rng.random(weights.shape) < 0.7] = 0.0
+    routes = [RouteText(f"r{i}", "", ("text",)) for i in range(7)]
+    terms, idf = [f"t{i}" for i in range(50)], np.ones(50, np.float32)
+    blocks = _sparse.BlockWeights(50, 7, lambda first, last: weights[first:last].copy())
+    stored.BLOCK_ROWS, before = 16, stored.BLOCK_ROWS  # several blocks, a ragged last one
+    try:
+        by_blocks = stored.encode(routes, terms, idf, blocks, 1.3, True)
+    finally:
+        stored.BLOCK_ROWS = before
+    assert by_blocks == stored.encode(routes, terms, idf, weights, 1.3, True)
+    np.testing.assert_array_equal(blocks.dense(), weights)
