@@ -201,7 +201,7 @@ def variants(cache: Path) -> None:
         cells = []
         for m in mats.values():
             held = mix(m["held_emb"], m["held_lexical"], w, space, k_emb, k_lex)
-            floor = calibration.calibrate_probabilities(held, 1.0).floor or 0.0
+            floor = calibration.fit_floor(held) or 0.0
             scores = mix(m["emb"], m["lexical"], w, space, k_emb, k_lex)
             cells.append(judge(scores, m["labels"], floor, float(m["margin"])))
         print(f"{label:26s} " + " | ".join(cells), flush=True)
