@@ -15,7 +15,7 @@ Splits (all from `train`/`val`, so that choices made on them leave `test` unread
                 CLINC150 training example and folds 2-3 of Banking77's and HWU64's, judged on
                 CLINC150 val (in-scope) plus their fold 1. Past 200 routes, so it is a real
                 data set on the candidate learner's path (`_candidates.py`)
-    u25         u3 with the first 25 training examples per route (7,275), judged the same
+    u25         u3 with the first 25 training examples per route (7,270 texts), judged the same
     u3b, u25b   the same with fold 2 of Banking77 and HWU64 held out instead (a second look
                 at a choice made on u3 / u25)
 
