@@ -201,8 +201,8 @@ def test_learning_against_every_route_as_candidates_is_the_full_softmax(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The candidate learner is the full learner when every route is a candidate and it
-    learns with the full softmax's margin and rates (without the second model, which only
-    packs up to CANDIDATE_ROUTES learn)."""
+    learns with the full softmax's margin (without the second model, which only packs up to
+    CANDIDATE_ROUTES learn)."""
     from routing_core.scorers import _candidates, _hinge
 
     monkeypatch.setattr(_hinge, "WEIGHT", 0.0)
@@ -211,41 +211,34 @@ def test_learning_against_every_route_as_candidates_is_the_full_softmax(
     monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 0)
     monkeypatch.setattr(_candidates, "CANDIDATES", 12)
     monkeypatch.setattr(_candidates, "CANDIDATE_MARGIN", _model.MARGIN)
-    monkeypatch.setattr(_candidates, "CANDIDATE_RATE_SHARE", 1.0)
     every = _model.train(corpus, 12)
     assert every.temperature == pytest.approx(full.temperature, rel=1e-3)
     # Learned from sparse naive Bayes, the candidate learner's weights come block by block.
     assert abs(_sparse.dense(every.weights) - full.weights).max() < 1e-3
 
 
-def test_the_candidate_learner_steps_with_its_own_margin_and_rates(
+def test_the_candidate_learner_steps_with_its_own_margin(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Past CANDIDATE_ROUTES the correction learns with CANDIDATE_MARGIN and the full
-    softmax's rates times CANDIDATE_RATE_SHARE (chosen for eight candidates); a pack up to
-    CANDIDATE_ROUTES keeps `_model.MARGIN` and `_model._rates`."""
-    from routing_core.scorers import _candidates, _few
+    """Past CANDIDATE_ROUTES the correction learns with CANDIDATE_MARGIN (chosen for fewer
+    candidates); a pack up to CANDIDATE_ROUTES keeps the full softmax and `_model.MARGIN`."""
+    from routing_core.scorers import _candidates
 
-    made: list[tuple[float, np.ndarray]] = []
+    margins: list[float] = []
     real_init = _candidates.CandidateCorrection.__init__
 
     def recording(self: _candidates.CandidateCorrection, *args: Any) -> None:
-        rates, margin = args[3], args[4]  # corpus, chosen, n_routes, rates, margin, initial
-        made.append((margin, rates.copy()))
+        margins.append(args[4])  # corpus, chosen, n_routes, rates, margin, initial
         real_init(self, *args)
 
     monkeypatch.setattr(_candidates.CandidateCorrection, "__init__", recording)
     corpus = _corpus(30, 20)
     _model.train(corpus, 30)
-    assert not made  # 30 routes: the full softmax
+    assert not margins  # 30 routes: the full softmax
     monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 20)
     _model.train(corpus, 30)
-    ((margin, rates),) = made
-    assert margin == _candidates.CANDIDATE_MARGIN != _model.MARGIN
-    sizes = _few.corrected_char_sizes(corpus.n_docs, 30, _model.CORRECTED_CHAR_SIZES)
-    full_rates = _model._rates(corpus, True, sizes)
-    np.testing.assert_allclose(rates, _candidates.CANDIDATE_RATE_SHARE * full_rates, rtol=1e-6)
-    assert _candidates.CANDIDATE_RATE_SHARE != 1.0
+    assert margins == [_candidates.CANDIDATE_MARGIN]
+    assert _candidates.CANDIDATE_MARGIN != _model.MARGIN
 
 
 def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
