@@ -31,18 +31,16 @@ IntArray = npt.NDArray[np.int64]
 
 # Packs with more routes than this learn against candidates; at most this many per text.
 CANDIDATE_ROUTES = 200
-# 12 rather than 16, with a wider margin (below): a step's work is (entries x CANDIDATES),
-# so the 2,000 x 25 build costs ~15% less CPU (~14.5 -> ~12.4 s in process). Judged on the
-# union of the public sets (291 real routes, `bench/quality_dev.py` u3 / u25) and the scale
-# table's generated rows, each against the spread of a second seed: within it everywhere but
-# u25 (-0.13). Eight candidates were a third cheaper and as good on u3, but lost 2.4 points
-# on 2,000 x 50 and 0.7 on CLINC150 among 1,850 generated routes (a text's confusable
-# routes there are its intent's eight other products: fewer candidates leave some of them
-# never pushed down). docs/decisions.md, "Twelve candidates past 200 routes".
-CANDIDATES = 12
-# The additive margin of the candidate softmax (the full softmax's is `_model.MARGIN`): over
-# fewer candidates, a lead of 1.5 rather than 1 keeps pushing the confusable ones (u3
-# 85.22% -> 85.32% at twelve candidates; 2.0 lost on the generated rows).
+# 16, not 12: twelve made the 2,000 x 25 build ~2 s cheaper (12.2-12.8 -> 10.1-10.3 s) but
+# cost 0.1-0.15 point on the real 291-route union at 25 examples per route (`quality_dev.py`
+# u25, three seeds, beyond the 0.06 a seed moves it), the size real profiles have; eight were
+# cheaper still and lost 2.4 points on 2,000 x 50. docs/decisions.md, "Sixteen candidates past
+# 200 routes, with a wider margin".
+CANDIDATES = 16
+# The additive margin of the candidate softmax (the full softmax's is `_model.MARGIN`): a lead
+# of 1.5 rather than 1 keeps pushing the confusable candidates (u3 85.22% -> 85.32% at twelve
+# candidates; at sixteen u25 76.91-76.97 -> 76.95-76.98% over three seeds; 2.0 lost on the
+# generated rows).
 CANDIDATE_MARGIN = 1.5
 # The last pass over every text reuses the held-out passes' batches and batches only the
 # held-out texts anew (the full softmax, `_model._Correction`, batches every text anew):
