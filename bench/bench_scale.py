@@ -1,6 +1,7 @@
 """How building, loading and routing scale with routes and examples (issue 16's scale table).
 
 Usage: .venv/bin/python bench/bench_scale.py [--data ../shared/datasets] [--rows 10x100,150x100]
+       [--set _candidates.CANDIDATES=8 ...]   (a module constant overridden in every row)
 
 Each row (routes x examples per route) runs in a fresh process, so its peak memory is its own.
 Routes are generated from the public data sets the way a large agent's intents look: every
@@ -32,6 +33,7 @@ Prints figures; asserts nothing (benchmarks are not tests).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import random
@@ -162,7 +164,14 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--rows", default=ROWS, help="routes x examples per route, e.g. 150x100")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a single row, in this process
+    parser.add_argument(
+        "--set", action="append", default=[], help="module.NAME=VALUE of routing_core.scorers"
+    )
     args = parser.parse_args()
+    for item in args.set:  # a variant measured before it is written as a rule (every row)
+        target, value = item.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(f"routing_core.scorers.{module}"), name, eval(value))
     if args.one == "clinc150":
         print(json.dumps(clinc_turns(Path(args.data))))
         return
@@ -185,6 +194,7 @@ def main() -> None:
     rows: dict[str, dict[str, Any]] = {}
     for spec in [*args.rows.split(","), "clinc150"]:
         command = [sys.executable, __file__, "--data", args.data, "--one", spec]
+        command += [f"--set={item}" for item in args.set]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         load = "–".join(f"{x:.1f}" for x in os.getloadavg()[:2])
         if result.returncode != 0:

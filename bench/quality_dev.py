@@ -11,6 +11,13 @@ Splits (all from `train`/`val`, so that choices made on them leave `test` unread
     cval        CLINC150 full routes.json, judged on val (in-scope)
     cf1, bf1, hf1   fold 1 of 3 of the training splits (every third example of each route
                 held out, by position), CLINC150 / Banking77 / HWU64
+    u3          the union of the three sets, 291 routes (names prefixed c_ / b_ / h_): every
+                CLINC150 training example and folds 2-3 of Banking77's and HWU64's, judged on
+                CLINC150 val (in-scope) plus their fold 1. Past 200 routes, so it is a real
+                data set on the candidate learner's path (`_candidates.py`)
+    u25         u3 with the first 25 training examples per route (7,270 texts), judged the same
+    u3b, u25b   the same with fold 2 of Banking77 and HWU64 held out instead (a second look
+                at a choice made on u3 / u25)
 
 `--set _model.NAME=VALUE` overrides a module constant of `routing_core.scorers` for this run
 (a variant measured before it is written as a rule). Prints one line per split with the
@@ -53,19 +60,31 @@ def _shots(name: str, k: int, judge_val: bool) -> tuple[list[RouteText], Judged]
     return train, [(t, r["name"]) for r in routes for t in r["examples"][k:]]
 
 
-def _fold(name: str) -> tuple[list[RouteText], Judged]:
+def _fold(name: str, fold: int = 0) -> tuple[list[RouteText], Judged]:
     routes = _routes(name)
     train = [
-        RouteText(r["name"], "", tuple(t for i, t in enumerate(r["examples"]) if i % 3 != 0))
+        RouteText(r["name"], "", tuple(t for i, t in enumerate(r["examples"]) if i % 3 != fold))
         for r in routes
     ]
-    judged = [(t, r["name"]) for r in routes for i, t in enumerate(r["examples"]) if i % 3 == 0]
+    judged = [(t, r["name"]) for r in routes for i, t in enumerate(r["examples"]) if i % 3 == fold]
     return train, judged
 
 
 def _full_val(name: str) -> tuple[list[RouteText], Judged]:
     routes = _routes(name)
     return [RouteText(r["name"], "", tuple(r["examples"])) for r in routes], _val(name)
+
+
+def _union(per_route: int | None, fold: int = 0) -> tuple[list[RouteText], Judged]:
+    """CLINC150 + Banking77 + HWU64 as one 291-route pack (see u3 in the module docstring)."""
+    train: list[RouteText] = []
+    judged: Judged = []
+    for name in ("clinc150", "banking77", "hwu64"):
+        routes, held = _full_val(name) if name == "clinc150" else _fold(name, fold)
+        prefix = f"{name[0]}_"
+        train += [RouteText(prefix + r.name, "", r.examples[:per_route]) for r in routes]
+        judged += [(text, prefix + expected) for text, expected in held]
+    return train, judged
 
 
 SPLITS = {
@@ -78,6 +97,10 @@ SPLITS = {
     "cf1": lambda: _fold("clinc150"),
     "bf1": lambda: _fold("banking77"),
     "hf1": lambda: _fold("hwu64"),
+    "u3": lambda: _union(None),
+    "u25": lambda: _union(25),
+    "u3b": lambda: _union(None, 1),
+    "u25b": lambda: _union(25, 1),
 }
 
 

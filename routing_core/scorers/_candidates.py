@@ -31,9 +31,23 @@ IntArray = npt.NDArray[np.int64]
 
 # Packs with more routes than this learn against candidates; at most this many per text.
 CANDIDATE_ROUTES = 200
-# 16 rather than 24: on 500 generated routes (15,000 texts) top-1 71.5% vs 71.1% for 35%
-# less learning CPU (4.9 vs 7.5 s); 12 scored the same as 16 (bench_scale's generator).
+# 16, not 12: twelve made the 2,000 x 25 build ~2 s cheaper (12.2-12.8 -> 10.1-10.3 s) but
+# cost 0.1-0.15 point on the real 291-route union at 25 examples per route (`quality_dev.py`
+# u25, three seeds, beyond the 0.06 a seed moves it), the size real profiles have; eight were
+# cheaper still and lost 2.4 points on 2,000 x 50. docs/decisions.md, "Sixteen candidates past
+# 200 routes, with a wider margin".
 CANDIDATES = 16
+# The additive margin of the candidate softmax (the full softmax's is `_model.MARGIN`): a lead
+# of 1.5 rather than 1 keeps pushing the confusable candidates (u3 85.22% -> 85.32% at twelve
+# candidates; at sixteen u25 76.91-76.97 -> 76.95-76.98% over three seeds; 2.0 lost on the
+# generated rows).
+CANDIDATE_MARGIN = 1.5
+# The last pass over every text reuses the held-out passes' batches and batches only the
+# held-out texts anew (the full softmax, `_model._Correction`, batches every text anew):
+# 176 of the 196 last-pass batches at 2,000 x 25 are not made twice (~0.8 s of 11 s). The
+# batches differ, so the model does, by about what a seed changes (docs/benchmarks.md,
+# "fourth pass"). False only to compare with the full softmax step for step.
+REUSE_BATCHES = True
 # Texts whose naive-Bayes logits over every route are held at once (bounds the memory).
 ROWS_AT_ONCE = 2048
 # Terms whose cells are found at once (`_compact_cells`): a table of 1,024 x 2,000 bytes
@@ -222,6 +236,9 @@ class CandidateCorrection:
         self.velocity = np.zeros(len(self.full_cells), np.float32)
         # Scratch for finding a batch's distinct cells in one pass (`_distinct`).
         self._slot = np.zeros(len(self.full_cells), np.int32)
+        # The batches of the last fit of several passes, and its texts (`fit` reuses them).
+        self._kept: list[_Batch] = []
+        self._kept_docs: npt.NDArray[np.bool_] | None = None
 
     def add_to(self, weights: FloatArray) -> None:
         """Add the learned correction to full terms x routes `weights`, in place."""
@@ -261,17 +278,30 @@ class CandidateCorrection:
         if len(picked) == 0 or epochs <= 0:
             progress(1.0)
             return
+        # Texts an earlier fit batched keep their batches (made once, reused); the rest are
+        # batched anew: the last pass over every text reuses the held-out passes' batches and
+        # adds the held-out texts' own.
+        known = self._kept_docs
+        earlier = (
+            self._kept if REUSE_BATCHES and known is not None and (docs >= known).all() else []
+        )
+        if earlier and self._kept_docs is not None:
+            picked = np.flatnonzero(docs & ~self._kept_docs)
+            self._kept, self._kept_docs = [], None  # held by `batches` below from here on
         shuffled = picked[np.random.default_rng(SEED).permutation(len(picked))]
         groups = [
             np.sort(shuffled[first : first + BATCH]) for first in range(0, len(picked), BATCH)
         ]
         preparing, learning = progress.part(0.0, BATCHING_SHARE), progress.part(BATCHING_SHARE, 1)
         # One pass needs each batch once: made when it is used, so they are never all held.
-        batches: list[_Batch | None] = [None] * len(groups)
+        batches: list[_Batch | None] = [*earlier, *([None] * len(groups))]
+        groups = [batch.docs for batch in earlier] + groups
         if epochs > 1:
             for index, group in enumerate(groups):
                 preparing(index / len(groups))
-                batches[index] = self._batch(group)
+                if batches[index] is None:
+                    batches[index] = self._batch(group)
+            self._kept, self._kept_docs = [b for b in batches if b is not None], docs.copy()
         order = np.random.default_rng(seed)
         total, done = epochs * len(groups), 0
         for _ in range(epochs):

@@ -247,6 +247,7 @@ def train(
             corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
         )
         rates = _rates(corpus, calibrate, sizes)
+        margin = _candidates.CANDIDATE_MARGIN if calibrate else 0.0
         learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
         labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
         columns: IntArray | None = chosen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -199,8 +200,9 @@ def _corpus(n_routes: int, examples: int):  # noqa: ANN202 - a private pair
 def test_learning_against_every_route_as_candidates_is_the_full_softmax(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The candidate learner is the full learner when every route is a candidate (without
-    the second model, which only packs up to CANDIDATE_ROUTES learn)."""
+    """The candidate learner is the full learner when every route is a candidate and it
+    learns with the full softmax's margin and batches (without the second model, which only packs up to
+    CANDIDATE_ROUTES learn)."""
     from routing_core.scorers import _candidates, _hinge
 
     monkeypatch.setattr(_hinge, "WEIGHT", 0.0)
@@ -208,10 +210,74 @@ def test_learning_against_every_route_as_candidates_is_the_full_softmax(
     full = _model.train(corpus, 12)
     monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 0)
     monkeypatch.setattr(_candidates, "CANDIDATES", 12)
+    monkeypatch.setattr(_candidates, "CANDIDATE_MARGIN", _model.MARGIN)
+    monkeypatch.setattr(_candidates, "REUSE_BATCHES", False)  # the full softmax's batches
     every = _model.train(corpus, 12)
     assert every.temperature == pytest.approx(full.temperature, rel=1e-3)
     # Learned from sparse naive Bayes, the candidate learner's weights come block by block.
     assert abs(_sparse.dense(every.weights) - full.weights).max() < 1e-3
+
+
+def test_the_candidate_learner_steps_with_its_own_margin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past CANDIDATE_ROUTES the correction learns with CANDIDATE_MARGIN (chosen for fewer
+    candidates); a pack up to CANDIDATE_ROUTES keeps the full softmax and `_model.MARGIN`."""
+    from routing_core.scorers import _candidates
+
+    margins: list[float] = []
+    real_init = _candidates.CandidateCorrection.__init__
+
+    def recording(self: _candidates.CandidateCorrection, *args: Any) -> None:
+        margins.append(args[4])  # corpus, chosen, n_routes, rates, margin, initial
+        real_init(self, *args)
+
+    monkeypatch.setattr(_candidates.CandidateCorrection, "__init__", recording)
+    corpus = _corpus(30, 20)
+    _model.train(corpus, 30)
+    assert not margins  # 30 routes: the full softmax
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 20)
+    _model.train(corpus, 30)
+    assert margins == [_candidates.CANDIDATE_MARGIN]
+    assert _candidates.CANDIDATE_MARGIN != _model.MARGIN
+
+
+def test_the_last_pass_reuses_the_held_out_passes_batches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past CANDIDATE_ROUTES the last pass over every text batches only the held-out texts
+    anew: the other texts' batches are the held-out passes' (made once); every text is still
+    stepped on in that pass."""
+    import math
+
+    from routing_core.scorers import _candidates
+    from routing_core.scorers.calibration import HOLD_OUT
+
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 20)
+    made: list[int] = []
+    stepped: list[np.ndarray] = []
+    real_batch, real_step = (
+        _candidates.CandidateCorrection._batch,
+        _candidates.CandidateCorrection._step,
+    )
+
+    def batch(self: _candidates.CandidateCorrection, docs: Any) -> Any:
+        made.append(len(docs))
+        return real_batch(self, docs)
+
+    def step(self: _candidates.CandidateCorrection, one: Any, base: Any) -> None:
+        stepped.append(one.docs)
+        real_step(self, one, base)
+
+    monkeypatch.setattr(_candidates.CandidateCorrection, "_batch", batch)
+    monkeypatch.setattr(_candidates.CandidateCorrection, "_step", step)
+    corpus = _corpus(40, 30)
+    _model.train(corpus, 40)
+    held = int(((np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1).sum())
+    kept = math.ceil((corpus.n_docs - held) / _model.BATCH)
+    assert len(made) == kept + math.ceil(held / _model.BATCH)
+    last_pass = np.concatenate(stepped[-(kept + math.ceil(held / _model.BATCH)) :])
+    assert sorted(last_pass.tolist()) == list(range(corpus.n_docs))
 
 
 def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
