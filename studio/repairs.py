@@ -182,9 +182,14 @@ def _model_wording(client: ChatClient, case: Case) -> list[str]:
 
 
 def found_edit(job: RepairJob) -> Edit | None:
-    """The edit the job found, as routing_core's `Edit` (None when it found none)."""
+    """The edit the job found, as routing_core's `Edit` (None until it is done, or when it
+    found none)."""
     fix = job.fix
-    if not isinstance(fix, dict) or fix.get("kind") not in EDIT_KINDS:
+    if (
+        job.status != JobStatus.DONE
+        or not isinstance(fix, dict)
+        or fix.get("kind") not in EDIT_KINDS
+    ):
         return None
     return Edit(fix["kind"], str(fix["route"]), str(fix["text"]), fix.get("source"))
 
@@ -218,7 +223,7 @@ def _outdated(job: RepairJob) -> str:
 
 def is_applicable(job: RepairJob) -> bool:
     """The search found a fix, and the draft and the cases are still the ones it searched."""
-    return job.status == JobStatus.DONE and found_edit(job) is not None and not _outdated(job)
+    return found_edit(job) is not None and not _outdated(job)
 
 
 def apply_found(job: RepairJob, *, user: Any) -> Edit:
@@ -235,7 +240,7 @@ def apply_found(job: RepairJob, *, user: Any) -> Edit:
             someone saved the same item meanwhile (the API's 409).
         Refused: the pack refuses the edit (the API's 422).
     """
-    edit = found_edit(job) if job.status == JobStatus.DONE else None
+    edit = found_edit(job)
     if edit is None:
         raise Conflict(NO_FIX)
     outdated = _outdated(job)

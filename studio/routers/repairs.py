@@ -130,7 +130,7 @@ def _answer(response: HttpResponse, test_case: TestCase, job: RepairJob) -> Stat
 
 
 def search_out(test_case: TestCase, job: RepairJob) -> dict[str, Any]:
-    edit = found_edit(job) if job.status == "done" else None
+    edit = found_edit(job)
     slug, fields = test_case.profile.slug, ("status", "done", "total", "percent", "draft_revision")
     url = reverse("api:fix-search", args=[slug, test_case.pk, job.pk])
     return {

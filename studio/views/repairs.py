@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from studio.jobs import queue
 from studio.jobs.recovery import recover
 from studio.models import RepairJob, TestCase
-from studio.repairs import apply_found, current_search, found_edit, request_repair
+from studio.repairs import NO_FIX, apply_found, current_search, found_edit, request_repair
 from studio.roles import can_edit
 from studio.services import Conflict, Refused
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
@@ -61,7 +61,7 @@ def _context(
         test_case.profile,
         case=test_case,
         job=job,
-        fix=found_edit(job) if job is not None and job.status == "done" else None,
+        fix=found_edit(job) if job is not None else None,
         is_current=job is not None and job.draft_revision == test_case.profile.draft_revision,
     )
 
@@ -106,7 +106,7 @@ def _to_job(test_case: TestCase, job: RepairJob) -> HttpResponse:
 def _apply(request: HtmxHttpRequest, test_case: TestCase) -> HttpResponse:
     job = RepairJob.objects.filter(test_case=test_case, pk=_pk(request)).first()
     if job is None:  # a search of another case, or none: nothing of this case to apply
-        messages.error(request, "Not applied: there is no fix to apply: find a fix first.")
+        messages.error(request, f"Not applied: {NO_FIX}.")
         return redirect("tests-fix", slug=test_case.profile.slug, pk=test_case.pk)
     try:
         edit = apply_found(job, user=request.user)

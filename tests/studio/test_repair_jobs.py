@@ -135,7 +135,7 @@ def test_a_search_whose_worker_is_killed_mid_way_is_finished_by_another(
 
 def _clashing(test_case: TestCase) -> RepairJob:
     """A search of the case's draft and suite as they are now, made directly (not reused)."""
-    same, fingerprint = _searches_of_now(test_case)
+    _, fingerprint = _searches_of_now(test_case)
     return RepairJob(
         profile=test_case.profile,
         test_case=test_case,
