@@ -33,7 +33,6 @@ Prints figures; asserts nothing (benchmarks are not tests).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import random
@@ -49,6 +48,9 @@ sys.path.insert(0, str(ROOT))
 
 from routing_core import Router, dump_pack, load_pack  # noqa: E402
 from routing_core.scorers.stored import with_model, with_stale_model  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from quality_dev import set_constants  # noqa: E402
 
 ROWS = "10x100,150x100,500x100,2000x25,2000x50,clinc+1850x25"
 SYLLABLES = "ba ko ri mu te la zen dor vi sa pel nu qua fi mo ga lu re tis yo".split()
@@ -89,7 +91,7 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
     wall, cpu = time.perf_counter(), time.process_time()
     router = Router(load_pack(text))
     load_s, load_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    costs = sorted(_cpu_us(router, m) for _, m in messages[:2000])
+    turns = _turns(router, messages[:2000])
     hits = sum(router.route(m).ranked[0].route == name for name, m in messages[:2000])
     edited = [dict(r) for r in routes]
     edited[0] = {**edited[0], "examples": [*edited[0]["examples"][1:], "one new example here"]}
@@ -112,8 +114,7 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
         "pack_mb": len(text.encode()) / 1e6,
         "load_s": load_s,
         "load_cpu": load_cpu,
-        "p50_us": costs[len(costs) // 2],
-        "p99_us": costs[min(len(costs) - 1, int(0.99 * len(costs)))],
+        **turns,
         "top1": hits / max(1, min(2000, len(messages))),
         "edit_cpu": edit_cpu,
         "edit_wall": edit_wall,
@@ -168,10 +169,7 @@ def main() -> None:
         "--set", action="append", default=[], help="module.NAME=VALUE of routing_core.scorers"
     )
     args = parser.parse_args()
-    for item in args.set:  # a variant measured before it is written as a rule (every row)
-        target, value = item.split("=", 1)
-        module, name = target.rsplit(".", 1)
-        setattr(importlib.import_module(f"routing_core.scorers.{module}"), name, eval(value))
+    set_constants(args.set)  # a variant measured before it is written as a rule (every row)
     if args.one == "clinc150":
         print(json.dumps(clinc_turns(Path(args.data))))
         return

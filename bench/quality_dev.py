@@ -119,15 +119,20 @@ def top1(train: list[RouteText], judged: Judged) -> tuple[float, float]:
     return right / len(judged), cpu
 
 
+def set_constants(items: list[str]) -> None:
+    """Apply `module.NAME=VALUE` overrides of routing_core.scorers constants (this process)."""
+    for item in items:
+        target, value = item.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(f"routing_core.scorers.{module}"), name, eval(value))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--set", action="append", default=[], help="module.NAME=VALUE")
     parser.add_argument("splits", nargs="*", default=["c10", "b10", "h10", "c20", "b20"])
     args = parser.parse_args()
-    for item in args.set:
-        target, value = item.split("=", 1)
-        module, name = target.rsplit(".", 1)
-        setattr(importlib.import_module(f"routing_core.scorers.{module}"), name, eval(value))
+    set_constants(args.set)
     for split in args.splits:
         accuracy, cpu = top1(*SPLITS[split]())
         load = os.getloadavg()[0]

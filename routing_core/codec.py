@@ -136,6 +136,9 @@ def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:
     minor = _minor(document)
     if minor is not None and not 0 <= minor < PROBABILITY_THRESHOLDS_MINOR:
         return  # this minor or later; a negative one is refused by the model
+    paths = embedding_threshold_paths(document)
+    if not paths:
+        return
     reason = (
         f"a pack of format 1.{minor if minor is not None else '?'} declares this embedding threshold as a cosine; since "
         f"format 1.{PROBABILITY_THRESHOLDS_MINOR} the embedding tier scores calibrated "
@@ -143,9 +146,7 @@ def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:
         "studio, or remove it (the tier fits its own floor), or give it as a probability "
         f'and state "format_minor": {PROBABILITY_THRESHOLDS_MINOR}'
     )
-    paths = embedding_threshold_paths(document)
-    if paths:
-        raise PackError([(path, reason) for path in paths])
+    raise PackError([(path, reason) for path in paths])
 
 
 def _minor(document: dict[str, Any]) -> int | None:

@@ -25,12 +25,12 @@ At most `MAX_CANDIDATES` are tried, so a big suite stays a job-sized task.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from routing_core.cases import Case
 from routing_core.errors import PackError
-from routing_core.evaluate import CaseResult, evaluate, run_case
+from routing_core.evaluate import CaseResult, Progress, evaluate, run_case
 from routing_core.pack import Pack, Route
 from routing_core.repair_edits import EDIT_KINDS, Edit, EditKind, apply_edit, lexicon
 from routing_core.router import Router
@@ -54,7 +54,6 @@ __all__ = [
 MAX_CANDIDATES = 24
 # Called as progress(tried, to_try) before the first candidate and after each one (a job's
 # page shows "candidate 3 of 12"); whatever it raises stops the search (a cancel).
-Progress = Callable[[int, int], None]
 _PER_LIST = 4  # words tried from the message per lexicon or tool
 _QUOTED = 3  # broken cases named in one explanation
 

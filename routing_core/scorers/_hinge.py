@@ -54,8 +54,9 @@ class Hinge:
     def __init__(self, corpus: Corpus, n_routes: int):
         from routing_core.scorers._model import Corpus
 
-        keep = np.isin(corpus.char_sizes, SIZES)[corpus.ids]
-        self.terms = np.flatnonzero(np.isin(corpus.char_sizes, SIZES))
+        is_size = np.isin(corpus.char_sizes, SIZES)
+        keep = is_size[corpus.ids]
+        self.terms = np.flatnonzero(is_size)
         row_of = np.full(corpus.n_terms, -1, np.int64)
         row_of[self.terms] = np.arange(len(self.terms))
         rows, values = corpus.rows[keep], corpus.values[keep]

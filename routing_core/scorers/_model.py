@@ -227,8 +227,8 @@ def train(
         initial = warm.weights  # minus naive Bayes where it knew the term and the route
         # Block by block, then the unknown cells back to 0 (they were 0): no second
         # terms x routes array (most of a GB at 2,000 routes).
-        for first in range(0, len(initial), _candidates.ROWS_AT_ONCE * 4):
-            last = min(len(initial), first + _candidates.ROWS_AT_ONCE * 4)
+        for first in range(0, len(initial), _sparse.ROWS_AT_ONCE):
+            last = min(len(initial), first + _sparse.ROWS_AT_ONCE)
             initial[first:last] -= NB_SCALE * _bayes_rows(bayes, first, last)
         initial[~warm.known_terms] = 0.0
         if not warm.known_routes.all():
@@ -334,17 +334,7 @@ def _affected(
     assert warm.changed is not None
     docs = warm.changed[chosen].any(axis=1)
     entries = docs[corpus.rows]
-    kept = Warm(
-        warm.weights,
-        warm.known_terms,
-        warm.known_routes,
-        warm.temperature,
-        warm.fresh[docs],
-        warm.floor,
-        warm.margin,
-        warm.changed,
-        warm.bias,
-    )
+    kept = dataclasses.replace(warm, fresh=warm.fresh[docs])
     everything = np.ones(int(docs.sum()), bool)
     return _select(corpus, docs), own_mass[entries], chosen[docs], everything, kept
 

@@ -92,7 +92,7 @@ def test_a_cascade_tier_or_policy_floor_also_stamps_the_probability_minor():
         assert written["format_minor"] == PROBABILITY_THRESHOLDS_MINOR
 
 
-def test_the_checksum_of_an_older_pack_is_checked_before_its_thresholds_are_refused():
+def test_an_older_packs_thresholds_are_refused_before_its_checksum_is_checked():
     # The refusal is about meaning, not tampering: the same error with or without a checksum.
     doc = document({"kind": "embedding", "floor": 0.45}, 1)
     doc["checksum"] = "sha256:" + "0" * 64
