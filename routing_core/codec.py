@@ -115,11 +115,26 @@ def _content(pack: Pack) -> dict[str, Any]:
             del parent[path[-1]]
         else:
             minor = max(minor, added)
+    _leave_out_fitted_weights(document)
     if embedding_threshold_paths(document):  # they are probabilities: say so
         minor = max(minor, PROBABILITY_THRESHOLDS_MINOR)
     if minor:  # a 1.0 pack reads as before, in any reader
         document["format_minor"] = minor
     return document
+
+
+def _leave_out_fitted_weights(document: dict[str, Any]) -> None:
+    """Leave out a hybrid tier's `embedding_weight` while it is None (fitted at compile).
+
+    Readers before the fit read the field as a number (default 0.5): without it they route
+    with the weight they always had, so no minor is needed (docs/decisions.md).
+    """
+    scorer = document.get("scorer")
+    tiers = scorer.get("tiers", []) if isinstance(scorer, dict) else []
+    for tier in [scorer, *tiers]:
+        hybrid = isinstance(tier, dict) and tier.get("kind") == "hybrid"
+        if hybrid and tier.get("embedding_weight", 0.5) is None:
+            del tier["embedding_weight"]
 
 
 def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:

@@ -339,7 +339,12 @@ class HybridScorerSettings(_TierThresholds):
     kind: Literal["hybrid"]
     model: EncoderName = "all-minilm-l6-v2"
     aggregate: Aggregate = "mean"
-    embedding_weight: float = Field(0.5, ge=0.0, le=1.0)
+    embedding_weight: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="The embedding's share of the product; none: fitted on held-out examples.",
+    )
 
 
 class LlmScorerSettings(_Model):

@@ -37,18 +37,29 @@ from routing_core.scorers.calibration import Calibration
 
 FloatArray = npt.NDArray[np.float32]
 
+# How a route's cosine is made from its texts' (`_aggregated`): the best one, the centroid's,
+# their mean ("mean", the default), the mean of the best k, or a log-mean-exp at
+# SOFT_TEMPERATURE; "+centroid" averages the pooled cosine with the centroid's.
+AGGREGATES = (
+    "max", "centroid", "mean", "top3", "top5", "soft", "top3+centroid", "soft+centroid",
+)  # fmt: skip
+SOFT_TEMPERATURE = 0.03
 # Scores are probabilities, so relevance is read as the lexical scorer's is (its TEMPERATURE).
 RELEVANCE_TEMPERATURE = 0.1
 # The cosine temperature of a pack too small to fit one: CLINC150 and banking77 both fit
 # 0.031 (docs/benchmarks.md). Before calibration every pack used 0.02 for relevance.
 DEFAULT_TEMPERATURE = 0.03
 # The hybrid's embedding weight, in log space: its scores are softmax((w log embedding +
-# (1 - w) log lexical) / T), a weighted geometric mean of the halves. Chosen on dev splits
-# (CLINC150 val, Banking77 and HWU64 fold 1 of 3; docs/benchmarks.md, "The hybrid's
-# mixture"): at w 0.5 the product gives 95.90 / 92.35 / 90.08% top-1 where the mean of the
-# probabilities (the mixture before) gave 95.50 / 92.26 / 89.95%; w 0.4 / 0.6 give 95.77 /
-# 95.87% on CLINC150 val.
+# (1 - w) log lexical) / T), a weighted geometric mean of the halves. A pack that declares
+# no weight has w fitted on its held-out texts (`fit_weight`); HYBRID_WEIGHT is where that
+# fit starts and what its prior pulls towards, and the weight of a pack too small to hold
+# texts out. 0.5 was chosen on dev splits (CLINC150 val, Banking77 and HWU64 fold 1 of 3;
+# docs/benchmarks.md, "The hybrid's mixture"): the product gave 95.90 / 92.35 / 90.08% top-1
+# where the mean of the probabilities (the mixture before) gave 95.50 / 92.26 / 89.95%.
 HYBRID_WEIGHT = 0.5
+# A fitted weight stays in this range: each half keeps a say, whatever a few held-out texts
+# ask (fits on the dev splits land in 0.50-0.72; docs/benchmarks.md, "A weight per pack").
+WEIGHT_RANGE = (0.1, 0.9)
 # The mixture's temperature T is fitted on the held-out mixture like each half's, searched
 # around 1 (both halves are calibrated already; CLINC150, Banking77, HWU64 fit 0.96-1.0).
 MIXTURE_TEMPERATURES = (0.25, 4.0)
@@ -173,13 +184,14 @@ class EmbeddingScorer:
     ) -> None:
         """Args as `build` makes them; `held`: indexes of the texts to calibrate on;
         `out_of_scope`: the vectors of the profile's out-of-scope examples (rows)."""
-        if aggregate not in ("max", "centroid", "mean"):
+        if aggregate not in AGGREGATES:
             raise ValueError(f"unknown aggregate {aggregate!r}")
         self._names = tuple(names)
         self._index = {n: i for i, n in enumerate(self._names)}
         self._texts = tuple(texts)
         self._owners = np.asarray(owners, np.int64)
         self._starts = np.searchsorted(self._owners, np.arange(len(self._names)))
+        self._pad = _padded(self._owners, len(self._names))
         self._vectors = vectors
         self._sums = _sums(vectors, self._owners, len(self._names))
         self._centroids = _normalised(self._sums)
@@ -280,11 +292,10 @@ class EmbeddingScorer:
     def _oos_score(self, query: FloatArray) -> float:
         """The out-of-scope examples' aggregate cosine with the message, as a route's."""
         assert self._oos is not None and self._oos_centroid is not None
-        best = float((self._oos @ query).max())
-        centroid = float((self._oos_centroid @ query)[0])
-        if self._aggregate == "max":
-            return best
-        return centroid if self._aggregate == "centroid" else (best + centroid) / 2.0
+        sims = (self._oos @ query)[None, :]
+        centroid = (self._oos_centroid @ query)[None, :]
+        pad = np.arange(len(self._oos), dtype=np.int64)[None, :]
+        return float(_aggregated(self._aggregate, sims, np.zeros(1, np.int64), pad, centroid)[0, 0])
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The route's texts nearest to the message, with their cosines (best first)."""
@@ -298,14 +309,10 @@ class EmbeddingScorer:
         return [Term(self._texts[start + int(i)], float(sims[i])) for i in best]
 
     def _route_scores(self, query: FloatArray) -> FloatArray:
-        best: FloatArray = np.maximum.reduceat(self._vectors @ query, self._starts)
-        if self._aggregate == "max":
-            return best
-        centroid: FloatArray = self._centroids @ query
-        if self._aggregate == "centroid":
-            return centroid
-        mean: FloatArray = ((best + centroid) * np.float32(0.5)).astype(np.float32)
-        return mean
+        sims = (self._vectors @ query)[None, :]
+        centroid = (self._centroids @ query)[None, :]
+        out: FloatArray = _aggregated(self._aggregate, sims, self._starts, self._pad, centroid)[0]
+        return out
 
     def _calibrate(self, held: npt.NDArray[np.int64]) -> tuple[Calibration, HeldOut | None]:
         """Fit the temperature, floor and margin on the held-out texts, leave-one-out: each
@@ -336,19 +343,13 @@ class EmbeddingScorer:
             queries = self._vectors[rows]
             sims = queries @ self._vectors.T
             sims[np.arange(len(rows)), rows] = -np.inf  # not itself
-            best = np.maximum.reduceat(sims, self._starts, axis=1)
             own = self._owners[rows]
             centroid = queries @ self._centroids.T
             rest = self._sums[own] - queries.astype(np.float64)
             norms = np.linalg.norm(rest, axis=1)
             norms[norms == 0.0] = 1.0
             centroid[np.arange(len(rows)), own] = np.einsum("ij,ij->i", rest, queries) / norms
-            if self._aggregate == "max":
-                blocks.append(best)
-            elif self._aggregate == "centroid":
-                blocks.append(centroid)
-            else:
-                blocks.append((best + centroid) * np.float32(0.5))
+            blocks.append(_aggregated(self._aggregate, sims, self._starts, self._pad, centroid))
         if not blocks:
             return np.zeros((0, n_routes), np.float32), held
         return np.concatenate(blocks).astype(np.float32), held
@@ -376,6 +377,51 @@ def _calibration_details(fitted: Calibration) -> dict[str, object]:
         "fitted_margin": fitted.margin,
         "held_out_texts": fitted.held_out,
     }
+
+
+def _padded(owners: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int64]:
+    """Each route's text indexes as one row (routes x most texts), padded with len(owners):
+    the column a top-k aggregate appends as -inf."""
+    counts = np.bincount(owners, minlength=n)
+    pad = np.full((n, max(1, int(counts.max(initial=1)))), len(owners), np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    for route in range(n):
+        pad[route, : counts[route]] = np.arange(starts[route], starts[route] + counts[route])
+    return pad
+
+
+def _aggregated(
+    kind: str,
+    sims: FloatArray,
+    starts: npt.NDArray[np.int64],
+    pad: npt.NDArray[np.int64],
+    centroid: FloatArray,
+) -> FloatArray:
+    """Route scores (rows x routes) from cosines with every route text (rows x texts, -inf
+    for a text left out) and with each route's centroid. `kind`: one of AGGREGATES."""
+    pooled_kind, _, with_centroid = ("max+centroid" if kind == "mean" else kind).partition("+")
+    if pooled_kind == "centroid":
+        return centroid.astype(np.float32)
+    if pooled_kind == "max":
+        pooled = np.maximum.reduceat(sims, starts, axis=1)
+    elif pooled_kind.startswith("top"):
+        k = int(pooled_kind[3:])
+        wide = np.concatenate([sims, np.full((len(sims), 1), -np.inf, sims.dtype)], axis=1)
+        rows = wide[:, pad]  # rows x routes x most texts
+        k = min(k, rows.shape[2])
+        top = -np.partition(-rows, k - 1, axis=2)[:, :, :k]
+        finite = np.isfinite(top)
+        pooled = np.where(finite, top, 0.0).sum(axis=2) / np.maximum(finite.sum(axis=2), 1)
+    else:  # soft: log-mean-exp of the cosines at SOFT_TEMPERATURE, a smooth max
+        tau = float(pooled_kind[4:] or SOFT_TEMPERATURE)
+        top = sims.max(axis=1, keepdims=True)
+        shares = np.exp((sims - top) / tau)
+        counts = np.add.reduceat(np.isfinite(sims), starts, axis=1)
+        means = np.add.reduceat(shares, starts, axis=1) / np.maximum(counts, 1)
+        pooled = top + tau * np.log(np.maximum(means, 1e-30))
+    if with_centroid:
+        pooled = (pooled + centroid) * 0.5
+    return np.asarray(pooled, np.float32)
 
 
 def _softmax(cosines: FloatArray, inverse_temperature: float) -> FloatArray:
@@ -415,6 +461,7 @@ class HybridScorer:
         embedding: EmbeddingScorer,
         weight: float = HYBRID_WEIGHT,
         fitted: Calibration | None = None,
+        weight_fitted: bool = False,
     ) -> None:
         self._lexical = lexical
         self._embedding = embedding
@@ -427,6 +474,7 @@ class HybridScorer:
             temperature=lexical.info.temperature,
             details={
                 "embedding_weight": weight,
+                "weight_fitted": weight_fitted,
                 "mixture": "log",
                 "out_of_scope_examples": lexical.info.details.get("out_of_scope_examples", False),
                 **_calibration_details(self.calibration),
@@ -438,28 +486,35 @@ class HybridScorer:
         cls,
         routes: Sequence[RouteText],
         embedding: EmbeddingScorer,
-        weight: float = HYBRID_WEIGHT,
+        weight: float | None = None,
         out_of_scope: Sequence[str] = (),
     ) -> HybridScorer:
         """Both halves learn from the routes; the lexical half also from the out-of-scope
         examples (a message that class leads scores zero on it); then the mixture is
-        calibrated on the embedding's held-out examples."""
+        calibrated on the embedding's held-out examples. `weight`: the embedding's share;
+        None fits it on the same held-out examples (`fit_weight`), HYBRID_WEIGHT for a pack
+        too small to hold any out."""
         from routing_core.scorers.lexical import LexicalScorer
 
         lexical = LexicalScorer.build(routes, None, out_of_scope)
         held = embedding.held_out
         if held is None:
-            return cls(lexical, embedding, weight)
+            return cls(lexical, embedding, HYBRID_WEIGHT if weight is None else weight)
         kept = _without(routes, held)
         trial = LexicalScorer.build(kept, None, out_of_scope)
         names = list(embedding.names)
         lexical_rows = np.array([trial.score(text, names) for text in held.texts], np.float64)
-        logits = mix(held.probabilities, lexical_rows, weight)
-        live = np.isfinite(logits).any(axis=1)  # a text an out-of-scope class claimed: no fit
+        # a text an out-of-scope class claimed (a half scores zero everywhere): no fit
+        live = held.probabilities.any(axis=1) & lexical_rows.any(axis=1)
+        chosen = weight
+        if chosen is None:
+            chosen = fit_weight(held.probabilities[live], lexical_rows[live], held.routes[live])
+        logits = mix(held.probabilities, lexical_rows, chosen)
+        live &= np.isfinite(logits).any(axis=1)
         fitted = calibration.calibrate_logits(
             logits[live], held.routes[live], 1.0, MIXTURE_TEMPERATURES
         )
-        return cls(lexical, embedding, weight, fitted)
+        return cls(lexical, embedding, chosen, fitted, weight is None)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """The mixture, in candidate order (the lexical posterior alone for a blank message).
@@ -485,6 +540,32 @@ class HybridScorer:
             return self._index[name]
         except KeyError:
             raise KeyError(f"unknown route for the hybrid scorer: {name!r}") from None
+
+
+def fit_weight(
+    embedding: npt.ArrayLike, lexical: npt.ArrayLike, labels: npt.NDArray[np.int64]
+) -> float:
+    """The embedding's share w of the product that best predicts held-out texts' routes.
+
+    Both halves' probabilities of the texts (texts x routes) are the features of a log-linear
+    model, softmax(a log embedding + b log lexical), whose held-out log-loss is convex in
+    (a, b) (`calibration.fit_weights`, prior at HYBRID_WEIGHT); w = a / (a + b), kept in
+    WEIGHT_RANGE. A half that predicts the held-out routes better gets more of the say: on
+    10 examples per route the lexical half is weak and w rises to about 0.7 (docs/benchmarks.md).
+    Fewer than MIN_CALIBRATION texts keep HYBRID_WEIGHT.
+    """
+    e = np.asarray(embedding, np.float64)
+    if len(e) < calibration.MIN_CALIBRATION or e.ndim != 2 or e.shape[1] < 2:
+        return HYBRID_WEIGHT
+    logs = [
+        np.log(np.maximum(e, _TINY)),
+        np.log(np.maximum(np.asarray(lexical, np.float64), _TINY)),
+    ]
+    a, b = calibration.fit_weights(logs, labels, (HYBRID_WEIGHT, 1.0 - HYBRID_WEIGHT))
+    if not a + b > 0.0:
+        return HYBRID_WEIGHT
+    low, high = WEIGHT_RANGE
+    return round(min(max(float(a / (a + b)), low), high), 4)
 
 
 def mix(embedding: npt.ArrayLike, lexical: npt.ArrayLike, weight: float) -> npt.NDArray[np.float64]:

@@ -156,3 +156,28 @@ def test_a_pack_this_version_writes_loads_in_the_previous_reader(tmp_path):
     checksum, route = old.stdout.split()
     assert checksum == load_pack(current_doc()).checksum  # the same ETag in both readers
     assert route == Router(load_pack(current_doc())).route("where is my parcel").route
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_hybrid_weight_left_to_the_fit_is_not_written_and_a_declared_one_is(nested):
+    """None (fitted when the pack is compiled) is left out, so readers from before the fit
+    read their default 0.5 instead of refusing a null; a declared weight reads as declared."""
+
+    def with_hybrid(hybrid: dict[str, Any]) -> dict[str, Any]:
+        doc = current_doc()
+        doc.pop("checksum")
+        tier = {"kind": "hybrid", **hybrid}
+        doc["scorer"] = (
+            {"kind": "cascade", "tiers": [{"kind": "lexical"}, tier]} if nested else tier
+        )
+        return doc
+
+    def hybrid_of(doc: dict[str, Any]) -> dict[str, Any]:
+        scorer = doc["scorer"]
+        return scorer["tiers"][1] if nested else scorer
+
+    fitted = json.loads(dump_pack(load_pack(with_hybrid({}))))
+    assert "embedding_weight" not in hybrid_of(fitted) and "format_minor" not in fitted
+    assert hybrid_of(load_pack(fitted).model_dump())["embedding_weight"] is None
+    declared = json.loads(dump_pack(load_pack(with_hybrid({"embedding_weight": 0.5}))))
+    assert hybrid_of(declared)["embedding_weight"] == 0.5
