@@ -93,8 +93,8 @@ SPLITS: dict[str, tuple[str, Callable[[], tuple[list[RouteText], Judged, float]]
 }
 
 
-if os.environ.get("HYBRID_DEV_AGGREGATES"):  # more aggregates to compare, e.g. soft0.05
-    embedding.AGGREGATES = (*embedding.AGGREGATES, *os.environ["HYBRID_DEV_AGGREGATES"].split())
+# The embedding aggregates besides the default ("mean") whose matrices `collect` saves.
+AGGREGATES = ("max", "centroid")
 
 
 ONLY = os.environ.get("HYBRID_DEV_SPLITS", "").split()
@@ -115,11 +115,7 @@ def collect(cache: Path) -> None:
         assert held is not None
         trial = LexicalScorer.build(embedding._without(routes, held))
         texts = [t for t, _ in judged]
-        others = {
-            a: embedding.EmbeddingScorer.build(routes, encoder, a)
-            for a in embedding.AGGREGATES
-            if a != "mean"
-        }
+        others = {a: embedding.EmbeddingScorer.build(routes, encoder, a) for a in AGGREGATES}
         aggregates = {}
         for a, scorer in others.items():
             assert scorer.held_out is not None and scorer.held_out.texts == held.texts
@@ -245,11 +241,7 @@ def variants(cache: Path) -> None:
 PRODUCTS: list[tuple[str, ...]] = [
     ("emb", "lexical"),
     ("emb_max", "emb_centroid", "lexical"),
-    ("emb_top3", "emb_centroid", "lexical"),
-    ("emb_top5", "emb_centroid", "lexical"),
-    ("emb_soft", "emb_centroid", "lexical"),
-    ("emb_max", "emb_top3", "emb_centroid", "lexical"),
-    ("emb", "emb_top3", "lexical"),
+    ("emb", "emb_max", "emb_centroid", "lexical"),
 ]
 
 
@@ -283,8 +275,7 @@ def fitted_product_variants(mats: dict[str, dict[str, Matrix]]) -> None:
 
 def aggregate_variants(mats: dict[str, dict[str, Matrix]]) -> None:
     """Each embedding aggregate alone (its fitted floor) and in the product at w 0.5."""
-    keys = ["emb", *(f"emb_{a}" for a in embedding.AGGREGATES if a != "mean")]
-    for key in (k for k in keys if k in next(iter(mats.values()))):
+    for key in ("emb", *(f"emb_{a}" for a in AGGREGATES)):
         alone, product = [], []
         for m in mats.values():
             floor = calibration.fit_floor(m[f"held_{key}"]) or 0.0
@@ -309,8 +300,7 @@ def _logs(p: Matrix) -> Matrix:
 def fitted_weight_variants(mats: dict[str, dict[str, Matrix]]) -> None:
     """The embedding's weight fitted per split on its held-out texts (log-loss of the
     product, `calibration.fit_weights`), then T, floor and margin as the hybrid fits them."""
-    keys = ["emb", *(f"emb_{a}" for a in embedding.AGGREGATES if a != "mean")]
-    for emb_key in (k for k in keys if k in next(iter(mats.values()))):
+    for emb_key in ("emb", *(f"emb_{a}" for a in AGGREGATES)):
         cells = []
         for m in mats.values():
             held_e, held_x = m[f"held_{emb_key}"], m["held_lexical"]

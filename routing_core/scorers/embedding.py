@@ -37,13 +37,6 @@ from routing_core.scorers.calibration import Calibration
 
 FloatArray = npt.NDArray[np.float32]
 
-# How a route's cosine is made from its texts' (`_aggregated`): the best one, the centroid's,
-# their mean ("mean", the default), the mean of the best k, or a log-mean-exp at
-# SOFT_TEMPERATURE; "+centroid" averages the pooled cosine with the centroid's.
-AGGREGATES = (
-    "max", "centroid", "mean", "top3", "top5", "soft", "top3+centroid", "soft+centroid",
-)  # fmt: skip
-SOFT_TEMPERATURE = 0.03
 # Scores are probabilities, so relevance is read as the lexical scorer's is (its TEMPERATURE).
 RELEVANCE_TEMPERATURE = 0.1
 # The cosine temperature of a pack too small to fit one: CLINC150 and banking77 both fit
@@ -184,14 +177,13 @@ class EmbeddingScorer:
     ) -> None:
         """Args as `build` makes them; `held`: indexes of the texts to calibrate on;
         `out_of_scope`: the vectors of the profile's out-of-scope examples (rows)."""
-        if aggregate not in AGGREGATES:
+        if aggregate not in ("max", "centroid", "mean"):
             raise ValueError(f"unknown aggregate {aggregate!r}")
         self._names = tuple(names)
         self._index = {n: i for i, n in enumerate(self._names)}
         self._texts = tuple(texts)
         self._owners = np.asarray(owners, np.int64)
         self._starts = np.searchsorted(self._owners, np.arange(len(self._names)))
-        self._pad = _padded(self._owners, len(self._names))
         self._vectors = vectors
         self._sums = _sums(vectors, self._owners, len(self._names))
         self._centroids = _normalised(self._sums)
@@ -292,10 +284,11 @@ class EmbeddingScorer:
     def _oos_score(self, query: FloatArray) -> float:
         """The out-of-scope examples' aggregate cosine with the message, as a route's."""
         assert self._oos is not None and self._oos_centroid is not None
-        sims = (self._oos @ query)[None, :]
-        centroid = (self._oos_centroid @ query)[None, :]
-        pad = np.arange(len(self._oos), dtype=np.int64)[None, :]
-        return float(_aggregated(self._aggregate, sims, np.zeros(1, np.int64), pad, centroid)[0, 0])
+        best = float((self._oos @ query).max())
+        centroid = float((self._oos_centroid @ query)[0])
+        if self._aggregate == "max":
+            return best
+        return centroid if self._aggregate == "centroid" else (best + centroid) / 2.0
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
         """The route's texts nearest to the message, with their cosines (best first)."""
@@ -309,10 +302,14 @@ class EmbeddingScorer:
         return [Term(self._texts[start + int(i)], float(sims[i])) for i in best]
 
     def _route_scores(self, query: FloatArray) -> FloatArray:
-        sims = (self._vectors @ query)[None, :]
-        centroid = (self._centroids @ query)[None, :]
-        out: FloatArray = _aggregated(self._aggregate, sims, self._starts, self._pad, centroid)[0]
-        return out
+        best: FloatArray = np.maximum.reduceat(self._vectors @ query, self._starts)
+        if self._aggregate == "max":
+            return best
+        centroid: FloatArray = self._centroids @ query
+        if self._aggregate == "centroid":
+            return centroid
+        mean: FloatArray = ((best + centroid) * np.float32(0.5)).astype(np.float32)
+        return mean
 
     def _calibrate(self, held: npt.NDArray[np.int64]) -> tuple[Calibration, HeldOut | None]:
         """Fit the temperature, floor and margin on the held-out texts, leave-one-out: each
@@ -343,13 +340,19 @@ class EmbeddingScorer:
             queries = self._vectors[rows]
             sims = queries @ self._vectors.T
             sims[np.arange(len(rows)), rows] = -np.inf  # not itself
+            best = np.maximum.reduceat(sims, self._starts, axis=1)
             own = self._owners[rows]
             centroid = queries @ self._centroids.T
             rest = self._sums[own] - queries.astype(np.float64)
             norms = np.linalg.norm(rest, axis=1)
             norms[norms == 0.0] = 1.0
             centroid[np.arange(len(rows)), own] = np.einsum("ij,ij->i", rest, queries) / norms
-            blocks.append(_aggregated(self._aggregate, sims, self._starts, self._pad, centroid))
+            if self._aggregate == "max":
+                blocks.append(best)
+            elif self._aggregate == "centroid":
+                blocks.append(centroid)
+            else:
+                blocks.append((best + centroid) * np.float32(0.5))
         if not blocks:
             return np.zeros((0, n_routes), np.float32), held
         return np.concatenate(blocks).astype(np.float32), held
@@ -377,51 +380,6 @@ def _calibration_details(fitted: Calibration) -> dict[str, object]:
         "fitted_margin": fitted.margin,
         "held_out_texts": fitted.held_out,
     }
-
-
-def _padded(owners: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int64]:
-    """Each route's text indexes as one row (routes x most texts), padded with len(owners):
-    the column a top-k aggregate appends as -inf."""
-    counts = np.bincount(owners, minlength=n)
-    pad = np.full((n, max(1, int(counts.max(initial=1)))), len(owners), np.int64)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    for route in range(n):
-        pad[route, : counts[route]] = np.arange(starts[route], starts[route] + counts[route])
-    return pad
-
-
-def _aggregated(
-    kind: str,
-    sims: FloatArray,
-    starts: npt.NDArray[np.int64],
-    pad: npt.NDArray[np.int64],
-    centroid: FloatArray,
-) -> FloatArray:
-    """Route scores (rows x routes) from cosines with every route text (rows x texts, -inf
-    for a text left out) and with each route's centroid. `kind`: one of AGGREGATES."""
-    pooled_kind, _, with_centroid = ("max+centroid" if kind == "mean" else kind).partition("+")
-    if pooled_kind == "centroid":
-        return centroid.astype(np.float32)
-    if pooled_kind == "max":
-        pooled = np.maximum.reduceat(sims, starts, axis=1)
-    elif pooled_kind.startswith("top"):
-        k = int(pooled_kind[3:])
-        wide = np.concatenate([sims, np.full((len(sims), 1), -np.inf, sims.dtype)], axis=1)
-        rows = wide[:, pad]  # rows x routes x most texts
-        k = min(k, rows.shape[2])
-        top = -np.partition(-rows, k - 1, axis=2)[:, :, :k]
-        finite = np.isfinite(top)
-        pooled = np.where(finite, top, 0.0).sum(axis=2) / np.maximum(finite.sum(axis=2), 1)
-    else:  # soft: log-mean-exp of the cosines at SOFT_TEMPERATURE, a smooth max
-        tau = float(pooled_kind[4:] or SOFT_TEMPERATURE)
-        top = sims.max(axis=1, keepdims=True)
-        shares = np.exp((sims - top) / tau)
-        counts = np.add.reduceat(np.isfinite(sims), starts, axis=1)
-        means = np.add.reduceat(shares, starts, axis=1) / np.maximum(counts, 1)
-        pooled = top + tau * np.log(np.maximum(means, 1e-30))
-    if with_centroid:
-        pooled = (pooled + centroid) * 0.5
-    return np.asarray(pooled, np.float32)
 
 
 def _softmax(cosines: FloatArray, inverse_temperature: float) -> FloatArray:

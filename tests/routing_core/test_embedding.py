@@ -307,19 +307,3 @@ def test_a_hybrid_without_a_declared_weight_fits_it_and_a_declared_one_is_kept()
     assert fitted.score(message, names) == pytest.approx(scores.tolist(), abs=1e-6)
     small = HybridScorer.build(ROUTES, scorer()[0])  # nothing held out: the default weight
     assert small.info.details["embedding_weight"] == embedding_module.HYBRID_WEIGHT
-
-
-@pytest.mark.parametrize("aggregate", ["top3", "soft", "top3+centroid", "soft+centroid"])
-def test_pooled_aggregates_lie_between_a_routes_mean_and_best_cosine(aggregate):
-    s = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder(), aggregate)
-    best = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder(), "max").cosines(
-        "where is my parcel"
-    )
-    pooled = s.cosines("where is my parcel")
-    assert best is not None and pooled is not None
-    assert np.all(pooled <= best + 1e-6)
-    texts = [embedding_module._texts(r) for r in TOPIC_ROUTES]
-    query = HashingEncoder().encode(["where is my parcel"])[0]
-    means = [float(np.mean(HashingEncoder().encode(t) @ query)) for t in texts]
-    if "+" not in aggregate:
-        assert np.all(pooled >= np.array(means) - 1e-6)
