@@ -3,6 +3,8 @@
 Usage (needs `.venv-embed`; encodes what the vector cache lacks, with the real model):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py collect [--cache DIR]
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py variants [--cache DIR]
+    OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py cost [--cache DIR]
+    (HYBRID_DEV_SPLITS="c10 b10" limits collect and variants to those splits)
 
 Splits (never `test`):
     cval   CLINC150 routes.json as `routing-core build` builds it, judged on `val` (3,000 in
@@ -10,6 +12,9 @@ Splits (never `test`):
     bf1    Banking77 fold 1 of 3 (every third training example of each route held out, by
            position, as `quality_dev.py` holds them), judged on the examples held out
     hf1    HWU64 fold 1 of 3, the same way
+    c10, c20, b10, b20   `bench/few_shot.py`'s subsamples (the first 10 / 20 examples of every
+           CLINC150 / Banking77 route), judged on CLINC150 val (with its oos messages) and on
+           the Banking77 training examples left out, as `bench/few_shot_tiers.py` judges them
 
 `collect` builds each split's lexical and embedding scorers once and saves, as numpy files
 under --cache, what every variant needs: both halves' probabilities of the judged messages
@@ -26,7 +31,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -323,14 +330,39 @@ def fitted_weight_variants(mats: dict[str, dict[str, Matrix]]) -> None:
         print(f"{'fitted w, ' + emb_key:26s} " + " | ".join(cells), flush=True)
 
 
+def cost(cache: Path) -> None:
+    """CPU time of the CLINC150 hybrid's build (vectors cached, i.e. without the encoding)
+    and of scoring a val message with both halves (without the encode), median of 3."""
+    real = embedding.load_encoder(MODEL)
+    encoder = CachedEncoder(real, cache / "clinc150.npz")
+    routes, judged, _ = _clinc_val()
+    names = [r.name for r in routes]
+    emb = embedding.EmbeddingScorer.build(routes, encoder)
+    texts = [t for t, _ in judged[:1000]]
+    builds, turns = [], []
+    for _ in range(3):
+        start = time.process_time()
+        hybrid = embedding.HybridScorer.build(routes, emb)
+        builds.append(time.process_time() - start)
+        start = time.process_time()
+        for text in texts:
+            hybrid.score(text, names)
+        turns.append((time.process_time() - start) / len(texts) * 1000)
+    print(
+        f"hybrid build {statistics.median(builds):.2f} s CPU, scoring {statistics.median(turns):.2f}"
+        f" ms CPU a message (cached vectors), weight {hybrid.info.details['embedding_weight']},"
+        f" load average {os.getloadavg()}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("step", choices=("collect", "variants"))
+    parser.add_argument("step", choices=("collect", "variants", "cost"))
     parser.add_argument("--cache", default="/tmp/rs-emb")
     args = parser.parse_args()
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    collect(cache) if args.step == "collect" else variants(cache)
+    {"collect": collect, "variants": variants, "cost": cost}[args.step](cache)
 
 
 if __name__ == "__main__":

@@ -406,8 +406,9 @@ class HybridScorer:
 
     score = softmax((w log embedding + (1 - w) log lexical) / T) over every route (`mix`): a
     route both halves find likely leads, and one half's confident mistake is tempered by the
-    other's doubt more than an average tempers it (docs/benchmarks.md). T, the floor and the
-    margin are fitted like each half's, on held-out examples: the embedding's leave-one-out
+    other's doubt more than an average tempers it (docs/benchmarks.md). w (unless the pack
+    declares it: `fit_weight`), T, the floor and the margin are fitted like each half's
+    temperature, floor and margin, on held-out examples: the embedding's leave-one-out
     scores of them, mixed with the scores of a lexical scorer trained without them (`build`;
     one more lexical training at compile time). A message either half's out-of-scope
     examples claim (that half scores zero everywhere) scores zero everywhere.
