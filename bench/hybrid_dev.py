@@ -342,7 +342,7 @@ def cost(cache: Path) -> None:
     builds, turns = [], []
     for _ in range(3):
         start = time.process_time()
-        hybrid = embedding.HybridScorer.build(routes, emb)
+        hybrid = embedding.HybridScorer.build(routes, emb, fit=True)
         builds.append(time.process_time() - start)
         start = time.process_time()
         for text in texts:

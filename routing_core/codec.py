@@ -19,6 +19,7 @@ from routing_core.pack import (
     FORMAT_VERSION,
     MINOR_FIELDS,
     PROBABILITY_THRESHOLDS_MINOR,
+    TIER_MINOR_FIELDS,
     Pack,
     check_references,
     embedding_threshold_paths,
@@ -115,7 +116,7 @@ def _content(pack: Pack) -> dict[str, Any]:
             del parent[path[-1]]
         else:
             minor = max(minor, added)
-    _leave_out_fitted_weights(document)
+    minor = max(minor, _tier_fields_minor(document))
     if embedding_threshold_paths(document):  # they are probabilities: say so
         minor = max(minor, PROBABILITY_THRESHOLDS_MINOR)
     if minor:  # a 1.0 pack reads as before, in any reader
@@ -123,18 +124,23 @@ def _content(pack: Pack) -> dict[str, Any]:
     return document
 
 
-def _leave_out_fitted_weights(document: dict[str, Any]) -> None:
-    """Leave out a hybrid tier's `embedding_weight` while it is None (fitted at compile).
+def _tier_fields_minor(document: dict[str, Any]) -> int:
+    """`MINOR_FIELDS` for a cascade's tiers: leave out what holds nothing, say what was written.
 
-    Readers before the fit read the field as a number (default 0.5): without it they route
-    with the weight they always had, so no minor is needed (docs/decisions.md).
+    A tier is an item of a list, which a path of `MINOR_FIELDS` cannot name.
     """
     scorer = document.get("scorer")
-    tiers = scorer.get("tiers", []) if isinstance(scorer, dict) else []
-    for tier in [scorer, *tiers]:
-        hybrid = isinstance(tier, dict) and tier.get("kind") == "hybrid"
-        if hybrid and tier.get("embedding_weight", 0.5) is None:
-            del tier["embedding_weight"]
+    tiers = scorer.get("tiers") if isinstance(scorer, dict) else None
+    minor = 0
+    for tier in tiers if isinstance(tiers, list) else []:
+        for field, added in TIER_MINOR_FIELDS.items():
+            if not isinstance(tier, dict) or field not in tier:
+                continue
+            if tier[field] in (None, [], False):
+                del tier[field]
+            else:
+                minor = max(minor, added)
+    return minor
 
 
 def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:

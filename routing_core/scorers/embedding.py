@@ -43,10 +43,10 @@ RELEVANCE_TEMPERATURE = 0.1
 # 0.031 (docs/benchmarks.md). Before calibration every pack used 0.02 for relevance.
 DEFAULT_TEMPERATURE = 0.03
 # The hybrid's embedding weight, in log space: its scores are softmax((w log embedding +
-# (1 - w) log lexical) / T), a weighted geometric mean of the halves. A pack that declares
-# no weight has w fitted on its held-out texts (`fit_weight`); HYBRID_WEIGHT is where that
-# fit starts and what its prior pulls towards, and the weight of a pack too small to hold
-# texts out. 0.5 was chosen on dev splits (CLINC150 val, Banking77 and HWU64 fold 1 of 3;
+# (1 - w) log lexical) / T), a weighted geometric mean of the halves. A hybrid tier that
+# sets `fit_weight` (what the studio writes: `pack.new_scorer_settings`) has w fitted on its
+# held-out texts (the function `fit_weight`); HYBRID_WEIGHT is what that fit's prior pulls
+# towards, and the declared weight's default. 0.5 was chosen on dev splits (CLINC150 val, Banking77 and HWU64 fold 1 of 3;
 # docs/benchmarks.md, "The hybrid's mixture"): the product gave 95.90 / 92.35 / 90.08% top-1
 # where the mean of the probabilities (the mixture before) gave 95.50 / 92.26 / 89.95%.
 HYBRID_WEIGHT = 0.5
@@ -406,8 +406,8 @@ class HybridScorer:
 
     score = softmax((w log embedding + (1 - w) log lexical) / T) over every route (`mix`): a
     route both halves find likely leads, and one half's confident mistake is tempered by the
-    other's doubt more than an average tempers it (docs/benchmarks.md). w (unless the pack
-    declares it: `fit_weight`), T, the floor and the margin are fitted like each half's
+    other's doubt more than an average tempers it (docs/benchmarks.md). w (when the pack
+    asks for it: `fit_weight`), T, the floor and the margin are fitted like each half's
     temperature, floor and margin, on held-out examples: the embedding's leave-one-out
     scores of them, mixed with the scores of a lexical scorer trained without them (`build`;
     one more lexical training at compile time). A message either half's out-of-scope
@@ -445,20 +445,21 @@ class HybridScorer:
         cls,
         routes: Sequence[RouteText],
         embedding: EmbeddingScorer,
-        weight: float | None = None,
+        weight: float = HYBRID_WEIGHT,
         out_of_scope: Sequence[str] = (),
+        fit: bool = False,
     ) -> HybridScorer:
         """Both halves learn from the routes; the lexical half also from the out-of-scope
         examples (a message that class leads scores zero on it); then the mixture is
         calibrated on the embedding's held-out examples. `weight`: the embedding's share;
-        None fits it on the same held-out examples (`fit_weight`), HYBRID_WEIGHT for a pack
-        too small to hold any out."""
+        with `fit`, it is fitted on the same held-out examples (`fit_weight`), and `weight`
+        is kept only by a pack too small to hold enough out."""
         from routing_core.scorers.lexical import LexicalScorer
 
         lexical = LexicalScorer.build(routes, None, out_of_scope)
         held = embedding.held_out
         if held is None:
-            return cls(lexical, embedding, HYBRID_WEIGHT if weight is None else weight)
+            return cls(lexical, embedding, weight)
         kept = _without(routes, held)
         trial = LexicalScorer.build(kept, None, out_of_scope)
         names = list(embedding.names)
@@ -466,14 +467,16 @@ class HybridScorer:
         # a text an out-of-scope class claimed (a half scores zero everywhere): no fit
         live = held.probabilities.any(axis=1) & lexical_rows.any(axis=1)
         chosen = weight
-        if chosen is None:
-            chosen = fit_weight(held.probabilities[live], lexical_rows[live], held.routes[live])
+        if fit:
+            chosen = fit_weight(
+                held.probabilities[live], lexical_rows[live], held.routes[live], weight
+            )
         logits = mix(held.probabilities, lexical_rows, chosen)
         live &= np.isfinite(logits).any(axis=1)
         fitted = calibration.calibrate_logits(
             logits[live], held.routes[live], 1.0, MIXTURE_TEMPERATURES
         )
-        return cls(lexical, embedding, chosen, fitted, weight is None)
+        return cls(lexical, embedding, chosen, fitted, fit)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """The mixture, in candidate order (the lexical posterior alone for a blank message).
@@ -502,7 +505,10 @@ class HybridScorer:
 
 
 def fit_weight(
-    embedding: npt.ArrayLike, lexical: npt.ArrayLike, labels: npt.NDArray[np.int64]
+    embedding: npt.ArrayLike,
+    lexical: npt.ArrayLike,
+    labels: npt.NDArray[np.int64],
+    default: float = HYBRID_WEIGHT,
 ) -> float:
     """The embedding's share w of the product that best predicts held-out texts' routes.
 
@@ -511,18 +517,18 @@ def fit_weight(
     (a, b) (`calibration.fit_weights`, prior at HYBRID_WEIGHT); w = a / (a + b), kept in
     WEIGHT_RANGE. A half that predicts the held-out routes better gets more of the say: on
     10 examples per route the lexical half is weak and w rises to about 0.7 (docs/benchmarks.md).
-    Fewer than MIN_CALIBRATION texts keep HYBRID_WEIGHT.
+    Fewer than MIN_CALIBRATION texts keep `default` (the pack's declared weight).
     """
     e = np.asarray(embedding, np.float64)
     if len(e) < calibration.MIN_CALIBRATION or e.ndim != 2 or e.shape[1] < 2:
-        return HYBRID_WEIGHT
+        return default
     logs = [
         np.log(np.maximum(e, _TINY)),
         np.log(np.maximum(np.asarray(lexical, np.float64), _TINY)),
     ]
     a, b = calibration.fit_weights(logs, labels, (HYBRID_WEIGHT, 1.0 - HYBRID_WEIGHT))
     if not a + b > 0.0:
-        return HYBRID_WEIGHT
+        return default
     low, high = WEIGHT_RANGE
     return round(min(max(float(a / (a + b)), low), high), 4)
 

@@ -281,9 +281,9 @@ def test_the_fitted_weight_gives_the_half_that_predicts_held_out_routes_more_say
     assert fit_weight(e[:10], x[:10], labels[:10]) == embedding_module.HYBRID_WEIGHT
 
 
-def test_a_hybrid_without_a_declared_weight_fits_it_and_a_declared_one_is_kept():
+def test_a_hybrid_that_fits_its_weight_fits_it_and_a_declared_one_is_kept():
     emb = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
-    fitted = HybridScorer.build(TOPIC_ROUTES, emb)
+    fitted = HybridScorer.build(TOPIC_ROUTES, emb, fit=True)
     declared = HybridScorer.build(TOPIC_ROUTES, emb, 0.3)
     assert fitted.info.details["weight_fitted"] is True
     assert declared.info.details["weight_fitted"] is False
@@ -305,5 +305,5 @@ def test_a_hybrid_without_a_declared_weight_fits_it_and_a_declared_one_is_kept()
         fitted.calibration.temperature,
     )[0]
     assert fitted.score(message, names) == pytest.approx(scores.tolist(), abs=1e-6)
-    small = HybridScorer.build(ROUTES, scorer()[0])  # nothing held out: the default weight
-    assert small.info.details["embedding_weight"] == embedding_module.HYBRID_WEIGHT
+    small = HybridScorer.build(ROUTES, scorer()[0], 0.3, fit=True)  # nothing held out
+    assert small.info.details["embedding_weight"] == 0.3

@@ -159,9 +159,12 @@ def test_a_pack_this_version_writes_loads_in_the_previous_reader(tmp_path):
 
 
 @pytest.mark.parametrize("nested", [False, True])
-def test_a_hybrid_weight_left_to_the_fit_is_not_written_and_a_declared_one_is(nested):
-    """None (fitted when the pack is compiled) is left out, so readers from before the fit
-    read their default 0.5 instead of refusing a null; a declared weight reads as declared."""
+def test_a_hybrid_that_fits_its_weight_is_a_minor_4_pack_and_one_that_does_not_reads_as_before(
+    nested,
+):
+    """`fit_weight` is written only when set, with the minor that added it, so a reader from
+    before it warns that it routes with the declared weight instead; unset, it is left out
+    and the pack is what it was (here a 1.0 pack), in a cascade's tiers as at the top."""
 
     def with_hybrid(hybrid: dict[str, Any]) -> dict[str, Any]:
         doc = current_doc()
@@ -176,8 +179,9 @@ def test_a_hybrid_weight_left_to_the_fit_is_not_written_and_a_declared_one_is(ne
         scorer = doc["scorer"]
         return scorer["tiers"][1] if nested else scorer
 
-    fitted = json.loads(dump_pack(load_pack(with_hybrid({}))))
-    assert "embedding_weight" not in hybrid_of(fitted) and "format_minor" not in fitted
-    assert hybrid_of(load_pack(fitted).model_dump())["embedding_weight"] is None
-    declared = json.loads(dump_pack(load_pack(with_hybrid({"embedding_weight": 0.5}))))
-    assert hybrid_of(declared)["embedding_weight"] == 0.5
+    fitted = json.loads(dump_pack(load_pack(with_hybrid({"fit_weight": True}))))
+    assert hybrid_of(fitted)["fit_weight"] is True and fitted["format_minor"] == 4
+    assert hybrid_of(load_pack(fitted).model_dump())["fit_weight"] is True
+    declared = json.loads(dump_pack(load_pack(with_hybrid({"embedding_weight": 0.3}))))
+    assert "fit_weight" not in hybrid_of(declared) and "format_minor" not in declared
+    assert hybrid_of(declared)["embedding_weight"] == 0.3
