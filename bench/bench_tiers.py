@@ -37,7 +37,7 @@ from routing_core import Router, dump_pack, load_pack  # noqa: E402
 from routing_core.build import build_pack_file  # noqa: E402
 from routing_core.cases import Case, load_cases  # noqa: E402
 from routing_core.evaluate import EvalReport, evaluate  # noqa: E402
-from routing_core.pack import Pack  # noqa: E402
+from routing_core.pack import Pack, new_scorer_settings  # noqa: E402
 from routing_core.scorers import embedding  # noqa: E402
 
 MODEL = "all-minilm-l6-v2"
@@ -45,7 +45,7 @@ LATENCY_SAMPLE = 300
 TIERS: list[tuple[str, dict[str, Any]]] = [
     ("lexical", {"kind": "lexical"}),
     ("embedding", {"kind": "embedding"}),
-    ("hybrid", {"kind": "hybrid"}),
+    ("hybrid", new_scorer_settings("hybrid")),
     ("cascade lexical -> embedding", {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "embedding"}]}),
 ]  # fmt: skip
 

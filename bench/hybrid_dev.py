@@ -3,6 +3,8 @@
 Usage (needs `.venv-embed`; encodes what the vector cache lacks, with the real model):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py collect [--cache DIR]
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py variants [--cache DIR]
+    OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py cost [--cache DIR]
+    (HYBRID_DEV_SPLITS="c10 b10" limits collect and variants to those splits)
 
 Splits (never `test`):
     cval   CLINC150 routes.json as `routing-core build` builds it, judged on `val` (3,000 in
@@ -10,6 +12,9 @@ Splits (never `test`):
     bf1    Banking77 fold 1 of 3 (every third training example of each route held out, by
            position, as `quality_dev.py` holds them), judged on the examples held out
     hf1    HWU64 fold 1 of 3, the same way
+    c10, c20, b10, b20   `bench/few_shot.py`'s subsamples (the first 10 / 20 examples of every
+           CLINC150 / Banking77 route), judged on CLINC150 val (with its oos messages) and on
+           the Banking77 training examples left out, as `bench/few_shot_tiers.py` judges them
 
 `collect` builds each split's lexical and embedding scorers once and saves, as numpy files
 under --cache, what every variant needs: both halves' probabilities of the judged messages
@@ -26,7 +31,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_tiers import MODEL, CachedEncoder  # noqa: E402
 
-from routing_core.build import build_pack_file  # noqa: E402
+from routing_core.build import build_pack, build_pack_file  # noqa: E402
 from routing_core.cases import load_cases  # noqa: E402
 from routing_core.scorers import calibration, embedding, route_texts  # noqa: E402
 from routing_core.scorers.base import RouteText  # noqa: E402
@@ -70,17 +77,42 @@ def _clinc_val() -> tuple[list[RouteText], Judged, float]:
     return route_texts(pack), [(c.text, c.expected) for c in val], pack.policy.near_tie_margin
 
 
+def _few(name: str, shots: int) -> tuple[list[RouteText], Judged, float]:
+    """`bench/few_shot.py`'s subsample (the first `shots` examples of every route), judged
+    on CLINC150 val with its oos messages, or on the training examples left out."""
+    from few_shot import subsample
+
+    train, judged, _ = subsample(DATA / name, shots)
+    pack = build_pack(train, slug=f"{name}-{shots}")
+    if name == "clinc150":
+        judged = [(c.text, c.expected) for c in load_cases(DATA / name / "val.jsonl")]
+    return route_texts(pack), list(judged), pack.policy.near_tie_margin
+
+
 SPLITS: dict[str, tuple[str, Callable[[], tuple[list[RouteText], Judged, float]]]] = {
     "cval": ("clinc150", _clinc_val),
     "bf1": ("banking77", lambda: _fold("banking77")),
     "hf1": ("hwu64", lambda: _fold("hwu64")),
+    "c10": ("clinc150", lambda: _few("clinc150", 10)),
+    "c20": ("clinc150", lambda: _few("clinc150", 20)),
+    "b10": ("banking77", lambda: _few("banking77", 10)),
+    "b20": ("banking77", lambda: _few("banking77", 20)),
 }
+
+
+# The embedding aggregates besides the default ("mean") whose matrices `collect` saves.
+AGGREGATES = ("max", "centroid")
+
+
+ONLY = os.environ.get("HYBRID_DEV_SPLITS", "").split()
 
 
 def collect(cache: Path) -> None:
     """Score each split's judged and held-out messages with both halves; save them."""
     real = embedding.load_encoder(MODEL)
     for split, (name, make) in SPLITS.items():
+        if ONLY and split not in ONLY:
+            continue
         encoder = CachedEncoder(real, cache / f"{name}.npz")
         routes, judged, margin = make()
         names = [r.name for r in routes]
@@ -90,9 +122,7 @@ def collect(cache: Path) -> None:
         assert held is not None
         trial = LexicalScorer.build(embedding._without(routes, held))
         texts = [t for t, _ in judged]
-        others = {
-            a: embedding.EmbeddingScorer.build(routes, encoder, a) for a in ("max", "centroid")
-        }
+        others = {a: embedding.EmbeddingScorer.build(routes, encoder, a) for a in AGGREGATES}
         aggregates = {}
         for a, scorer in others.items():
             assert scorer.held_out is not None and scorer.held_out.texts == held.texts
@@ -194,7 +224,11 @@ def fitted_log_variants(mats: dict[str, dict[str, Matrix]]) -> None:
 
 def variants(cache: Path) -> None:
     """Every variant on every collected split, one line each."""
-    mats = {s: dict(np.load(cache / f"mats-{s}.npz")) for s in SPLITS}
+    mats = {
+        s: dict(np.load(cache / f"mats-{s}.npz"))
+        for s in SPLITS
+        if (cache / f"mats-{s}.npz").exists() and (not ONLY or s in ONLY)
+    }
     print("load average", os.getloadavg())
     print(f"{'variant':26s} " + " | ".join(f"{s}: top-1 in-scope oos menus floor" for s in mats))
     for label, w, space, k_emb, k_lex in VARIANTS:
@@ -206,16 +240,129 @@ def variants(cache: Path) -> None:
             cells.append(judge(scores, m["labels"], floor, float(m["margin"])))
         print(f"{label:26s} " + " | ".join(cells), flush=True)
     fitted_log_variants(mats)
+    fitted_weight_variants(mats)
+    aggregate_variants(mats)
+    fitted_product_variants(mats)
+
+
+PRODUCTS: list[tuple[str, ...]] = [
+    ("emb", "lexical"),
+    ("emb_max", "emb_centroid", "lexical"),
+    ("emb", "emb_max", "emb_centroid", "lexical"),
+]
+
+
+def fitted_product_variants(mats: dict[str, dict[str, Matrix]]) -> None:
+    """A product of several embedding aggregates and the lexical half, every weight fitted
+    per split on the held-out texts (`calibration.fit_weights`, start: the embedding's half
+    shared evenly), then T, floor and margin fitted on the held-out product."""
+    for keys in PRODUCTS:
+        cells = []
+        for m in mats.values():
+            held = [m[f"held_{k}"] for k in keys]
+            live = np.all([h.any(axis=1) for h in held], axis=0)
+            start = [0.5 / (len(keys) - 1)] * (len(keys) - 1) + [0.5]
+            theta = calibration.fit_weights(
+                [_logs(h[live]) for h in held], m["held_labels"][live], start
+            )
+            weights = theta / theta.sum()
+            logits = _log_mix(list(zip(weights, held, strict=True)))
+            fitted = calibration.calibrate_logits(
+                logits[live], m["held_labels"][live], 1.0, embedding.MIXTURE_TEMPERATURES
+            )
+            judged = _log_mix(list(zip(weights, [m[k] for k in keys], strict=True)))
+            scores = calibration.softmax_rows(judged, fitted.temperature)
+            cells.append(
+                judge(scores, m["labels"], fitted.floor or 0.0, float(m["margin"]))
+                + " w"
+                + ",".join(f"{w:.2f}" for w in weights)
+            )
+        print(f"{'+'.join(k.removeprefix('emb_') for k in keys):26s} " + " | ".join(cells))
+
+
+def aggregate_variants(mats: dict[str, dict[str, Matrix]]) -> None:
+    """Each embedding aggregate alone (its fitted floor) and in the product at w 0.5."""
+    for key in ("emb", *(f"emb_{a}" for a in AGGREGATES)):
+        alone, product = [], []
+        for m in mats.values():
+            floor = calibration.fit_floor(m[f"held_{key}"]) or 0.0
+            alone.append(judge(m[key], m["labels"], floor, float(m["margin"])))
+            held = embedding.mix(m[f"held_{key}"], m["held_lexical"], 0.5)
+            live = np.isfinite(held).any(axis=1)
+            fitted = calibration.calibrate_logits(
+                held[live], m["held_labels"][live], 1.0, embedding.MIXTURE_TEMPERATURES
+            )
+            scores = calibration.softmax_rows(
+                embedding.mix(m[key], m["lexical"], 0.5), fitted.temperature
+            )
+            product.append(judge(scores, m["labels"], fitted.floor or 0.0, float(m["margin"])))
+        print(f"{key + ' alone':26s} " + " | ".join(alone), flush=True)
+        print(f"{key + ' product w 0.5':26s} " + " | ".join(product), flush=True)
+
+
+def _logs(p: Matrix) -> Matrix:
+    return np.log(np.maximum(p, TINY))
+
+
+def fitted_weight_variants(mats: dict[str, dict[str, Matrix]]) -> None:
+    """The embedding's weight fitted per split on its held-out texts (log-loss of the
+    product, `calibration.fit_weights`), then T, floor and margin as the hybrid fits them."""
+    for emb_key in ("emb", *(f"emb_{a}" for a in AGGREGATES)):
+        cells = []
+        for m in mats.values():
+            held_e, held_x = m[f"held_{emb_key}"], m["held_lexical"]
+            live = held_e.any(axis=1) & held_x.any(axis=1)
+            theta = calibration.fit_weights(
+                [_logs(held_e[live]), _logs(held_x[live])], m["held_labels"][live], (0.5, 0.5)
+            )
+            w = float(theta[0] / theta.sum())
+            held = embedding.mix(held_e, held_x, w)
+            fitted = calibration.calibrate_logits(
+                held[live], m["held_labels"][live], 1.0, embedding.MIXTURE_TEMPERATURES
+            )
+            scores = calibration.softmax_rows(
+                embedding.mix(m[emb_key], m["lexical"], w), fitted.temperature
+            )
+            cells.append(
+                judge(scores, m["labels"], fitted.floor or 0.0, float(m["margin"]))
+                + f" w{w:.2f} T{fitted.temperature:.2f} θ{theta[0]:.2f},{theta[1]:.2f}"
+            )
+        print(f"{'fitted w, ' + emb_key:26s} " + " | ".join(cells), flush=True)
+
+
+def cost(cache: Path) -> None:
+    """CPU time of the CLINC150 hybrid's build (vectors cached, i.e. without the encoding)
+    and of scoring a val message with both halves (without the encode), median of 3."""
+    real = embedding.load_encoder(MODEL)
+    encoder = CachedEncoder(real, cache / "clinc150.npz")
+    routes, judged, _ = _clinc_val()
+    names = [r.name for r in routes]
+    emb = embedding.EmbeddingScorer.build(routes, encoder)
+    texts = [t for t, _ in judged[:1000]]
+    builds, turns = [], []
+    for _ in range(3):
+        start = time.process_time()
+        hybrid = embedding.HybridScorer.build(routes, emb, fit=True)
+        builds.append(time.process_time() - start)
+        start = time.process_time()
+        for text in texts:
+            hybrid.score(text, names)
+        turns.append((time.process_time() - start) / len(texts) * 1000)
+    print(
+        f"hybrid build {statistics.median(builds):.2f} s CPU, scoring {statistics.median(turns):.2f}"
+        f" ms CPU a message (cached vectors), weight {hybrid.info.details['embedding_weight']},"
+        f" load average {os.getloadavg()}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("step", choices=("collect", "variants"))
+    parser.add_argument("step", choices=("collect", "variants", "cost"))
     parser.add_argument("--cache", default="/tmp/rs-emb")
     args = parser.parse_args()
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    collect(cache) if args.step == "collect" else variants(cache)
+    {"collect": collect, "variants": variants, "cost": cost}[args.step](cache)
 
 
 if __name__ == "__main__":

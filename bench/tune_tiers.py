@@ -69,7 +69,10 @@ def main() -> None:
     for weight in WEIGHTS:
         hybrid = embedding.HybridScorer.build(routes, emb, weight)
         show(f"hybrid w {weight}", _scores(hybrid, val, names), hybrid.info.floor)
-    hybrid = embedding.HybridScorer.build(routes, emb_oos, embedding.HYBRID_WEIGHT, negatives)
+    hybrid = embedding.HybridScorer.build(routes, emb, fit=True)
+    weight = hybrid.info.details["embedding_weight"]
+    show(f"hybrid, w fitted ({weight})", _scores(hybrid, val, names), hybrid.info.floor)
+    hybrid = embedding.HybridScorer.build(routes, emb_oos, out_of_scope=negatives, fit=True)
     show("hybrid + oos (both halves)", _scores(hybrid, val, names), hybrid.info.floor)
     encoder.save()
 

@@ -19,6 +19,7 @@ from routing_core.pack import (
     FORMAT_VERSION,
     MINOR_FIELDS,
     PROBABILITY_THRESHOLDS_MINOR,
+    TIER_MINOR_FIELDS,
     Pack,
     check_references,
     embedding_threshold_paths,
@@ -115,11 +116,31 @@ def _content(pack: Pack) -> dict[str, Any]:
             del parent[path[-1]]
         else:
             minor = max(minor, added)
+    minor = max(minor, _tier_fields_minor(document))
     if embedding_threshold_paths(document):  # they are probabilities: say so
         minor = max(minor, PROBABILITY_THRESHOLDS_MINOR)
     if minor:  # a 1.0 pack reads as before, in any reader
         document["format_minor"] = minor
     return document
+
+
+def _tier_fields_minor(document: dict[str, Any]) -> int:
+    """`MINOR_FIELDS` for a cascade's tiers: leave out what holds nothing, say what was written.
+
+    A tier is an item of a list, which a path of `MINOR_FIELDS` cannot name.
+    """
+    scorer = document.get("scorer")
+    tiers = scorer.get("tiers") if isinstance(scorer, dict) else None
+    minor = 0
+    for tier in tiers if isinstance(tiers, list) else []:
+        for field, added in TIER_MINOR_FIELDS.items():
+            if not isinstance(tier, dict) or field not in tier:
+                continue
+            if tier[field] in (None, [], False):
+                del tier[field]
+            else:
+                minor = max(minor, added)
+    return minor
 
 
 def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:

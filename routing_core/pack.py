@@ -28,7 +28,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 3
+FORMAT_MINOR = 4
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -36,6 +36,7 @@ MINOR_CHANGES: dict[int, str] = {
     1: "out_of_scope; scorer.model.floor, .margin and .stale",
     2: "an embedding tier's floor and near_tie_margin are probabilities (before: cosines)",
     3: "scorer.model.bias",
+    4: "a hybrid tier's fit_weight (at the top or in a cascade's tiers)",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -50,7 +51,10 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "margin"): 1,
     ("scorer", "model", "stale"): 1,
     ("scorer", "model", "bias"): 3,
+    ("scorer", "fit_weight"): 4,
 }
+# The same, for fields of a cascade's tiers (`scorer.tiers[i]`).
+TIER_MINOR_FIELDS: dict[str, int] = {"fit_weight": 4}
 
 MAX_ROUTES = 2_000
 MAX_ITEMS = 5_000  # examples, keywords, never-phrases per route; rules; tools; lexicon words
@@ -339,7 +343,19 @@ class HybridScorerSettings(_TierThresholds):
     kind: Literal["hybrid"]
     model: EncoderName = "all-minilm-l6-v2"
     aggregate: Aggregate = "mean"
-    embedding_weight: float = Field(0.5, ge=0.0, le=1.0)
+    embedding_weight: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="The embedding's share of the product (when it is not fitted).",
+    )
+    fit_weight: bool = Field(
+        False,
+        description=(
+            "Fit the embedding's share on held-out examples when the pack is compiled;"
+            " embedding_weight is then the share of a pack too small to hold any out."
+        ),
+    )
 
 
 class LlmScorerSettings(_Model):
@@ -530,6 +546,17 @@ def _duplicates(names: list[Any], where: str, what: str) -> list[tuple[str, str]
         else:
             first[name] = i
     return problems
+
+
+# What a writer puts in a scorer it creates from a kind alone (a studio profile that picks the
+# kind, `bench_tiers`): the best settings for a new pack, where the pydantic defaults must
+# keep meaning what an absent field meant before (docs/decisions.md, "Format compatibility").
+NEW_SCORER_SETTINGS: dict[str, dict[str, Any]] = {"hybrid": {"fit_weight": True}}
+
+
+def new_scorer_settings(kind: str) -> dict[str, Any]:
+    """The `scorer` document of a new pack of this kind (a fresh dict, safe to edit)."""
+    return {"kind": kind, **NEW_SCORER_SETTINGS.get(kind, {})}
 
 
 def embedding_threshold_paths(document: Mapping[str, Any]) -> list[str]:

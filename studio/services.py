@@ -19,7 +19,7 @@ from django.utils.timezone import localtime
 from pydantic import BaseModel
 
 from routing_core import Decision, Pack, PackError, load_pack
-from routing_core.pack import FORMAT_MINOR
+from routing_core.pack import FORMAT_MINOR, new_scorer_settings
 from routing_core.scorers.stored import with_model
 from studio.models import (
     ActionKind,
@@ -152,8 +152,9 @@ def _tool_dict(tool: Tool) -> dict[str, Any]:
 
 
 def scorer_dict(profile: Profile) -> dict[str, Any]:
-    """The pack's `scorer`: the stored settings while the kind is theirs, else the kind's defaults."""
-    return copy.deepcopy(profile.active_scorer_settings or {"kind": profile.scorer_kind})
+    """The pack's `scorer`: the stored settings while the kind is theirs, else a new one's."""
+    stored = profile.active_scorer_settings
+    return copy.deepcopy(stored) if stored else new_scorer_settings(profile.scorer_kind)
 
 
 def scorer_settings(scorer: BaseModel) -> dict[str, Any] | None:

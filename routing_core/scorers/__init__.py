@@ -128,4 +128,6 @@ def _build_embedding(
     embedding = EmbeddingScorer.build(texts, encoder, settings.aggregate, out_of_scope)
     if isinstance(settings, EmbeddingScorerSettings):
         return embedding
-    return HybridScorer.build(texts, embedding, settings.embedding_weight, out_of_scope)
+    return HybridScorer.build(
+        texts, embedding, settings.embedding_weight, out_of_scope, settings.fit_weight
+    )

@@ -43,12 +43,16 @@ RELEVANCE_TEMPERATURE = 0.1
 # 0.031 (docs/benchmarks.md). Before calibration every pack used 0.02 for relevance.
 DEFAULT_TEMPERATURE = 0.03
 # The hybrid's embedding weight, in log space: its scores are softmax((w log embedding +
-# (1 - w) log lexical) / T), a weighted geometric mean of the halves. Chosen on dev splits
-# (CLINC150 val, Banking77 and HWU64 fold 1 of 3; docs/benchmarks.md, "The hybrid's
-# mixture"): at w 0.5 the product gives 95.90 / 92.35 / 90.08% top-1 where the mean of the
-# probabilities (the mixture before) gave 95.50 / 92.26 / 89.95%; w 0.4 / 0.6 give 95.77 /
-# 95.87% on CLINC150 val.
+# (1 - w) log lexical) / T), a weighted geometric mean of the halves. A hybrid tier that
+# sets `fit_weight` (what the studio writes: `pack.new_scorer_settings`) has w fitted on its
+# held-out texts (the function `fit_weight`); HYBRID_WEIGHT is what that fit's prior pulls
+# towards, and the declared weight's default. 0.5 was chosen on dev splits (CLINC150 val, Banking77 and HWU64 fold 1 of 3;
+# docs/benchmarks.md, "The hybrid's mixture"): the product gave 95.90 / 92.35 / 90.08% top-1
+# where the mean of the probabilities (the mixture before) gave 95.50 / 92.26 / 89.95%.
 HYBRID_WEIGHT = 0.5
+# A fitted weight stays in this range: each half keeps a say, whatever a few held-out texts
+# ask (fits on the dev splits land in 0.50-0.72; docs/benchmarks.md, "A weight per pack").
+WEIGHT_RANGE = (0.1, 0.9)
 # The mixture's temperature T is fitted on the held-out mixture like each half's, searched
 # around 1 (both halves are calibrated already; CLINC150, Banking77, HWU64 fit 0.96-1.0).
 MIXTURE_TEMPERATURES = (0.25, 4.0)
@@ -402,8 +406,9 @@ class HybridScorer:
 
     score = softmax((w log embedding + (1 - w) log lexical) / T) over every route (`mix`): a
     route both halves find likely leads, and one half's confident mistake is tempered by the
-    other's doubt more than an average tempers it (docs/benchmarks.md). T, the floor and the
-    margin are fitted like each half's, on held-out examples: the embedding's leave-one-out
+    other's doubt more than an average tempers it (docs/benchmarks.md). w (when the pack
+    asks for it: `fit_weight`), T, the floor and the margin are fitted like each half's
+    temperature, floor and margin, on held-out examples: the embedding's leave-one-out
     scores of them, mixed with the scores of a lexical scorer trained without them (`build`;
     one more lexical training at compile time). A message either half's out-of-scope
     examples claim (that half scores zero everywhere) scores zero everywhere.
@@ -415,6 +420,7 @@ class HybridScorer:
         embedding: EmbeddingScorer,
         weight: float = HYBRID_WEIGHT,
         fitted: Calibration | None = None,
+        weight_fitted: bool = False,
     ) -> None:
         self._lexical = lexical
         self._embedding = embedding
@@ -427,6 +433,7 @@ class HybridScorer:
             temperature=lexical.info.temperature,
             details={
                 "embedding_weight": weight,
+                "weight_fitted": weight_fitted,
                 "mixture": "log",
                 "out_of_scope_examples": lexical.info.details.get("out_of_scope_examples", False),
                 **_calibration_details(self.calibration),
@@ -440,10 +447,13 @@ class HybridScorer:
         embedding: EmbeddingScorer,
         weight: float = HYBRID_WEIGHT,
         out_of_scope: Sequence[str] = (),
+        fit: bool = False,
     ) -> HybridScorer:
         """Both halves learn from the routes; the lexical half also from the out-of-scope
         examples (a message that class leads scores zero on it); then the mixture is
-        calibrated on the embedding's held-out examples."""
+        calibrated on the embedding's held-out examples. `weight`: the embedding's share;
+        with `fit`, it is fitted on the same held-out examples (`fit_weight`), and `weight`
+        is kept only by a pack too small to hold enough out."""
         from routing_core.scorers.lexical import LexicalScorer
 
         lexical = LexicalScorer.build(routes, None, out_of_scope)
@@ -454,12 +464,19 @@ class HybridScorer:
         trial = LexicalScorer.build(kept, None, out_of_scope)
         names = list(embedding.names)
         lexical_rows = np.array([trial.score(text, names) for text in held.texts], np.float64)
-        logits = mix(held.probabilities, lexical_rows, weight)
-        live = np.isfinite(logits).any(axis=1)  # a text an out-of-scope class claimed: no fit
+        # a text an out-of-scope class claimed (a half scores zero everywhere): no fit
+        live = held.probabilities.any(axis=1) & lexical_rows.any(axis=1)
+        chosen = weight
+        if fit:
+            chosen = fit_weight(
+                held.probabilities[live], lexical_rows[live], held.routes[live], weight
+            )
+        logits = mix(held.probabilities, lexical_rows, chosen)
+        live &= np.isfinite(logits).any(axis=1)
         fitted = calibration.calibrate_logits(
             logits[live], held.routes[live], 1.0, MIXTURE_TEMPERATURES
         )
-        return cls(lexical, embedding, weight, fitted)
+        return cls(lexical, embedding, chosen, fitted, fit)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """The mixture, in candidate order (the lexical posterior alone for a blank message).
@@ -485,6 +502,35 @@ class HybridScorer:
             return self._index[name]
         except KeyError:
             raise KeyError(f"unknown route for the hybrid scorer: {name!r}") from None
+
+
+def fit_weight(
+    embedding: npt.ArrayLike,
+    lexical: npt.ArrayLike,
+    labels: npt.NDArray[np.int64],
+    default: float = HYBRID_WEIGHT,
+) -> float:
+    """The embedding's share w of the product that best predicts held-out texts' routes.
+
+    Both halves' probabilities of the texts (texts x routes) are the features of a log-linear
+    model, softmax(a log embedding + b log lexical), whose held-out log-loss is convex in
+    (a, b) (`calibration.fit_weights`, prior at HYBRID_WEIGHT); w = a / (a + b), kept in
+    WEIGHT_RANGE. A half that predicts the held-out routes better gets more of the say: on
+    10 examples per route the lexical half is weak and w rises to about 0.7 (docs/benchmarks.md).
+    Fewer than MIN_CALIBRATION texts keep `default` (the pack's declared weight).
+    """
+    e = np.asarray(embedding, np.float64)
+    if len(e) < calibration.MIN_CALIBRATION or e.ndim != 2 or e.shape[1] < 2:
+        return default
+    logs = [
+        np.log(np.maximum(e, _TINY)),
+        np.log(np.maximum(np.asarray(lexical, np.float64), _TINY)),
+    ]
+    a, b = calibration.fit_weights(logs, labels, (HYBRID_WEIGHT, 1.0 - HYBRID_WEIGHT))
+    if not a + b > 0.0:
+        return default
+    low, high = WEIGHT_RANGE
+    return round(min(max(float(a / (a + b)), low), high), 4)
 
 
 def mix(embedding: npt.ArrayLike, lexical: npt.ArrayLike, weight: float) -> npt.NDArray[np.float64]:

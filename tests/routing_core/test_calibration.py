@@ -134,3 +134,21 @@ def test_calibrate_logits_searches_the_bounds_it_is_given():
     wide = calibrate_logits(logits, labels, 1.0, (0.25, 4.0))
     assert wide.temperature == pytest.approx(2.0, rel=0.1)
     assert calibrate_logits(logits, labels, 1.0).temperature == pytest.approx(1.0, rel=0.01)
+
+
+def test_fit_weights_recovers_the_weights_the_labels_were_drawn_at():
+    rng = np.random.default_rng(5)
+    first, second = rng.normal(size=(2, 3000, 6))
+    logits = 1.5 * first + 0.4 * second
+    labels = np.array([rng.choice(6, p=p) for p in softmax_rows(logits, 1.0)], np.int64)
+    theta = calibration.fit_weights([first, second], labels, (1.0, 1.0))
+    assert theta == pytest.approx([1.5, 0.4], abs=0.15)
+
+
+def test_fit_weights_keeps_texts_every_feature_classifies_right_at_a_finite_weight():
+    """Without the prior the loss falls for ever as the weights grow (separable texts)."""
+    labels = np.arange(40, dtype=np.int64) % 4
+    right = np.log(np.where(np.eye(4)[labels] > 0, 0.9, 0.1 / 3))
+    theta = calibration.fit_weights([right, right], labels, (0.5, 0.5))
+    assert np.all(np.isfinite(theta)) and np.all(theta < 10.0)
+    assert theta[0] == pytest.approx(theta[1])  # the same evidence twice: the same share

@@ -16,7 +16,7 @@ from routing_core.scorers import embedding as embedding_module
 from routing_core.scorers import route_texts
 from routing_core.scorers.base import RouteText
 from routing_core.scorers.calibration import softmax_rows
-from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer, mix
+from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer, fit_weight, mix
 from routing_core.scorers.lexical import LexicalScorer
 from tests.routing_core.conftest import TEMPLATES, TOPICS
 
@@ -256,3 +256,54 @@ def test_a_large_pack_calibrates_on_at_most_max_held_out_texts_spread_over_its_r
     s = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
     assert s.calibration.held_out == 21 and s.calibration.calibrated
     assert s.held_out is not None and set(s.held_out.routes.tolist()) == {0, 1, 2}
+
+
+def _halves(informative: str, n: int = 300, routes: int = 5, seed: int = 1):
+    """Held-out probabilities from two halves: one that knows each text's route (right 80% of
+    the time, sure), one that guesses; the labels."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, routes, n)
+    picks = np.where(rng.random(n) < 0.8, labels, rng.integers(0, routes, n))
+    knows = np.full((n, routes), 0.1 / (routes - 1))
+    knows[np.arange(n), picks] = 0.9
+    guesses = softmax_rows(rng.normal(size=(n, routes)), 1.0)
+    pair = (knows, guesses) if informative == "embedding" else (guesses, knows)
+    return pair, labels.astype(np.int64)
+
+
+@pytest.mark.parametrize("informative", ["embedding", "lexical"])
+def test_the_fitted_weight_gives_the_half_that_predicts_held_out_routes_more_say(informative):
+    (e, x), labels = _halves(informative)
+    w = fit_weight(e, x, labels)
+    low, high = embedding_module.WEIGHT_RANGE
+    assert low <= w <= high
+    assert w > 0.6 if informative == "embedding" else w < 0.4
+    assert fit_weight(e[:10], x[:10], labels[:10]) == embedding_module.HYBRID_WEIGHT
+
+
+def test_a_hybrid_that_fits_its_weight_fits_it_and_a_declared_one_is_kept():
+    emb = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    fitted = HybridScorer.build(TOPIC_ROUTES, emb, fit=True)
+    declared = HybridScorer.build(TOPIC_ROUTES, emb, 0.3)
+    assert fitted.info.details["weight_fitted"] is True
+    assert declared.info.details["weight_fitted"] is False
+    assert declared.info.details["embedding_weight"] == 0.3
+    held = emb.held_out
+    assert held is not None
+    names = list(emb.names)
+    trial = LexicalScorer.build(embedding_module._without(TOPIC_ROUTES, held))
+    lexical = np.array([trial.score(t, names) for t in held.texts])
+    expected = fit_weight(held.probabilities, lexical, held.routes)
+    assert fitted.info.details["embedding_weight"] == expected != embedding_module.HYBRID_WEIGHT
+    message = "where is my parcel today"
+    scores = softmax_rows(
+        mix(
+            emb.score(message, names),
+            LexicalScorer.build(TOPIC_ROUTES).score(message, names),
+            expected,
+        ),
+        fitted.calibration.temperature,
+    )[0]
+    assert fitted.score(message, names) == pytest.approx(scores.tolist(), abs=1e-6)
+    small = HybridScorer.build(ROUTES, scorer()[0], 0.3, fit=True)  # nothing held out
+    assert small.info.details["embedding_weight"] == 0.3

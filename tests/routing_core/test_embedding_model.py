@@ -82,6 +82,25 @@ def test_the_hybrid_scorer_loads_from_a_pack_and_routes(encoder):
     assert (d.route, d.scorer.name) == ("music", "hybrid")
 
 
+def test_a_hybrid_pack_that_asks_for_the_fit_gets_it_and_one_that_does_not_keeps_its_weight(
+    encoder,
+):
+    """`fit_weight` reaches the scorer: a pack with enough examples to hold some out fits
+    the embedding's share; the same pack without it routes with the declared 0.3."""
+    routes = [
+        {"name": name, "examples": [t.format(w) for t in TEMPLATES for w in words]}
+        for name, words in TOPICS.items()
+    ]
+
+    def details(scorer):
+        return Router({**pack(scorer), "routes": routes, "format_minor": 4}).scorer.info.details
+
+    fitted = details({"kind": "hybrid", "embedding_weight": 0.3, "fit_weight": True})
+    assert fitted["weight_fitted"] is True and fitted["embedding_weight"] != 0.3
+    plain = details({"kind": "hybrid", "embedding_weight": 0.3})
+    assert (plain["weight_fitted"], plain["embedding_weight"]) == (False, 0.3)
+
+
 def test_the_cascade_sends_what_lexical_cannot_decide_to_the_embedding_tier(encoder):
     scorer = {
         "kind": "cascade",

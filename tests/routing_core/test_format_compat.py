@@ -156,3 +156,32 @@ def test_a_pack_this_version_writes_loads_in_the_previous_reader(tmp_path):
     checksum, route = old.stdout.split()
     assert checksum == load_pack(current_doc()).checksum  # the same ETag in both readers
     assert route == Router(load_pack(current_doc())).route("where is my parcel").route
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_hybrid_that_fits_its_weight_is_a_minor_4_pack_and_one_that_does_not_reads_as_before(
+    nested,
+):
+    """`fit_weight` is written only when set, with the minor that added it, so a reader from
+    before it warns that it routes with the declared weight instead; unset, it is left out
+    and the pack is what it was (here a 1.0 pack), in a cascade's tiers as at the top."""
+
+    def with_hybrid(hybrid: dict[str, Any]) -> dict[str, Any]:
+        doc = current_doc()
+        doc.pop("checksum")
+        tier = {"kind": "hybrid", **hybrid}
+        doc["scorer"] = (
+            {"kind": "cascade", "tiers": [{"kind": "lexical"}, tier]} if nested else tier
+        )
+        return doc
+
+    def hybrid_of(doc: dict[str, Any]) -> dict[str, Any]:
+        scorer = doc["scorer"]
+        return scorer["tiers"][1] if nested else scorer
+
+    fitted = json.loads(dump_pack(load_pack(with_hybrid({"fit_weight": True}))))
+    assert hybrid_of(fitted)["fit_weight"] is True and fitted["format_minor"] == 4
+    assert hybrid_of(load_pack(fitted).model_dump())["fit_weight"] is True
+    declared = json.loads(dump_pack(load_pack(with_hybrid({"embedding_weight": 0.3}))))
+    assert "fit_weight" not in hybrid_of(declared) and "format_minor" not in declared
+    assert hybrid_of(declared)["embedding_weight"] == 0.3

@@ -339,6 +339,21 @@ def test_choosing_another_scorer_kind_sets_the_imported_settings_aside(db, owner
     assert build_pack_dict(profile)["scorer"] == {"kind": "lexical"}
 
 
+def test_a_profile_that_picks_the_hybrid_fits_its_weight_but_an_imported_one_keeps_its_own(
+    db, owner
+):
+    """A kind picked in the studio gets a new pack's settings (the fitted weight); a hybrid
+    imported with a declared weight keeps routing with it."""
+    profile = load_demo_profile()
+    Profile.objects.filter(pk=profile.pk).update(scorer_kind="hybrid")
+    profile.refresh_from_db()
+    assert build_pack_dict(profile)["scorer"] == {"kind": "hybrid", "fit_weight": True}
+    declared = {"kind": "hybrid", "embedding_weight": 0.3}
+    imported = import_pack(_pack_with(declared, slug="declared"), user=owner)
+    scorer = build_pack_dict(imported)["scorer"]
+    assert scorer["embedding_weight"] == 0.3 and scorer["fit_weight"] is False
+
+
 def test_the_diff_shows_a_changed_scorer_setting_but_not_a_relearned_model(db, owner):
     profile = import_pack(_pack_with(CASCADE), user=owner)
     old = build_pack(profile)
