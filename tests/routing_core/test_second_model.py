@@ -136,3 +136,43 @@ def test_a_warm_start_keeps_each_route_s_intercept(built: Pack) -> None:
     warm = _model_of(stored.with_model(draft, previous=built))
     assert warm.fingerprint != _model_of(built).fingerprint
     assert warm.bias == _model_of(built).bias
+
+
+def _corpus_of(routes: list[dict[str, object]]) -> tuple[list[lexical.RouteText], _model.Corpus]:
+    texts = [
+        lexical.RouteText(route["name"], "", tuple(route["examples"]))  # type: ignore[arg-type]
+        for route in routes
+    ]
+    return texts, lexical._build_corpus(texts)[1]
+
+
+def test_a_pack_with_many_examples_per_route_adds_a_hinge_on_the_words_alone() -> None:
+    routes, corpus = _corpus_of(ROUTES)
+    hinges = _hinge.Hinges(corpus, len(routes))
+    assert [share for _, share in hinges.models] == [1.0, _hinge.WORD_SHARE]
+    words = hinges.models[1][0]
+    assert set(corpus.char_sizes[words.terms].tolist()) == {0}  # stems and bigrams only
+    everything = np.ones(corpus.n_docs, bool)
+    words.fit(everything, 200, _model.SEED)
+    assert (words.logits(everything).argmax(axis=1) == corpus.routes).mean() > 0.95
+
+
+def test_a_pack_with_few_examples_per_route_keeps_the_3_gram_hinge_only() -> None:
+    few = [{**route, "examples": route["examples"][:20]} for route in ROUTES]
+    routes, corpus = _corpus_of(few)
+    hinges = _hinge.Hinges(corpus, len(routes))
+    assert len(hinges.models) == 1
+    assert set(corpus.char_sizes[hinges.models[0][0].terms].tolist()) == set(_hinge.SIZES)
+
+
+def test_both_hinges_fold_into_the_weights_exactly() -> None:
+    routes, corpus = _corpus_of(ROUTES)
+    hinges = _hinge.Hinges(corpus, len(routes))
+    everything = np.ones(corpus.n_docs, bool)
+    hinges.fit(everything, 100, _model.SEED)
+    weights = np.zeros((corpus.n_terms, len(routes)), np.float32)
+    bias = np.zeros(len(routes), np.float32)
+    hinges.add_to(weights, bias, 2.0)
+    folded = _model._logits(weights, corpus) + bias
+    assert np.abs(hinges.models[1][0].weights).sum() > 0  # the word hinge learned something
+    assert np.allclose(folded, 2.0 * hinges.logits(everything), atol=1e-4)
