@@ -1,5 +1,4 @@
-"""Second, differently trained models inside the lexical one: squared hinges on 3-grams
-(and, in a pack with many examples per route, a third on the word terms).
+"""A second, differently trained model inside the lexical one: a squared hinge on 3-grams.
 
 The lexical model (`_model.py`) is naive Bayes plus a softmax correction. Every variant of
 that one family plateaued (docs/benchmarks.md, issue 18); what gained on every development
@@ -15,14 +14,6 @@ of to convergence: stopping early is its only regularisation. Its weights live o
 same terms as the model's, so they are folded into the model's weight matrix (and its
 intercepts into the model's `bias`): scoring stays one sparse product, and a stored pack
 needs no second vocabulary, no solver and no scikit-learn to load.
-
-A pack with more than `_few.FEW_PER_ROUTE` texts per route also learns a hinge on the word
-terms alone (stems and bigrams), a model of its own rather than a block of the 3-grams' one:
-joined into the 3-grams' model (one block each, at scales 0.25-1) the words gained nothing,
-while as an independent model added at half weight they gained about +0.07 point on
-Banking77's and HWU64's folds (mean of three folds x three seeds), were flat on CLINC150 and
-cost 0.4 point at 10 examples per route, hence the gate (docs/benchmarks.md "A hinge on the
-words", branch `quality3`).
 """
 
 from __future__ import annotations
@@ -32,8 +23,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-
-from routing_core.scorers import _few
 
 if TYPE_CHECKING:
     from routing_core.scorers._model import Corpus, FloatArray, _Batch
@@ -54,54 +43,18 @@ BIAS_SHARE = 0.05
 MOMENTUM = 0.9
 # Its scores join the model's calibrated logits at this weight (in units of those logits).
 WEIGHT = 1.0
-# The word hinge's scores join at this share of WEIGHT, in a pack with many examples per
-# route (0.3 / 0.5 / 0.7 / 1 measured; 0 learns no word hinge).
-WORD_SHARE = 0.5
-# The word hinge learns for this share of the 3-gram hinge's steps: half costs about 0.25 s
-# of CPU at CLINC150 size (all of them 0.5 s) and kept most of the gain (+0.07 vs +0.1).
-WORD_STEPS = 0.5
-# The word terms' "size" in `Corpus.char_sizes`.
-WORDS = (0,)
-
-
-class Hinges:
-    """The 3-gram hinge, plus the word hinge in a pack with many examples per route: their
-    scores summed at weights 1 and WORD_SHARE (the caller scales both by WEIGHT)."""
-
-    def __init__(self, corpus: Corpus, n_routes: int):
-        self.models = [(Hinge(corpus, n_routes, SIZES), 1.0)]
-        if WORD_SHARE > 0.0 and not _few.has_few_examples(corpus.n_docs, n_routes):
-            self.models.append((Hinge(corpus, n_routes, WORDS), WORD_SHARE))
-
-    def fit(self, docs: npt.NDArray[np.bool_], steps: int, seed: int) -> None:
-        """Each model's `Hinge.fit` (the word hinge's for WORD_STEPS of the steps)."""
-        for index, (model, _) in enumerate(self.models):
-            model.fit(docs, steps if index == 0 else round(steps * WORD_STEPS), seed)
-
-    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
-        """The models' weighted scores of the texts `docs` over every route."""
-        total = self.models[0][0].logits(docs)
-        for model, share in self.models[1:]:
-            total += np.float32(share) * model.logits(docs)
-        return total
-
-    def add_to(self, weights: FloatArray, bias: FloatArray, factor: float) -> None:
-        """Add `factor` times the models' weighted scores to `weights` and `bias`, in place."""
-        for model, share in self.models:
-            model.add_to(weights, bias, factor * share)
 
 
 class Hinge:
-    """One-vs-rest squared-hinge regression on one block of the corpus's terms (the character
-    n-grams of `sizes`; 0 for the word terms), with intercepts.
+    """One-vs-rest squared-hinge regression on the corpus's 3-grams, with intercepts.
 
     Successive `fit` calls continue the same weights and momentum, as `_model._Correction`'s.
     """
 
-    def __init__(self, corpus: Corpus, n_routes: int, sizes: tuple[int, ...] = SIZES):
+    def __init__(self, corpus: Corpus, n_routes: int):
         from routing_core.scorers._model import Corpus
 
-        is_size = np.isin(corpus.char_sizes, sizes)
+        is_size = np.isin(corpus.char_sizes, SIZES)
         keep = is_size[corpus.ids]
         self.terms = np.flatnonzero(is_size)
         row_of = np.full(corpus.n_terms, -1, np.int64)

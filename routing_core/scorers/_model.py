@@ -17,8 +17,7 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    the 4-grams too, and its last passes take a minimum number of steps (`_few.py`).
    A pack that can calibrate (up to CANDIDATE_ROUTES routes) adds a second, differently
    trained model to these logits: a squared hinge on the 3-grams with per-route intercepts
-   (and one on the words, with many examples per route; `_hinge.py`), folded into the same
-   weights plus a `bias` per route.
+   (`_hinge.py`), folded into the same weights plus a `bias` per route.
 3. A temperature fitted on texts the correction has not seen yet: the first epochs leave
    every tenth text out, the temperature is fitted on those texts, and the last epoch learns
    from every text, continuing the same weights. One pass instead of a trial correction and
@@ -280,7 +279,7 @@ def train(
     # A pack big enough to calibrate adds a second, differently trained model (`_hinge`);
     # not past CANDIDATE_ROUTES, whose learning must not hold terms x routes arrays.
     with_hinge = calibrate and columns is None and _hinge.WEIGHT > 0.0
-    hinge = _hinge.Hinges(corpus, n_routes) if with_hinge else None
+    hinge = _hinge.Hinge(corpus, n_routes) if with_hinge else None
     if hinge is not None:
         hinge.fit(~held, _hinge.STEPS, SEED)
     temperature, floor, menu_margin, factor = 1.0, None, None, 0.0
