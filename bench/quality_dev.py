@@ -21,8 +21,9 @@ Splits (all from `train`/`val`, so that choices made on them leave `test` unread
                 at a choice made on u3 / u25)
 
 `--set _model.NAME=VALUE` overrides a module constant of `routing_core.scorers` for this run
-(a variant measured before it is written as a rule). Prints one line per split with the
-load average; asserts nothing.
+(a variant measured before it is written as a rule). Prints one line per split: top-1, the
+build's CPU, the load average and macro recall (each route's top-1, averaged over routes: a
+figure class-balance variants can be judged on); asserts nothing.
 """
 
 from __future__ import annotations
