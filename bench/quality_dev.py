@@ -11,6 +11,7 @@ Splits (all from `train`/`val`, so that choices made on them leave `test` unread
     cval        CLINC150 full routes.json, judged on val (in-scope)
     cf1, bf1, hf1   fold 1 of 3 of the training splits (every third example of each route
                 held out, by position), CLINC150 / Banking77 / HWU64
+    cf2 ... hf3     folds 2 and 3 of the same (every third example from the 2nd / 3rd on)
     u3          the union of the three sets, 291 routes (names prefixed c_ / b_ / h_): every
                 CLINC150 training example and folds 2-3 of Banking77's and HWU64's, judged on
                 CLINC150 val (in-scope) plus their fold 1. Past 200 routes, so it is a real
@@ -20,8 +21,9 @@ Splits (all from `train`/`val`, so that choices made on them leave `test` unread
                 at a choice made on u3 / u25)
 
 `--set _model.NAME=VALUE` overrides a module constant of `routing_core.scorers` for this run
-(a variant measured before it is written as a rule). Prints one line per split with the
-load average; asserts nothing.
+(a variant measured before it is written as a rule). Prints one line per split: top-1, the
+build's CPU, the load average and macro recall (each route's top-1, averaged over routes: a
+figure class-balance variants can be judged on); asserts nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import importlib
 import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +100,12 @@ SPLITS = {
     "cf1": lambda: _fold("clinc150"),
     "bf1": lambda: _fold("banking77"),
     "hf1": lambda: _fold("hwu64"),
+    "cf2": lambda: _fold("clinc150", 1),
+    "bf2": lambda: _fold("banking77", 1),
+    "hf2": lambda: _fold("hwu64", 1),
+    "cf3": lambda: _fold("clinc150", 2),
+    "bf3": lambda: _fold("banking77", 2),
+    "hf3": lambda: _fold("hwu64", 2),
     "u3": lambda: _union(None),
     "u25": lambda: _union(25),
     "u3b": lambda: _union(None, 1),
@@ -104,19 +113,23 @@ SPLITS = {
 }
 
 
-def top1(train: list[RouteText], judged: Judged) -> tuple[float, float]:
-    """Top-1 over the judged messages (an unscored one is a miss), and the build's CPU time."""
+def top1(train: list[RouteText], judged: Judged) -> tuple[float, float, float]:
+    """Top-1 over the judged messages (an unscored one is a miss), macro recall (the mean over
+    routes of each route's top-1: a per-route balanced figure) and the build's CPU time."""
     lexical._LEARNED.clear()
     start = time.process_time()
     scorer = LexicalScorer.build(train)
     cpu = time.process_time() - start
     names = [r.name for r in train]
-    right = 0
+    right: Counter[str] = Counter()
+    judged_of: Counter[str] = Counter()
     for text, expected in judged:
         scores = np.asarray(scorer.score(text, names))
         best = int(scores.argmax())
-        right += scores[best] > 0 and names[best] == expected
-    return right / len(judged), cpu
+        judged_of[expected] += 1
+        right[expected] += bool(scores[best] > 0 and names[best] == expected)
+    macro = float(np.mean([right[name] / n for name, n in judged_of.items()]))
+    return sum(right.values()) / len(judged), macro, cpu
 
 
 def set_constants(items: list[str]) -> None:
@@ -134,10 +147,11 @@ def main() -> None:
     args = parser.parse_args()
     set_constants(args.set)
     for split in args.splits:
-        accuracy, cpu = top1(*SPLITS[split]())
+        accuracy, macro, cpu = top1(*SPLITS[split]())
         load = os.getloadavg()[0]
         print(
-            f"{split} {accuracy:.2%} build {cpu:.2f} s CPU (load {load:.1f}) {' '.join(args.set)}"
+            f"{split} {accuracy:.2%} build {cpu:.2f} s CPU (load {load:.1f}) macro {macro:.2%}"
+            f" {' '.join(args.set)}"
         )
 
 
