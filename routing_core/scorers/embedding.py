@@ -464,19 +464,25 @@ class HybridScorer:
         trial = LexicalScorer.build(kept, None, out_of_scope)
         names = list(embedding.names)
         lexical_rows = np.array([trial.score(text, names) for text in held.texts], np.float64)
+        chosen, was_fitted = weight, False
         # a text an out-of-scope class claimed (a half scores zero everywhere): no fit
-        live = held.probabilities.any(axis=1) & lexical_rows.any(axis=1)
-        chosen = weight
-        if fit:
-            chosen = fit_weight(
-                held.probabilities[live], lexical_rows[live], held.routes[live], weight
+        claimed = ~(held.probabilities.any(axis=1) & lexical_rows.any(axis=1))
+        if fit and np.count_nonzero(~claimed) >= calibration.MIN_CALIBRATION:
+            chosen, was_fitted = (
+                fit_weight(
+                    held.probabilities[~claimed],
+                    lexical_rows[~claimed],
+                    held.routes[~claimed],
+                    weight,
+                ),
+                True,
             )
         logits = mix(held.probabilities, lexical_rows, chosen)
-        live &= np.isfinite(logits).any(axis=1)
+        live = np.isfinite(logits).any(axis=1)
         fitted = calibration.calibrate_logits(
             logits[live], held.routes[live], 1.0, MIXTURE_TEMPERATURES
         )
-        return cls(lexical, embedding, chosen, fitted, fit)
+        return cls(lexical, embedding, chosen, fitted, was_fitted)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """The mixture, in candidate order (the lexical posterior alone for a blank message).

@@ -150,5 +150,6 @@ def test_fit_weights_keeps_texts_every_feature_classifies_right_at_a_finite_weig
     labels = np.arange(40, dtype=np.int64) % 4
     right = np.log(np.where(np.eye(4)[labels] > 0, 0.9, 0.1 / 3))
     theta = calibration.fit_weights([right, right], labels, (0.5, 0.5))
-    assert np.all(np.isfinite(theta)) and np.all(theta < 10.0)
+    # the prior's pull (20 texts at 0.5 each) holds them near 0.64: without it they pass 1.8
+    assert np.all(np.isfinite(theta)) and theta.sum() < 1.5
     assert theta[0] == pytest.approx(theta[1])  # the same evidence twice: the same share

@@ -307,3 +307,4 @@ def test_a_hybrid_that_fits_its_weight_fits_it_and_a_declared_one_is_kept():
     assert fitted.score(message, names) == pytest.approx(scores.tolist(), abs=1e-6)
     small = HybridScorer.build(ROUTES, scorer()[0], 0.3, fit=True)  # nothing held out
     assert small.info.details["embedding_weight"] == 0.3
+    assert small.info.details["weight_fitted"] is False  # it asked, but nothing was held out

@@ -52,6 +52,20 @@ def test_a_newer_minor_pack_loads_and_reports_what_was_ignored(caplog):
     )
 
 
+def test_a_newer_field_in_a_cascade_tier_is_ignored_by_its_path():
+    """What a reader one minor behind does with `fit_weight` in a cascade's hybrid tier."""
+    doc = current_doc()
+    doc["format_minor"] = FORMAT_MINOR + 1
+    doc["scorer"] = {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "embedding"}]}
+    doc["scorer"]["tiers"][1]["fitted_later"] = True
+    doc.pop("checksum")
+    doc["checksum"] = _digest(doc)
+    ignored: list[str] = []
+    pack = load_pack(doc, ignored=ignored)
+    assert ignored == ["scorer.tiers[1].fitted_later"]
+    assert [t.kind for t in pack.scorer.tiers] == ["lexical", "embedding"]
+
+
 def test_a_typo_in_a_pack_of_this_readers_own_minor_is_still_refused():
     doc = current_doc()
     doc["routes"][0]["exmaples"] = ["typo"]
