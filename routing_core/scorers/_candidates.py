@@ -180,7 +180,7 @@ class _Batch:
     docs: IntArray
     rows: IntArray
     values: FloatArray
-    cells: IntArray  # the batch's distinct compact cells
+    cells: IntArray  # the batch's distinct compact cells, ascending
     inverse: npt.NDArray[np.int32]  # entries x candidates: positions in `cells`
     rates: FloatArray  # per distinct cell: its term's learning rate
     row_starts: IntArray
@@ -331,9 +331,9 @@ class CandidateCorrection:
         rows = np.repeat(np.arange(len(docs)), lengths)
         filled = np.flatnonzero(lengths)
         row_starts = offsets[filled]
-        cells, inverse, where = _distinct(np.take(self.entry_cells, entries, axis=0), self._slot)
+        cells, inverse = _distinct(np.take(self.entry_cells, entries, axis=0), self._slot)
         # A cell's rate is its term's: read from the terms (in cache), not per cell.
-        rates = self.rates[corpus.ids[entries[where // self.chosen.shape[1]]]]
+        rates = self.rates[self.full_cells[cells] // max(1, self.n_routes)]
         return _Batch(
             docs,
             rows,
@@ -421,20 +421,21 @@ def _compact_cells(
 
 def _distinct(
     cells: npt.NDArray[np.int32], slot: npt.NDArray[np.int32]
-) -> tuple[IntArray, npt.NDArray[np.int32], IntArray]:
-    """The distinct values of `cells`, each cell's position among them, and a position of
-    each distinct value in the flattened `cells`, in one pass.
+) -> tuple[IntArray, npt.NDArray[np.int32]]:
+    """The distinct values of `cells` in ascending order, and each cell's position among them.
 
-    `slot` (one int per possible value, any content) is scribbled on: each value's slot
-    ends up naming one of its positions, the one whose slot names itself is kept. Sorting
-    (`np.unique`) would cost several times as much per batch.
+    Ascending, because a step reads and writes the weights and momentum at these cells: in
+    order, they are 19 MB arrays read front to back instead of at random (a step at 2,000 x 25
+    5.2 -> 3.9 ms, the same sums). Found in one pass, then only the distinct ones sorted:
+    `slot` (one int per possible value, any content) is scribbled on, each value's slot first
+    naming one of its positions (the one whose slot names itself stands for it), then its rank.
+    `np.unique` sorts every cell, not only the distinct ones: several times the cost.
     """
     flat = cells.ravel()
     positions = np.arange(len(flat), dtype=np.int32)
     slot[flat] = positions
-    representative = np.take(slot, flat)
-    first = representative == positions
-    rank = np.cumsum(first, dtype=np.int32) - 1
-    inverse = np.take(rank, representative).reshape(cells.shape)
-    where = np.flatnonzero(first)
-    return np.take(flat, where).astype(np.int64), inverse, where
+    distinct = flat[np.take(slot, flat) == positions].astype(np.int64)
+    distinct.sort()
+    slot[distinct] = np.arange(len(distinct), dtype=np.int32)
+    inverse = np.take(slot, flat).reshape(cells.shape)
+    return distinct, inverse
