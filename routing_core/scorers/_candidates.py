@@ -53,10 +53,14 @@ ROWS_AT_ONCE = 2048
 # Terms whose cells are found at once (`_compact_cells`): a table of 1,024 x 2,000 bytes
 # stays in cache.
 TERMS_AT_ONCE = 1024
-# Terms whose cells are looked up at once (`gathered_logits`): each block's temporaries are
-# a few MB, which the allocator reuses (1,024 terms, ~40 MB a block, cost 0.4-1.4 s of
-# system time at 2,000 x 25 in new pages; 256 terms 0.1-0.25 s).
+# Terms whose cells are looked up at once (`gathered_logits`): a table of 256 x 2,000 floats.
 GATHERED_TERMS = 256
+# Entries whose candidate cells are handled at once (`_block_sums`, `_compact_cells`): their
+# entries x candidates temporaries are 1 MB, which the allocator reuses. A block of terms
+# has up to a million entries at 2,000 x 25 (the commonest words and 3-grams), and whole
+# blocks' temporaries (100 MB) were new pages for the kernel to hand over and zero: 0.4-1.4 s
+# of system time per stage, run to run.
+GATHERED_ENTRIES = 8192
 
 
 def candidates(corpus: Corpus, bayes: SparseBayes, progress: Progress | None = None) -> IntArray:
@@ -127,11 +131,11 @@ def gathered_logits(
 
     A text's weight times each candidate's constant, plus its entries' counted cells on
     its candidates: looked up block of terms by block in a small dense table of their
-    cells (a few MB, reused), summed into each text's candidates with one `bincount`.
+    cells (a few MB, reused), summed per block into the candidates of the texts it reaches.
     """
     from scipy import sparse
 
-    n_routes, width = bayes.shape[1], chosen.shape[1]
+    n_routes = bayes.shape[1]
     by_term = sparse.csc_array(
         (corpus.values, (corpus.rows, corpus.ids)), shape=(corpus.n_docs, corpus.n_terms)
     )
@@ -139,7 +143,10 @@ def gathered_logits(
     sums = weight[:, None] * bayes.empty[chosen].astype(np.float64)
     counted = bayes.counted
     table = np.zeros(GATHERED_TERMS * n_routes, np.float32)
-    slots = np.arange(width)
+    # Scratch naming the texts a block reaches: a block is summed over those texts only, not
+    # into a fresh texts x candidates array per block (6.4 MB at 2,000 x 25, in new pages
+    # each time: 2 GB over its 320 blocks).
+    reached = np.zeros(corpus.n_docs, np.bool_)
     for first in range(0, corpus.n_terms, GATHERED_TERMS):
         if progress is not None:
             progress(first / max(1, corpus.n_terms))
@@ -147,17 +154,44 @@ def gathered_logits(
         cells = block_cells(counted, first, last)
         table[cells] = counted.data[counted.indptr[first] : counted.indptr[last]]
         lo, hi = by_term.indptr[first], by_term.indptr[last]
-        docs = by_term.indices[lo:hi]
-        terms = np.repeat(np.arange(last - first), np.diff(by_term.indptr[first : last + 1]))
-        found = np.take(table, terms[:, None] * n_routes + chosen[docs])
-        found *= by_term.data[lo:hi, None]
-        flat = (docs[:, None] * width + slots).ravel()
-        sums.reshape(-1)[:] += np.bincount(
-            flat, found.astype(np.float64).ravel(), minlength=sums.size
-        )
+        reached[by_term.indices[lo:hi]] = True
+        present = np.flatnonzero(reached)
+        reached[present] = False
+        sums[present] += _block_sums(by_term, first, last, table, chosen, present)
         table[cells] = 0.0
     out: FloatArray = sums.astype(np.float32)
     return out
+
+
+def _block_sums(
+    by_term: sparse.csc_array,
+    first: int,
+    last: int,
+    table: FloatArray,
+    chosen: IntArray,
+    present: IntArray,
+) -> npt.NDArray[np.float64]:
+    """Terms [first, last)'s counted cells (`table`, their rows) on each candidate of the texts
+    `present` (ascending, those the terms reach), times the entries' values, summed per text
+    and candidate in the entries' order (as one `bincount` over them would).
+
+    A few thousand entries at a time: the block of the commonest terms has 800,000 entries at
+    2,000 x 25, whose entries x candidates temporaries (100 MB each) were new pages to fault
+    in; `np.add.at` adds in order, so the chunks' sums are the one pass's.
+    """
+    n_routes, width = len(table) // GATHERED_TERMS, chosen.shape[1]
+    slots = np.arange(width)
+    partial = np.zeros(len(present) * width)
+    lo, hi = by_term.indptr[first], by_term.indptr[last]
+    terms = np.repeat(np.arange(last - first), np.diff(by_term.indptr[first : last + 1]))
+    for start in range(lo, hi, GATHERED_ENTRIES):
+        end = min(hi, start + GATHERED_ENTRIES)
+        docs = by_term.indices[start:end]
+        found = np.take(table, terms[start - lo : end - lo, None] * n_routes + chosen[docs])
+        found *= by_term.data[start:end, None]
+        flat = (np.searchsorted(present, docs)[:, None] * width + slots).ravel()
+        np.add.at(partial, flat, found.astype(np.float64).ravel())
+    return partial.reshape(-1, width)
 
 
 def _sum_rows(contributions: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
@@ -224,9 +258,14 @@ class CandidateCorrection:
         self.chosen = chosen
         self.n_routes = n_routes
         self.margin = margin
-        self.full_cells, self.entry_cells = _compact_cells(self.corpus, chosen, n_routes)
+        self.full_cells, self.entry_cells, self.entry_rows = _compact_cells(
+            self.corpus, chosen, n_routes
+        )
         term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
         self.rates = rates[self.terms, 0]  # per learned term, as `corpus` numbers them
+        # ... and per cell: a batch reads its cells' rates in their (ascending) order instead
+        # of looking up each cell's term (twice the memory read, at random).
+        self.cell_rates = self.rates[term_rows]
         self.initial = initial
         if initial is None:
             self.start = np.zeros(len(self.full_cells), np.float32)
@@ -239,6 +278,11 @@ class CandidateCorrection:
         # The batches of the last fit of several passes, and its texts (`fit` reuses them).
         self._kept: list[_Batch] = []
         self._kept_docs: npt.NDArray[np.bool_] | None = None
+
+    def scale_rates(self, factor: float) -> None:
+        """Scale every learning rate by `factor` (for the batches made from here on)."""
+        self.rates *= np.float32(factor)
+        self.cell_rates *= np.float32(factor)
 
     def add_to(self, weights: FloatArray) -> None:
         """Add the learned correction to full terms x routes `weights`, in place."""
@@ -316,7 +360,8 @@ class CandidateCorrection:
         """The correction's logits of the texts `docs` on their candidates."""
         keep = docs[self.corpus.rows]
         rows = (np.cumsum(docs) - 1)[self.corpus.rows[keep]]
-        contributions = self.weights[self.entry_cells[keep]] * self.corpus.values[keep, None]
+        cells = np.take(self.entry_cells, self.entry_rows[keep], axis=0)
+        contributions = self.weights[cells] * self.corpus.values[keep, None]
         return _sum_rows(contributions, rows, int(docs.sum()))
 
     def _batch(self, docs: IntArray) -> _Batch:
@@ -331,9 +376,10 @@ class CandidateCorrection:
         rows = np.repeat(np.arange(len(docs)), lengths)
         filled = np.flatnonzero(lengths)
         row_starts = offsets[filled]
-        cells, inverse = _distinct(np.take(self.entry_cells, entries, axis=0), self._slot)
-        # A cell's rate is its term's: read from the terms (in cache), not per cell.
-        rates = self.rates[self.full_cells[cells] // max(1, self.n_routes)]
+        cells, inverse = _distinct(
+            np.take(self.entry_cells, self.entry_rows[entries], axis=0), self._slot
+        )
+        rates = np.take(self.cell_rates, cells)
         return _Batch(
             docs,
             rows,
@@ -382,16 +428,21 @@ class CandidateCorrection:
 
 def _compact_cells(
     corpus: Corpus, chosen: IntArray, n_routes: int
-) -> tuple[IntArray, npt.NDArray[np.int32]]:
+) -> tuple[IntArray, npt.NDArray[np.int32], IntArray]:
     """The cells a step can touch, and each entry's candidate cells among them.
 
     Found block of terms by block, in one small table reused for every block: a table of
     every term x route (650 MB at 2,000 routes) cost more to have the kernel hand over and
-    zero than the marking itself (1.3 s of system time).
+    zero than the marking itself (1.3 s of system time). The entries' cells are held in the
+    terms' order, the order they are found in: written front to back, each block's local
+    cells first, then renumbered where they are (no second pass over the corpus, no
+    entries x candidates temporary: the commonest terms' block has a million entries at
+    2,000 x 25).
 
     Returns:
-        The cells as ascending `term * n_routes + route` (terms of `corpus`), and per
-        corpus entry x candidate, the index of its cell in that array.
+        The cells as ascending `term * n_routes + route` (terms of `corpus`); per entry in
+        the terms' order x candidate, the index of its cell in that array; and each corpus
+        entry's row there.
     """
     by_term = np.argsort(corpus.ids, kind="stable")
     bounds = np.searchsorted(corpus.ids[by_term], np.arange(0, corpus.n_terms + 1, TERMS_AT_ONCE))
@@ -399,24 +450,27 @@ def _compact_cells(
     seen = np.zeros(TERMS_AT_ONCE * n_routes, np.bool_)
     table = np.empty(TERMS_AT_ONCE * n_routes, np.int32)
     entry_cells = np.empty((len(corpus.ids), chosen.shape[1]), np.int32)
-    # Filled below in the terms' order, a row here and a row there: touched in order first,
-    # the kernel hands its pages over for a third of the system time (207 MB at 2,000 x 25:
-    # 0.12 vs 0.42 s).
-    entry_cells.fill(0)
     found: list[IntArray] = [np.zeros(0, np.int64)]
     done = 0
     for block, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=False)):
-        entries = by_term[lo:hi]
         first = block * TERMS_AT_ONCE
-        local = (corpus.ids[entries, None] - first) * n_routes + chosen[corpus.rows[entries]]
-        seen[local] = True
+        for start in range(lo, hi, GATHERED_ENTRIES):
+            end = min(hi, start + GATHERED_ENTRIES)
+            entries = by_term[start:end]
+            local = entry_cells[start:end]
+            local[:] = (corpus.ids[entries, None] - first) * n_routes + chosen[corpus.rows[entries]]
+            seen[local] = True
         cells = np.flatnonzero(seen)
         seen[cells] = False
         table[cells] = np.arange(done, done + len(cells), dtype=np.int32)
-        entry_cells[entries] = table[local]
+        for start in range(lo, hi, GATHERED_ENTRIES):
+            local = entry_cells[start : min(hi, start + GATHERED_ENTRIES)]
+            local[:] = table[local]
         found.append(cells + first * n_routes)
         done += len(cells)
-    return np.concatenate(found), entry_cells
+    rows = np.empty(len(by_term), np.int64)
+    rows[by_term] = np.arange(len(by_term))
+    return np.concatenate(found), entry_cells, rows
 
 
 def _distinct(

@@ -65,11 +65,32 @@ def _plain_fit(corpus, chosen, base, rates, margin, initial, docs_sets, n_routes
     n_routes=st.integers(2, 9),
     width=st.integers(1, 9),
     warm=st.booleans(),
+    terms_at_once=st.sampled_from([1, 3, 1024]),
+    entries_at_once=st.sampled_from([1, 5, 8192]),
 )
 def test_compact_candidate_learning_equals_the_plain_dense_steps(
+    seed: int,
+    n_docs: int,
+    n_terms: int,
+    n_routes: int,
+    width: int,
+    warm: bool,
+    terms_at_once: int,
+    entries_at_once: int,
+) -> None:
+    """Batches, shared cells, warm starts and cells no step touches: all as the definition,
+    whatever blocks of terms and chunks of entries the cells are found in."""
+    before = _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES
+    _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES = terms_at_once, entries_at_once
+    try:
+        _check_compact_learning(seed, n_docs, n_terms, n_routes, width, warm)
+    finally:
+        _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES = before
+
+
+def _check_compact_learning(
     seed: int, n_docs: int, n_terms: int, n_routes: int, width: int, warm: bool
 ) -> None:
-    """Batches, shared cells, warm starts and cells no step touches: all as the definition."""
     width = min(width, n_routes)
     corpus, chosen, base, rates = _random_problem(seed, n_docs, n_terms, n_routes, width)
     rng = np.random.default_rng(seed + 1)
