@@ -271,8 +271,13 @@ class CandidateCorrection:
             self.start = np.zeros(len(self.full_cells), np.float32)
         else:
             self.start = initial[self.terms[term_rows], routes]
-        self.weights = self.start.copy()
-        self.velocity = np.zeros(len(self.full_cells), np.float32)
+        # Each cell's weight and momentum side by side, one 8-byte pair: a step reads and
+        # writes both at once, in half the cache lines of two arrays (2,000 x 25: 3.5 -> 2.7 ms
+        # a step). Gathered and scattered as complex64, one element per pair (a take along
+        # axis 0 of the pairs is several times slower); `weights` and `velocity` are views.
+        self._pairs = np.zeros((len(self.full_cells), 2), np.float32)
+        self._pairs[:, 0] = self.start
+        self.weights, self.velocity = self._pairs[:, 0], self._pairs[:, 1]
         # Scratch for finding a batch's distinct cells in one pass (`_distinct`).
         self._slot = np.zeros(len(self.full_cells), np.int32)
         # The batches of the last fit of several passes, and its texts (`fit` reuses them).
@@ -395,7 +400,8 @@ class CandidateCorrection:
         """One momentum-SGD step of the candidate softmax with the additive margin."""
         from routing_core.scorers._model import MOMENTUM
 
-        weights = np.take(self.weights, batch.cells)
+        pairs = np.take(_as_pairs(self._pairs), batch.cells).view(np.float32).reshape(-1, 2)
+        weights = pairs[:, 0].copy()
         logits = base[batch.docs]
         if len(batch.rows):
             contributions = np.take(weights, batch.inverse)
@@ -418,12 +424,18 @@ class CandidateCorrection:
         gradient = np.bincount(
             batch.inverse.ravel(), shares.astype(np.float64).ravel(), minlength=len(batch.cells)
         )
-        velocity = np.take(self.velocity, batch.cells)
-        velocity *= np.float32(MOMENTUM)
+        velocity = pairs[:, 1] * np.float32(MOMENTUM)
         velocity += gradient
-        self.velocity[batch.cells] = velocity
+        pairs[:, 1] = velocity
         weights -= velocity * batch.rates
-        self.weights[batch.cells] = weights
+        pairs[:, 0] = weights
+        _as_pairs(self._pairs)[batch.cells] = _as_pairs(pairs)
+
+
+def _as_pairs(pairs: FloatArray) -> npt.NDArray[np.complex64]:
+    """A C-contiguous (n, 2) float32 array as n complex64 elements (the same memory)."""
+    flat: npt.NDArray[np.complex64] = pairs.view(np.complex64).reshape(-1)
+    return flat
 
 
 def _compact_cells(
