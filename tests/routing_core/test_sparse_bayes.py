@@ -133,3 +133,30 @@ def test_weights_made_block_by_block_encode_as_the_dense_matrix_does() -> None:
         stored.BLOCK_ROWS = before
     assert by_blocks == stored.encode(routes, terms, idf, weights, 1.3, True)
     np.testing.assert_array_equal(blocks.dense(), weights)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    rows=st.integers(0, 6),
+    columns=st.integers(1, 9),
+    values=st.lists(
+        st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.25, 1e-8, 7.0]),
+        min_size=54,
+        max_size=54,
+    ),
+    seed=st.integers(0, 1000),
+)
+def test_row_medians_are_np_median_to_the_bit(
+    rows: int, columns: int, values: list[float], seed: int
+) -> None:
+    """Ties, signed zeros, odd and even rows, no rows: what `np.median` gives. (Of two zeros
+    in the middle, which sign comes first may differ: a median of 0 or -0 subtracts alike.)"""
+    rng = np.random.default_rng(seed)
+    block = np.asarray(values[: rows * columns], np.float32).reshape(rows, columns)
+    block += rng.normal(size=block.shape).astype(np.float32) * (seed % 2)  # some without ties
+    expected = np.median(block, axis=1, keepdims=True)
+    got = stored.row_medians(block.copy())
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    nonzero = expected != 0
+    np.testing.assert_array_equal(got[nonzero].view(np.int32), expected[nonzero].view(np.int32))
