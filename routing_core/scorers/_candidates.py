@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers._memory import zeros_in_small_pages
 from routing_core.scorers._sparse import block_cells
 
 if TYPE_CHECKING:
@@ -261,22 +262,24 @@ class CandidateCorrection:
         self.full_cells, self.entry_cells, self.entry_rows = _compact_cells(
             self.corpus, chosen, n_routes
         )
-        term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
         self.rates = rates[self.terms, 0]  # per learned term, as `corpus` numbers them
         # ... and per cell: a batch reads its cells' rates in their (ascending) order instead
         # of looking up each cell's term (twice the memory read, at random).
-        self.cell_rates = self.rates[term_rows]
+        bounds = np.arange(len(self.terms) + 1) * max(1, n_routes)
+        self.cell_rates = np.repeat(self.rates, np.diff(np.searchsorted(self.full_cells, bounds)))
         self.initial = initial
         if initial is None:
             self.start = np.zeros(len(self.full_cells), np.float32)
         else:
+            term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
             self.start = initial[self.terms[term_rows], routes]
         # Each cell's weight and momentum side by side, one 8-byte pair: a step reads and
         # writes both at once, in half the cache lines of two arrays (2,000 x 25: 3.5 -> 2.7 ms
         # a step). Gathered and scattered as complex64, one element per pair (a take along
         # axis 0 of the pairs is several times slower); `weights` and `velocity` are views.
         self._pairs = np.zeros((len(self.full_cells), 2), np.float32)
-        self._pairs[:, 0] = self.start
+        if initial is not None:
+            self._pairs[:, 0] = self.start
         self.weights, self.velocity = self._pairs[:, 0], self._pairs[:, 1]
         # Scratch for finding a batch's distinct cells in one pass (`_distinct`).
         self._slot = np.zeros(len(self.full_cells), np.int32)
@@ -461,7 +464,8 @@ def _compact_cells(
     bounds = np.r_[bounds, len(by_term)]
     seen = np.zeros(TERMS_AT_ONCE * n_routes, np.bool_)
     table = np.empty(TERMS_AT_ONCE * n_routes, np.int32)
-    entry_cells = np.empty((len(corpus.ids), chosen.shape[1]), np.int32)
+    # Written once, front to back: ordinary pages (`_memory`: 0.5 s less system time).
+    entry_cells = zeros_in_small_pages((len(corpus.ids), chosen.shape[1]), np.int32)
     found: list[IntArray] = [np.zeros(0, np.int64)]
     done = 0
     for block, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=False)):
