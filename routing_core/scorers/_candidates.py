@@ -92,8 +92,9 @@ def candidates(corpus: Corpus, bayes: SparseBayes, progress: Progress | None = N
         logits.reshape(-1)[block_cells(light, 0, last - first)] += light.data
         logits += weight[first:last, None] * bayes.empty
         logits[np.arange(last - first), corpus.routes[first:last]] = np.inf
-        top = np.argpartition(-logits, width - 1, axis=1)[:, :width]
-        order = np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1, kind="stable")
+        np.negative(logits, out=logits)  # the strongest first, without a negated copy
+        top = np.argpartition(logits, width - 1, axis=1)[:, :width]
+        order = np.argsort(np.take_along_axis(logits, top, axis=1), axis=1, kind="stable")
         out[first:last] = np.take_along_axis(top, order, axis=1)
     return out
 
