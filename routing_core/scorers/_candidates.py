@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers._memory import zeros_in_small_pages
 from routing_core.scorers._sparse import block_cells
 
 if TYPE_CHECKING:
@@ -53,10 +54,14 @@ ROWS_AT_ONCE = 2048
 # Terms whose cells are found at once (`_compact_cells`): a table of 1,024 x 2,000 bytes
 # stays in cache.
 TERMS_AT_ONCE = 1024
-# Terms whose cells are looked up at once (`gathered_logits`): each block's temporaries are
-# a few MB, which the allocator reuses (1,024 terms, ~40 MB a block, cost 0.4-1.4 s of
-# system time at 2,000 x 25 in new pages; 256 terms 0.1-0.25 s).
+# Terms whose cells are looked up at once (`gathered_logits`): a table of 256 x 2,000 floats.
 GATHERED_TERMS = 256
+# Entries whose candidate cells are handled at once (`_block_sums`, `_compact_cells`): their
+# entries x candidates temporaries are 1 MB, which the allocator reuses. A block of terms
+# has up to a million entries at 2,000 x 25 (the commonest words and 3-grams), and whole
+# blocks' temporaries (100 MB) were new pages for the kernel to hand over and zero: 0.4-1.4 s
+# of system time per stage, run to run.
+GATHERED_ENTRIES = 8192
 
 
 def candidates(corpus: Corpus, bayes: SparseBayes, progress: Progress | None = None) -> IntArray:
@@ -87,8 +92,9 @@ def candidates(corpus: Corpus, bayes: SparseBayes, progress: Progress | None = N
         logits.reshape(-1)[block_cells(light, 0, last - first)] += light.data
         logits += weight[first:last, None] * bayes.empty
         logits[np.arange(last - first), corpus.routes[first:last]] = np.inf
-        top = np.argpartition(-logits, width - 1, axis=1)[:, :width]
-        order = np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1, kind="stable")
+        np.negative(logits, out=logits)  # the strongest first, without a negated copy
+        top = np.argpartition(logits, width - 1, axis=1)[:, :width]
+        order = np.argsort(np.take_along_axis(logits, top, axis=1), axis=1, kind="stable")
         out[first:last] = np.take_along_axis(top, order, axis=1)
     return out
 
@@ -127,11 +133,11 @@ def gathered_logits(
 
     A text's weight times each candidate's constant, plus its entries' counted cells on
     its candidates: looked up block of terms by block in a small dense table of their
-    cells (a few MB, reused), summed into each text's candidates with one `bincount`.
+    cells (a few MB, reused), summed per block into the candidates of the texts it reaches.
     """
     from scipy import sparse
 
-    n_routes, width = bayes.shape[1], chosen.shape[1]
+    n_routes = bayes.shape[1]
     by_term = sparse.csc_array(
         (corpus.values, (corpus.rows, corpus.ids)), shape=(corpus.n_docs, corpus.n_terms)
     )
@@ -139,7 +145,10 @@ def gathered_logits(
     sums = weight[:, None] * bayes.empty[chosen].astype(np.float64)
     counted = bayes.counted
     table = np.zeros(GATHERED_TERMS * n_routes, np.float32)
-    slots = np.arange(width)
+    # Scratch naming the texts a block reaches: a block is summed over those texts only, not
+    # into a fresh texts x candidates array per block (6.4 MB at 2,000 x 25, in new pages
+    # each time: 2 GB over its 320 blocks).
+    reached = np.zeros(corpus.n_docs, np.bool_)
     for first in range(0, corpus.n_terms, GATHERED_TERMS):
         if progress is not None:
             progress(first / max(1, corpus.n_terms))
@@ -147,17 +156,44 @@ def gathered_logits(
         cells = block_cells(counted, first, last)
         table[cells] = counted.data[counted.indptr[first] : counted.indptr[last]]
         lo, hi = by_term.indptr[first], by_term.indptr[last]
-        docs = by_term.indices[lo:hi]
-        terms = np.repeat(np.arange(last - first), np.diff(by_term.indptr[first : last + 1]))
-        found = np.take(table, terms[:, None] * n_routes + chosen[docs])
-        found *= by_term.data[lo:hi, None]
-        flat = (docs[:, None] * width + slots).ravel()
-        sums.reshape(-1)[:] += np.bincount(
-            flat, found.astype(np.float64).ravel(), minlength=sums.size
-        )
+        reached[by_term.indices[lo:hi]] = True
+        present = np.flatnonzero(reached)
+        reached[present] = False
+        sums[present] += _block_sums(by_term, first, last, table, chosen, present)
         table[cells] = 0.0
     out: FloatArray = sums.astype(np.float32)
     return out
+
+
+def _block_sums(
+    by_term: sparse.csc_array,
+    first: int,
+    last: int,
+    table: FloatArray,
+    chosen: IntArray,
+    present: IntArray,
+) -> npt.NDArray[np.float64]:
+    """Terms [first, last)'s counted cells (`table`, their rows) on each candidate of the texts
+    `present` (ascending, those the terms reach), times the entries' values, summed per text
+    and candidate in the entries' order (as one `bincount` over them would).
+
+    A few thousand entries at a time: the block of the commonest terms has 800,000 entries at
+    2,000 x 25, whose entries x candidates temporaries (100 MB each) were new pages to fault
+    in; `np.add.at` adds in order, so the chunks' sums are the one pass's.
+    """
+    n_routes, width = len(table) // GATHERED_TERMS, chosen.shape[1]
+    slots = np.arange(width)
+    partial = np.zeros(len(present) * width)
+    lo, hi = by_term.indptr[first], by_term.indptr[last]
+    terms = np.repeat(np.arange(last - first), np.diff(by_term.indptr[first : last + 1]))
+    for start in range(lo, hi, GATHERED_ENTRIES):
+        end = min(hi, start + GATHERED_ENTRIES)
+        docs = by_term.indices[start:end]
+        found = np.take(table, terms[start - lo : end - lo, None] * n_routes + chosen[docs])
+        found *= by_term.data[start:end, None]
+        flat = (np.searchsorted(present, docs)[:, None] * width + slots).ravel()
+        np.add.at(partial, flat, found.astype(np.float64).ravel())
+    return partial.reshape(-1, width)
 
 
 def _sum_rows(contributions: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
@@ -180,7 +216,7 @@ class _Batch:
     docs: IntArray
     rows: IntArray
     values: FloatArray
-    cells: IntArray  # the batch's distinct compact cells
+    cells: IntArray  # the batch's distinct compact cells, ascending
     inverse: npt.NDArray[np.int32]  # entries x candidates: positions in `cells`
     rates: FloatArray  # per distinct cell: its term's learning rate
     row_starts: IntArray
@@ -224,21 +260,38 @@ class CandidateCorrection:
         self.chosen = chosen
         self.n_routes = n_routes
         self.margin = margin
-        self.full_cells, self.entry_cells = _compact_cells(self.corpus, chosen, n_routes)
-        term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
+        self.full_cells, self.entry_cells, self.entry_rows = _compact_cells(
+            self.corpus, chosen, n_routes
+        )
         self.rates = rates[self.terms, 0]  # per learned term, as `corpus` numbers them
+        # ... and per cell: a batch reads its cells' rates in their (ascending) order instead
+        # of looking up each cell's term (twice the memory read, at random).
+        bounds = np.arange(len(self.terms) + 1) * max(1, n_routes)
+        self.cell_rates = np.repeat(self.rates, np.diff(np.searchsorted(self.full_cells, bounds)))
         self.initial = initial
         if initial is None:
             self.start = np.zeros(len(self.full_cells), np.float32)
         else:
+            term_rows, routes = np.divmod(self.full_cells, max(1, n_routes))
             self.start = initial[self.terms[term_rows], routes]
-        self.weights = self.start.copy()
-        self.velocity = np.zeros(len(self.full_cells), np.float32)
+        # Each cell's weight and momentum side by side, one 8-byte pair: a step reads and
+        # writes both at once, in half the cache lines of two arrays (2,000 x 25: 3.5 -> 2.7 ms
+        # a step). Gathered and scattered as complex64, one element per pair (a take along
+        # axis 0 of the pairs is several times slower); `weights` and `velocity` are views.
+        self._pairs = np.zeros((len(self.full_cells), 2), np.float32)
+        if initial is not None:
+            self._pairs[:, 0] = self.start
+        self.weights, self.velocity = self._pairs[:, 0], self._pairs[:, 1]
         # Scratch for finding a batch's distinct cells in one pass (`_distinct`).
         self._slot = np.zeros(len(self.full_cells), np.int32)
         # The batches of the last fit of several passes, and its texts (`fit` reuses them).
         self._kept: list[_Batch] = []
         self._kept_docs: npt.NDArray[np.bool_] | None = None
+
+    def scale_rates(self, factor: float) -> None:
+        """Scale every learning rate by `factor` (for the batches made from here on)."""
+        self.rates *= np.float32(factor)
+        self.cell_rates *= np.float32(factor)
 
     def add_to(self, weights: FloatArray) -> None:
         """Add the learned correction to full terms x routes `weights`, in place."""
@@ -316,7 +369,8 @@ class CandidateCorrection:
         """The correction's logits of the texts `docs` on their candidates."""
         keep = docs[self.corpus.rows]
         rows = (np.cumsum(docs) - 1)[self.corpus.rows[keep]]
-        contributions = self.weights[self.entry_cells[keep]] * self.corpus.values[keep, None]
+        cells = np.take(self.entry_cells, self.entry_rows[keep], axis=0)
+        contributions = self.weights[cells] * self.corpus.values[keep, None]
         return _sum_rows(contributions, rows, int(docs.sum()))
 
     def _batch(self, docs: IntArray) -> _Batch:
@@ -331,9 +385,10 @@ class CandidateCorrection:
         rows = np.repeat(np.arange(len(docs)), lengths)
         filled = np.flatnonzero(lengths)
         row_starts = offsets[filled]
-        cells, inverse, where = _distinct(np.take(self.entry_cells, entries, axis=0), self._slot)
-        # A cell's rate is its term's: read from the terms (in cache), not per cell.
-        rates = self.rates[corpus.ids[entries[where // self.chosen.shape[1]]]]
+        cells, inverse = _distinct(
+            np.take(self.entry_cells, self.entry_rows[entries], axis=0), self._slot
+        )
+        rates = np.take(self.cell_rates, cells)
         return _Batch(
             docs,
             rows,
@@ -349,7 +404,8 @@ class CandidateCorrection:
         """One momentum-SGD step of the candidate softmax with the additive margin."""
         from routing_core.scorers._model import MOMENTUM
 
-        weights = np.take(self.weights, batch.cells)
+        pairs = np.take(_as_pairs(self._pairs), batch.cells).view(np.float32).reshape(-1, 2)
+        weights = pairs[:, 0].copy()
         logits = base[batch.docs]
         if len(batch.rows):
             contributions = np.take(weights, batch.inverse)
@@ -372,69 +428,85 @@ class CandidateCorrection:
         gradient = np.bincount(
             batch.inverse.ravel(), shares.astype(np.float64).ravel(), minlength=len(batch.cells)
         )
-        velocity = np.take(self.velocity, batch.cells)
-        velocity *= np.float32(MOMENTUM)
+        velocity = pairs[:, 1] * np.float32(MOMENTUM)
         velocity += gradient
-        self.velocity[batch.cells] = velocity
+        pairs[:, 1] = velocity
         weights -= velocity * batch.rates
-        self.weights[batch.cells] = weights
+        pairs[:, 0] = weights
+        _as_pairs(self._pairs)[batch.cells] = _as_pairs(pairs)
+
+
+def _as_pairs(pairs: FloatArray) -> npt.NDArray[np.complex64]:
+    """A C-contiguous (n, 2) float32 array as n complex64 elements (the same memory)."""
+    flat: npt.NDArray[np.complex64] = pairs.view(np.complex64).reshape(-1)
+    return flat
 
 
 def _compact_cells(
     corpus: Corpus, chosen: IntArray, n_routes: int
-) -> tuple[IntArray, npt.NDArray[np.int32]]:
+) -> tuple[IntArray, npt.NDArray[np.int32], IntArray]:
     """The cells a step can touch, and each entry's candidate cells among them.
 
     Found block of terms by block, in one small table reused for every block: a table of
     every term x route (650 MB at 2,000 routes) cost more to have the kernel hand over and
-    zero than the marking itself (1.3 s of system time).
+    zero than the marking itself (1.3 s of system time). The entries' cells are held in the
+    terms' order, the order they are found in: written front to back, each block's local
+    cells first, then renumbered where they are (no second pass over the corpus, no
+    entries x candidates temporary: the commonest terms' block has a million entries at
+    2,000 x 25).
 
     Returns:
-        The cells as ascending `term * n_routes + route` (terms of `corpus`), and per
-        corpus entry x candidate, the index of its cell in that array.
+        The cells as ascending `term * n_routes + route` (terms of `corpus`); per entry in
+        the terms' order x candidate, the index of its cell in that array; and each corpus
+        entry's row there.
     """
     by_term = np.argsort(corpus.ids, kind="stable")
     bounds = np.searchsorted(corpus.ids[by_term], np.arange(0, corpus.n_terms + 1, TERMS_AT_ONCE))
     bounds = np.r_[bounds, len(by_term)]
     seen = np.zeros(TERMS_AT_ONCE * n_routes, np.bool_)
     table = np.empty(TERMS_AT_ONCE * n_routes, np.int32)
-    entry_cells = np.empty((len(corpus.ids), chosen.shape[1]), np.int32)
-    # Filled below in the terms' order, a row here and a row there: touched in order first,
-    # the kernel hands its pages over for a third of the system time (207 MB at 2,000 x 25:
-    # 0.12 vs 0.42 s).
-    entry_cells.fill(0)
+    # Written once, front to back: ordinary pages (`_memory`: 0.5 s less system time).
+    entry_cells = zeros_in_small_pages((len(corpus.ids), chosen.shape[1]), np.int32)
     found: list[IntArray] = [np.zeros(0, np.int64)]
     done = 0
     for block, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=False)):
-        entries = by_term[lo:hi]
         first = block * TERMS_AT_ONCE
-        local = (corpus.ids[entries, None] - first) * n_routes + chosen[corpus.rows[entries]]
-        seen[local] = True
+        for start in range(lo, hi, GATHERED_ENTRIES):
+            end = min(hi, start + GATHERED_ENTRIES)
+            entries = by_term[start:end]
+            local = entry_cells[start:end]
+            local[:] = (corpus.ids[entries, None] - first) * n_routes + chosen[corpus.rows[entries]]
+            seen[local] = True
         cells = np.flatnonzero(seen)
         seen[cells] = False
         table[cells] = np.arange(done, done + len(cells), dtype=np.int32)
-        entry_cells[entries] = table[local]
+        for start in range(lo, hi, GATHERED_ENTRIES):
+            local = entry_cells[start : min(hi, start + GATHERED_ENTRIES)]
+            local[:] = table[local]
         found.append(cells + first * n_routes)
         done += len(cells)
-    return np.concatenate(found), entry_cells
+    rows = np.empty(len(by_term), np.int64)
+    rows[by_term] = np.arange(len(by_term))
+    return np.concatenate(found), entry_cells, rows
 
 
 def _distinct(
     cells: npt.NDArray[np.int32], slot: npt.NDArray[np.int32]
-) -> tuple[IntArray, npt.NDArray[np.int32], IntArray]:
-    """The distinct values of `cells`, each cell's position among them, and a position of
-    each distinct value in the flattened `cells`, in one pass.
+) -> tuple[IntArray, npt.NDArray[np.int32]]:
+    """The distinct values of `cells` in ascending order, and each cell's position among them.
 
-    `slot` (one int per possible value, any content) is scribbled on: each value's slot
-    ends up naming one of its positions, the one whose slot names itself is kept. Sorting
-    (`np.unique`) would cost several times as much per batch.
+    Ascending, because a step reads and writes the weights and momentum at these cells: in
+    order, they are 19 MB arrays read front to back instead of at random (a step at 2,000 x 25
+    5.2 -> 3.9 ms, the same sums). Found in one pass, then only the distinct ones sorted:
+    `slot` (one int per possible value, any content) is scribbled on, each value's slot first
+    naming one of its positions (the one whose slot names itself stands for it), then its rank.
+    `np.unique` sorts every cell, not only the distinct ones: several times the cost.
     """
     flat = cells.ravel()
     positions = np.arange(len(flat), dtype=np.int32)
     slot[flat] = positions
-    representative = np.take(slot, flat)
-    first = representative == positions
-    rank = np.cumsum(first, dtype=np.int32) - 1
-    inverse = np.take(rank, representative).reshape(cells.shape)
-    where = np.flatnonzero(first)
-    return np.take(flat, where).astype(np.int64), inverse, where
+    distinct = flat[np.take(slot, flat) == positions].astype(np.int64)
+    distinct.sort()
+    slot[distinct] = np.arange(len(distinct), dtype=np.int32)
+    inverse = np.take(slot, flat).reshape(cells.shape)
+    return distinct, inverse

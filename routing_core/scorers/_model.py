@@ -264,7 +264,7 @@ def train(
         share = WARM_EPOCHS / (WARM_EPOCHS + 1)
         learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress.part(0.0, share))
         # A batch of a few fresh texts would step as hard as a full one: scale it down.
-        learner.rates *= np.float32(min(1.0, warm.fresh.sum() / BATCH))
+        learner.scale_rates(min(1.0, warm.fresh.sum() / BATCH))
         learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
         model = _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
         return dataclasses.replace(model, bias=warm.bias)
@@ -507,6 +507,10 @@ class _Correction:
         self.margin = margin
         self.weights = np.zeros((corpus.n_terms, n_routes), np.float32)
         self.velocity = np.zeros_like(self.weights)
+
+    def scale_rates(self, factor: float) -> None:
+        """Scale every learning rate by `factor`."""
+        self.rates *= np.float32(factor)
 
     def add_to(self, weights: FloatArray) -> None:
         """Add the learned correction to `weights` (terms x routes), in place."""

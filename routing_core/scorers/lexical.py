@@ -181,8 +181,15 @@ def _normalise(
     Separate blocks keep the many character n-grams of a text from drowning its few words.
     """
     out = values.astype(np.float32, copy=True)
-    for mask, weight in ((~is_char, WORD_BLOCK_WEIGHT), (is_char, 1.0)):
-        out[mask] *= weight / _row_norms(out[mask], rows[mask], n_rows)[rows[mask]]
+    # Both blocks' norms from one count over (row, block), each summed in the entries' order
+    # as over the block alone: the same values without masked copies of the corpus (at 2,000
+    # x 25 its 6 million entries, whose copies were new pages to fault in: 0.25 s).
+    blocks = 2 * rows + is_char
+    norms = _row_norms(out, blocks, 2 * n_rows)
+    scales = np.empty(2 * n_rows, np.float32)
+    scales[0::2] = WORD_BLOCK_WEIGHT / norms[0::2]
+    scales[1::2] = 1.0 / norms[1::2]
+    out *= scales[blocks]
     return out / _row_norms(out, rows, n_rows)[rows]
 
 
@@ -284,12 +291,11 @@ def _build_corpus(
     numbered = np.concatenate([np.zeros(0, np.int32), *(c.ids for c in counted)])
     lengths = np.concatenate([np.zeros(0, np.int64), *(c.lengths for c in counted)])
     doc_routes = np.repeat(np.arange(len(routes)), [len(c.lengths) for c in counted])
-    terms, first, id_array = np.unique(numbered, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # first-seen order, as counting numbered them
-    rank = np.empty(len(terms), np.int64)
-    rank[order] = np.arange(len(terms))
-    id_array = rank[id_array.reshape(-1)]
-    term_names = [names[t] for t in terms[order].tolist()]
+    seen_in_order = _first_seen(numbered, len(names))  # as counting numbered them
+    rank = np.zeros(len(names), np.int64)
+    rank[seen_in_order] = np.arange(len(seen_in_order))
+    id_array = rank[numbered]
+    term_names = [names[t] for t in seen_in_order.tolist()]
     term_ids = {key: i for i, key in enumerate(term_names)}
     row_array = np.repeat(np.arange(len(lengths)), lengths)
     n_docs = len(lengths)
@@ -305,6 +311,18 @@ def _build_corpus(
         row_array, id_array, values, doc_routes.astype(np.int64), len(term_ids), char_sizes
     )
     return _Vocabulary(term_ids, idf, is_char), corpus
+
+
+def _first_seen(numbered: npt.NDArray[np.int32], n_numbers: int) -> IntArray:
+    """The distinct numbers of `numbered` (each below `n_numbers`) in the order they first
+    appear: what sorting them (`np.unique` with the first positions) gives, found from each
+    number's first position, so only the distinct numbers are sorted (at 2,000 x 25, 82,000
+    of 6 million entries: 0.5 s less)."""
+    first = np.full(n_numbers, len(numbered), np.int64)
+    np.minimum.at(first, numbered, np.arange(len(numbered)))
+    present = np.flatnonzero(first < len(numbered))
+    ordered: IntArray = present[np.argsort(first[present], kind="stable")]
+    return ordered
 
 
 # What an unknown route is compared with: no texts at all.

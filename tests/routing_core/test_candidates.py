@@ -65,11 +65,32 @@ def _plain_fit(corpus, chosen, base, rates, margin, initial, docs_sets, n_routes
     n_routes=st.integers(2, 9),
     width=st.integers(1, 9),
     warm=st.booleans(),
+    terms_at_once=st.sampled_from([1, 3, 1024]),
+    entries_at_once=st.sampled_from([1, 5, 8192]),
 )
 def test_compact_candidate_learning_equals_the_plain_dense_steps(
+    seed: int,
+    n_docs: int,
+    n_terms: int,
+    n_routes: int,
+    width: int,
+    warm: bool,
+    terms_at_once: int,
+    entries_at_once: int,
+) -> None:
+    """Batches, shared cells, warm starts and cells no step touches: all as the definition,
+    whatever blocks of terms and chunks of entries the cells are found in."""
+    before = _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES
+    _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES = terms_at_once, entries_at_once
+    try:
+        _check_compact_learning(seed, n_docs, n_terms, n_routes, width, warm)
+    finally:
+        _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES = before
+
+
+def _check_compact_learning(
     seed: int, n_docs: int, n_terms: int, n_routes: int, width: int, warm: bool
 ) -> None:
-    """Batches, shared cells, warm starts and cells no step touches: all as the definition."""
     width = min(width, n_routes)
     corpus, chosen, base, rates = _random_problem(seed, n_docs, n_terms, n_routes, width)
     rng = np.random.default_rng(seed + 1)
@@ -105,13 +126,22 @@ def test_compact_candidate_learning_equals_the_plain_dense_steps(
     np.testing.assert_allclose(learner.logits(held), plain_logits[held], rtol=1e-4, atol=1e-3)
 
 
-def test_distinct_cells_name_each_value_once_and_rebuild_the_input() -> None:
-    rng = np.random.default_rng(4)
-    cells = rng.integers(0, 50, size=(40, 3)).astype(np.int32)
-    slot = np.full(50, 7, np.int32)  # leftovers from an earlier batch
-    distinct, inverse, where = _candidates._distinct(cells, slot)
-    assert sorted(distinct.tolist()) == sorted(set(cells.ravel().tolist()))
-    np.testing.assert_array_equal(distinct[inverse], cells)
-    # A position of each distinct value in the flattened input (a batch reads its cells'
-    # rates from the entries there).
-    np.testing.assert_array_equal(cells.ravel()[where], distinct)
+@settings(max_examples=80, deadline=None)
+@given(
+    values=st.lists(st.integers(0, 49), min_size=0, max_size=120),
+    width=st.integers(1, 4),
+    leftover=st.integers(-5, 200),
+)
+def test_distinct_cells_are_np_unique_ascending_with_its_inverse(
+    values: list[int], width: int, leftover: int
+) -> None:
+    """The batch's cells in ascending order (a step reads the weights front to back), each
+    named once, and every cell's position among them: what `np.unique` gives."""
+    rows = len(values) // width
+    cells = np.asarray(values[: rows * width], np.int32).reshape(rows, width)
+    slot = np.full(50, leftover, np.int32)  # leftovers from an earlier batch
+    distinct, inverse = _candidates._distinct(cells, slot)
+    expected, expected_inverse = np.unique(cells.ravel(), return_inverse=True)
+    np.testing.assert_array_equal(distinct, expected)
+    np.testing.assert_array_equal(inverse, expected_inverse.reshape(cells.shape))
+    assert distinct.dtype == np.int64 and inverse.dtype == np.int32

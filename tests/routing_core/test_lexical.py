@@ -356,3 +356,39 @@ def test_the_word_cache_stays_bounded(scorer: LexicalScorer, monkeypatch) -> Non
         scorer.score(f"invoice word{n}", NAMES)
     assert len(scorer._vocabulary.words) <= 50
     assert top(scorer, "download my invoice") == "billing"
+
+
+@settings(max_examples=80, deadline=None)
+@given(numbers=st.lists(st.integers(0, 30), max_size=200), spare=st.integers(0, 5))
+def test_first_seen_numbers_are_the_distinct_ones_in_the_order_they_appear(
+    numbers: list[int], spare: int
+) -> None:
+    """What the corpus numbers its terms by: sorting them with their first positions."""
+    from routing_core.scorers.lexical import _first_seen
+
+    numbered = np.asarray(numbers, np.int32)
+    terms, first = np.unique(numbered, return_index=True)
+    expected = terms[np.argsort(first, kind="stable")]
+    got = _first_seen(numbered, 31 + spare)
+    np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_rows=st.integers(1, 12), n_entries=st.integers(0, 80))
+def test_normalising_both_blocks_at_once_is_normalising_each_block_apart(
+    seed: int, n_rows: int, n_entries: int
+) -> None:
+    """The word and character blocks normalised apart (the plain definition), to the bit."""
+    from routing_core.scorers import lexical
+
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.integers(0, n_rows, n_entries))
+    values = rng.random(n_entries).astype(np.float32) * 3.0
+    is_char = rng.random(n_entries) < 0.6
+    expected = values.astype(np.float32, copy=True)
+    for mask, weight in ((~is_char, lexical.WORD_BLOCK_WEIGHT), (is_char, 1.0)):
+        norms = lexical._row_norms(expected[mask], rows[mask], n_rows)
+        expected[mask] *= weight / norms[rows[mask]]
+    expected = expected / lexical._row_norms(expected, rows, n_rows)[rows]
+    got = lexical._normalise(values, rows, is_char, n_rows)
+    np.testing.assert_array_equal(got, expected)

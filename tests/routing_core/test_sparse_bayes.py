@@ -93,6 +93,32 @@ def test_logits_gathered_from_sparse_naive_bayes_are_the_dense_ones_on_the_candi
     np.testing.assert_allclose(got - shift, expected, atol=1e-3)
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    terms_at_once=st.integers(1, 40), entries_at_once=st.integers(1, 50), seed=st.integers(0, 99)
+)
+def test_gathered_logits_do_not_depend_on_the_blocks_they_are_summed_in(
+    terms_at_once: int, entries_at_once: int, seed: int
+) -> None:
+    """Blocks of terms and chunks of entries change which arrays are made, not one bit of
+    the sums (a cell's entries are added in the same order)."""
+    corpus = _random_corpus(seed, 60, 40, 9)
+    bayes, _, _ = _sparse.sparse_bayes(corpus, 9, SMOOTHING)
+    chosen = _candidates.candidates(corpus, bayes)
+    expected = _candidates.gathered_logits(corpus, bayes, chosen)
+    before = _candidates.GATHERED_TERMS, _candidates.GATHERED_ENTRIES
+    _candidates.GATHERED_ENTRIES = entries_at_once
+    try:
+        _candidates.GATHERED_TERMS = terms_at_once
+        got = _candidates.gathered_logits(corpus, bayes, chosen)
+    finally:
+        _candidates.GATHERED_TERMS, _candidates.GATHERED_ENTRIES = before
+    if terms_at_once == before[0] or terms_at_once >= corpus.n_terms:
+        np.testing.assert_array_equal(got, expected)  # same blocks, chunks of entries only
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
 def test_weights_made_block_by_block_encode_as_the_dense_matrix_does() -> None:
     rng = np.random.default_rng(5)
     weights = rng.normal(size=(50, 7)).astype(np.float32)
@@ -107,3 +133,30 @@ def test_weights_made_block_by_block_encode_as_the_dense_matrix_does() -> None:
         stored.BLOCK_ROWS = before
     assert by_blocks == stored.encode(routes, terms, idf, weights, 1.3, True)
     np.testing.assert_array_equal(blocks.dense(), weights)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    rows=st.integers(0, 6),
+    columns=st.integers(1, 9),
+    values=st.lists(
+        st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.25, 1e-8, 7.0]),
+        min_size=54,
+        max_size=54,
+    ),
+    seed=st.integers(0, 1000),
+)
+def test_row_medians_are_np_median_to_the_bit(
+    rows: int, columns: int, values: list[float], seed: int
+) -> None:
+    """Ties, signed zeros, odd and even rows, no rows: what `np.median` gives. (Of two zeros
+    in the middle, which sign comes first may differ: a median of 0 or -0 subtracts alike.)"""
+    rng = np.random.default_rng(seed)
+    block = np.asarray(values[: rows * columns], np.float32).reshape(rows, columns)
+    block += rng.normal(size=block.shape).astype(np.float32) * (seed % 2)  # some without ties
+    expected = np.median(block, axis=1, keepdims=True)
+    got = stored.row_medians(block.copy())
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    nonzero = expected != 0
+    np.testing.assert_array_equal(got[nonzero].view(np.int32), expected[nonzero].view(np.int32))
