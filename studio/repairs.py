@@ -195,14 +195,18 @@ def found_edit(job: RepairJob) -> Edit | None:
 
 
 def search_state(job: RepairJob) -> str:
-    """Where the search stands, in the page's words (the API's `detail`)."""
+    """Where the search stands, in words: the one source of the fix page's status line and
+    the API's `detail`, so the two cannot drift apart."""
     cancelling = " (cancelling)" if job.cancel_requested and job.is_running else ""
     if job.is_queued:
         return f"Waiting for a worker to start the search{cancelling}."
     if job.is_running and job.total:
         return f"Candidate {job.done} of {job.total} tried (each one runs every test case){cancelling}."
     if job.is_running:
-        return f"Learning the routes and running the test cases once{cancelling}."
+        return (
+            "Learning the routes and running the test cases once, to see what passes now"
+            f"{cancelling}."
+        )
     if job.status == JobStatus.DONE:
         edit = found_edit(job)
         return f"Found: {edit.describe()}." if edit else f"No small edit found: {job.reason}."

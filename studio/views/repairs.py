@@ -21,7 +21,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 from studio.jobs import queue
 from studio.jobs.recovery import recover
 from studio.models import RepairJob, TestCase
-from studio.repairs import NO_FIX, apply_found, current_search, found_edit, request_repair
+from studio.repairs import (
+    NO_FIX,
+    apply_found,
+    current_search,
+    found_edit,
+    request_repair,
+    search_state,
+)
 from studio.roles import can_edit
 from studio.services import Conflict, Refused
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
@@ -62,6 +69,7 @@ def _context(
         case=test_case,
         job=job,
         fix=found_edit(job) if job is not None else None,
+        state=search_state(job) if job is not None else "",
         is_current=job is not None and job.draft_revision == test_case.profile.draft_revision,
     )
 
