@@ -215,9 +215,13 @@ def search_state(job: RepairJob) -> str:
     return job.error or "The search stopped."
 
 
-def _outdated(job: RepairJob) -> str:
-    """Why the search's fix may no longer be applied, or "": the draft or the cases changed."""
-    test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)
+def _outdated(job: RepairJob, test_case: TestCase | None = None) -> str:
+    """Why the search's fix may no longer be applied, or "": the draft or the cases changed.
+
+    `test_case` is the job's case as this request loaded it (with its profile); without it,
+    it is read now (what applying does, just before it writes)."""
+    if test_case is None:
+        test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)
     if test_case.profile.draft_revision != job.draft_revision:
         return CHANGED
     if suite_fingerprint(_suite(test_case)[0]) != job.suite_fingerprint:
@@ -225,9 +229,10 @@ def _outdated(job: RepairJob) -> str:
     return ""
 
 
-def is_applicable(job: RepairJob) -> bool:
-    """The search found a fix, and the draft and the cases are still the ones it searched."""
-    return found_edit(job) is not None and not _outdated(job)
+def is_applicable(job: RepairJob, test_case: TestCase | None = None) -> bool:
+    """The search found a fix, and the draft and the cases are still the ones it searched
+    (`test_case`: the job's case as the caller loaded it, see `_outdated`)."""
+    return found_edit(job) is not None and not _outdated(job, test_case)
 
 
 def apply_found(job: RepairJob, *, user: Any) -> Edit:
