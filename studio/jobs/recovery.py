@@ -19,6 +19,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from studio.jobs.kinds import KINDS, kind_of
+from studio.jobs.runner import running_here
 from studio.jobs.sqlite import retry_locked
 from studio.models import Job, JobStatus
 
@@ -29,12 +30,13 @@ J = TypeVar("J", bound=Job)
 def recover() -> int:
     """Queue again (or fail) every job whose worker stopped beating; the number recovered."""
     now = timezone.now()
-    silent = _silent(now)
+    silent, here = _silent(now), running_here()
     recovered = 0
     for name, kind in KINDS.items():
         running = kind.model._default_manager.filter(silent, status=JobStatus.RUNNING)
         for job in running.only("pk", "worker", "attempts", "task_id"):
-            recovered += _recover(name, job, silent, now)
+            if (kind.model, job.pk) not in here:  # this process runs it: alive, if slow
+                recovered += _recover(name, job, silent, now)
     return recovered
 
 
@@ -48,6 +50,8 @@ def recover_job(job: J) -> J:
     now = timezone.now()
     last = job.heartbeat_at or job.updated_at
     if job.status != JobStatus.RUNNING or last is None or last >= _cutoff(now):
+        return job
+    if (type(job), job.pk) in running_here():
         return job
     if _recover(kind_of(job), job, _silent(now), now):
         job.refresh_from_db()
