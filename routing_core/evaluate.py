@@ -239,9 +239,16 @@ def _share(items: list[CaseResult], hit: Callable[[CaseResult], bool]) -> float 
 
 
 def _per_route(results: Sequence[CaseResult], routes: Iterable[str]) -> dict[str, RouteStats]:
+    """Each route's precision, recall and F1 over the cases.
+
+    A case that expects a menu and got one offering its route is right *for that route*
+    (`route_ok`): it counts as predicted and correct there, not under `(menu)`, where it
+    lowered its route's recall though it passed. A wrong menu still counts for no route.
+    """
+    scored = [(r.expected_label if r.route_ok else r.predicted, r) for r in results]
     expected = Counter(r.expected_label for r in results)
-    predicted = Counter(r.predicted for r in results)
-    correct = Counter(r.predicted for r in results if r.route_ok)
+    predicted = Counter(label for label, _ in scored)
+    correct = Counter(label for label, r in scored if r.route_ok)
     stats = {}
     for name in routes:
         if not expected[name] and not predicted[name]:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
+
 _STEP = re.compile(r"([A-Za-z_]+)|\[(\d+)\]")
 _QUOTE_AT = 40
 
@@ -255,6 +257,7 @@ _VERBS = {
 _SPECIAL = {
     "testcase.import": "imported test cases into",
     "profile.update": "changed the settings of",
+    CLEARED_ACTION: "cleared cosine-era thresholds of",
 }
 
 
@@ -289,7 +292,7 @@ class Change:
     removed: tuple[str, ...] = ()
 
 
-_HIDDEN = {"revision", "draft_revision", "updated_at", "created_at"}
+_HIDDEN = {"revision", "draft_revision", "updated_at", "created_at", NOTICE_KEY}
 
 
 def changes(before: Any, after: Any) -> list[Change]:
@@ -315,6 +318,7 @@ class HistoryLine:
     action: str
     target: str
     changes: list[Change]
+    notice: str = ""  # why the studio itself made the change (a migration), in words
 
 
 def history_line(entry: Any) -> HistoryLine:
@@ -323,6 +327,7 @@ def history_line(entry: Any) -> HistoryLine:
         action_label(entry.action),
         object_label(entry.object_type, entry.object_repr, entry.after, entry.before),
         changes(entry.before, entry.after),
+        entry.after.get(NOTICE_KEY, "") if isinstance(entry.after, Mapping) else "",
     )
 
 

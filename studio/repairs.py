@@ -195,14 +195,18 @@ def found_edit(job: RepairJob) -> Edit | None:
 
 
 def search_state(job: RepairJob) -> str:
-    """Where the search stands, in the page's words (the API's `detail`)."""
+    """Where the search stands, in words: the one source of the fix page's status line and
+    the API's `detail`, so the two cannot drift apart."""
     cancelling = " (cancelling)" if job.cancel_requested and job.is_running else ""
     if job.is_queued:
         return f"Waiting for a worker to start the search{cancelling}."
     if job.is_running and job.total:
         return f"Candidate {job.done} of {job.total} tried (each one runs every test case){cancelling}."
     if job.is_running:
-        return f"Learning the routes and running the test cases once{cancelling}."
+        return (
+            "Learning the routes and running the test cases once, to see what passes now"
+            f"{cancelling}."
+        )
     if job.status == JobStatus.DONE:
         edit = found_edit(job)
         return f"Found: {edit.describe()}." if edit else f"No small edit found: {job.reason}."
@@ -211,9 +215,13 @@ def search_state(job: RepairJob) -> str:
     return job.error or "The search stopped."
 
 
-def _outdated(job: RepairJob) -> str:
-    """Why the search's fix may no longer be applied, or "": the draft or the cases changed."""
-    test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)
+def _outdated(job: RepairJob, test_case: TestCase | None = None) -> str:
+    """Why the search's fix may no longer be applied, or "": the draft or the cases changed.
+
+    `test_case` is the job's case as this request loaded it (with its profile); without it,
+    it is read now (what applying does, just before it writes)."""
+    if test_case is None:
+        test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)
     if test_case.profile.draft_revision != job.draft_revision:
         return CHANGED
     if suite_fingerprint(_suite(test_case)[0]) != job.suite_fingerprint:
@@ -221,9 +229,10 @@ def _outdated(job: RepairJob) -> str:
     return ""
 
 
-def is_applicable(job: RepairJob) -> bool:
-    """The search found a fix, and the draft and the cases are still the ones it searched."""
-    return found_edit(job) is not None and not _outdated(job)
+def is_applicable(job: RepairJob, test_case: TestCase | None = None) -> bool:
+    """The search found a fix, and the draft and the cases are still the ones it searched
+    (`test_case`: the job's case as the caller loaded it, see `_outdated`)."""
+    return found_edit(job) is not None and not _outdated(job, test_case)
 
 
 def apply_found(job: RepairJob, *, user: Any) -> Edit:

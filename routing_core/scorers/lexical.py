@@ -366,20 +366,8 @@ def _warm(
         floor=model.floor,
         margin=model.margin,
         changed=changed | ~known_routes,
-        bias=_mapped_bias(model, route_map),
+        bias=stored_model.moved_bias(model, route_map),
     )
-
-
-def _mapped_bias(model: LexicalModel, route_map: IntArray) -> FloatArray | None:
-    """The model's intercepts moved to new route indices (a route it did not know gets
-    their median, the intercept of a typical route)."""
-    bias = stored_model.decode_bias(model)
-    if bias is None:
-        return None
-    known = route_map >= 0
-    moved = np.full(len(route_map), np.median(bias), np.float32)
-    moved[known] = bias[route_map[known]]
-    return moved
 
 
 def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> FloatArray:

@@ -355,9 +355,11 @@ def _carried(
     all_cells = np.insert(carried_cells, at, fresh_cells[fresh_order])
     all_values = np.insert(carried_values, at, new_values[fills][fresh_order])
     idf = np.concatenate([decode_idf(old), added_idf])
+    was = {route.name: i for i, route in enumerate(old_routes)}
+    bias = moved_bias(old, np.asarray([was.get(r.name, -1) for r in routes], np.int64))
     return old.model_copy(
         update={
-            "bias": _carried_bias(old, mapping, len(routes)),
+            "bias": None if bias is None else _pack(bias.astype("<f2")),
             "routes": len(routes),
             "stale": True,
             "terms": (*old.terms, *added),
@@ -368,17 +370,18 @@ def _carried(
     )
 
 
-def _carried_bias(old: LexicalModel, mapping: npt.NDArray[np.int64], n_routes: int) -> str | None:
-    """`old`'s intercepts moved to the new columns (`mapping`: each old column's new one, or
-    -1); a route it did not know gets their median, the intercept of a typical route (with
+def moved_bias(model: LexicalModel, source: npt.NDArray[np.int64]) -> FloatArray | None:
+    """`model`'s intercepts moved to new route indices (`source`: each new route's index in
+    the model, or -1), for a stale carry (`_carried`) and a warm start (`lexical._warm`)
+    alike. A route it did not know gets their median, the intercept of a typical route (with
     0, a new route's column lost to every learned one: 1 of 12 of its own examples)."""
-    bias = decode_bias(old)
+    bias = decode_bias(model)
     if bias is None:
         return None
-    moved = np.full(n_routes, np.median(bias), np.float32)
-    kept = mapping >= 0
-    moved[mapping[kept]] = bias[kept]
-    return _pack(moved.astype("<f2"))
+    known = source >= 0
+    moved = np.full(len(source), np.median(bias), np.float32)
+    moved[known] = bias[source[known]]
+    return moved
 
 
 def _bayes_share(old: LexicalModel) -> float:

@@ -1,7 +1,8 @@
 """Jobs whose worker died: queued again, or failed with the reason; never "running" forever.
 
 A worker killed with SIGKILL (or the machine under it lost) cannot say anything; its jobs'
-heartbeats simply stop. Any worker, and any page that shows jobs, calls `recover()`: a running
+heartbeats simply stop. Any worker, and the job pages, call `recover()` (a poll of one job,
+`recover_job`, for that job alone): a running
 job silent for `STUDIO_JOB_STALE_AFTER_S` is given to the queue again, until it has been tried
 `STUDIO_JOB_MAX_ATTEMPTS` times, then marked failed with what happened.
 """
@@ -9,58 +10,92 @@ job silent for `STUDIO_JOB_STALE_AFTER_S` is given to the queue again, until it 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TypeVar
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from studio.jobs.kinds import KINDS
+from studio.jobs.kinds import KINDS, kind_of
+from studio.jobs.runner import running_here
 from studio.jobs.sqlite import retry_locked
-from studio.models import JobStatus
+from studio.models import Job, JobStatus
 
 log = logging.getLogger(__name__)
+J = TypeVar("J", bound=Job)
 
 
 def recover() -> int:
     """Queue again (or fail) every job whose worker stopped beating; the number recovered."""
-    from studio.jobs.tasks import run_job
-
     now = timezone.now()
-    cutoff = now - timedelta(seconds=float(settings.STUDIO_JOB_STALE_AFTER_S))
-    max_attempts = int(settings.STUDIO_JOB_MAX_ATTEMPTS)
-    silent = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, updated_at__lt=cutoff)
+    silent, here = _silent(now), running_here()
     recovered = 0
     for name, kind in KINDS.items():
-        manager = kind.model._default_manager
-        running = manager.filter(silent, status=JobStatus.RUNNING)
+        running = kind.model._default_manager.filter(silent, status=JobStatus.RUNNING)
         for job in running.only("pk", "worker", "attempts", "task_id"):
-            same = manager.filter(pk=job.pk, status=JobStatus.RUNNING, worker=job.worker)
-            if job.attempts >= max_attempts:
-                error = (
-                    f"Stopped: the worker running it ({job.worker}) stopped responding "
-                    f"{job.attempts} times (killed or crashed). Start it again."
-                )
-                changed = retry_locked(
-                    lambda s=same, e=error: s.update(  # type: ignore[misc]
-                        status=JobStatus.FAILED, error=e, finished_at=now
-                    )
-                )
-            else:
-                changed = retry_locked(
-                    lambda s=same: s.update(  # type: ignore[misc]
-                        status=JobStatus.QUEUED, worker="", heartbeat_at=None, updated_at=now
-                    )
-                )
-                if changed:
-                    result = run_job.enqueue(name, job.pk)
-                    manager.filter(pk=job.pk).update(task_id=str(result.id))
-            if changed:
-                _close_task(job.task_id, now)
-                log.warning("%s %s recovered from worker %s", name, job.pk, job.worker)
-                recovered += changed
+            if (kind.model, job.pk) not in here:  # this process runs it: alive, if slow
+                recovered += _recover(name, job, silent, now)
     return recovered
+
+
+def recover_job(job: J) -> J:
+    """`recover` for the one job a page or a poll is about to show, as it is now.
+
+    Only its own row, and a write only when it is running with its heartbeat silent: a poll
+    of a live search reads, it does not sweep every job of every kind. Other jobs are the
+    workers' (each recovers all of them every few seconds) and the job pages'.
+    """
+    now = timezone.now()
+    last = job.heartbeat_at or job.updated_at
+    if job.status != JobStatus.RUNNING or last is None or last >= _cutoff(now):
+        return job
+    if (type(job), job.pk) in running_here():
+        return job
+    if _recover(kind_of(job), job, _silent(now), now):
+        job.refresh_from_db()
+    return job
+
+
+def _cutoff(now: datetime) -> datetime:
+    return now - timedelta(seconds=float(settings.STUDIO_JOB_STALE_AFTER_S))
+
+
+def _silent(now: datetime) -> Q:
+    """Running jobs whose worker has not beaten within STUDIO_JOB_STALE_AFTER_S."""
+    cutoff = _cutoff(now)
+    return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, updated_at__lt=cutoff)
+
+
+def _recover(name: str, job: Job, silent: Q, now: datetime) -> int:
+    """Queue `job` again, or fail it after STUDIO_JOB_MAX_ATTEMPTS; 1 if this call did it
+    (the update is conditional, so a worker that beats meanwhile, or another recoverer, wins)."""
+    from studio.jobs.tasks import run_job
+
+    manager = type(job)._default_manager
+    same = manager.filter(silent, pk=job.pk, status=JobStatus.RUNNING, worker=job.worker)
+    if job.attempts >= int(settings.STUDIO_JOB_MAX_ATTEMPTS):
+        error = (
+            f"Stopped: the worker running it ({job.worker}) stopped responding "
+            f"{job.attempts} times (killed or crashed). Start it again."
+        )
+        changed = retry_locked(
+            lambda: same.update(status=JobStatus.FAILED, error=error, finished_at=now)
+        )
+    else:
+        changed = retry_locked(
+            lambda: same.update(
+                status=JobStatus.QUEUED, worker="", heartbeat_at=None, updated_at=now
+            )
+        )
+        if changed:
+            result = run_job.enqueue(name, job.pk)
+            manager.filter(pk=job.pk).update(task_id=str(result.id))
+    if changed:
+        _close_task(job.task_id, now)
+        log.warning("%s %s recovered from worker %s", name, job.pk, job.worker)
+    return int(changed)
 
 
 def _close_task(task_id: str, now: object) -> None:

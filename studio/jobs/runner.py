@@ -28,6 +28,20 @@ from studio.models import Job, JobStatus
 
 log = logging.getLogger(__name__)
 
+# The jobs this process is running now, as (model, pk): alive whatever their heartbeat says.
+# A worker process starved of CPU for STALE_AFTER (or stuck in a C call that holds the GIL)
+# writes no beat, and neither does its recovery thread run meanwhile; when both wake, the
+# recovery may look first and take the worker's own live job from it, which then ran twice
+# (or failed "stopped responding" at its last attempt). Recovery skips these.
+_RUNNING_HERE: set[tuple[type[Job], int]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def running_here() -> frozenset[tuple[type[Job], int]]:
+    """The jobs this process is running now (recovery never takes one of them)."""
+    with _RUNNING_LOCK:
+        return frozenset(_RUNNING_HERE)
+
 
 def worker_name() -> str:
     """host:pid, unique across the worker pool (and a clue in the admin for who ran what)."""
@@ -119,6 +133,8 @@ class Heartbeat:
         return not connections[router.db_for_write(self.model)].in_atomic_block
 
     def __enter__(self) -> Heartbeat:
+        with _RUNNING_LOCK:
+            _RUNNING_HERE.add((self.model, self.pk))
         if self.is_needed:
             self._thread.start()
         return self
@@ -129,6 +145,8 @@ class Heartbeat:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
+        with _RUNNING_LOCK:
+            _RUNNING_HERE.discard((self.model, self.pk))
 
     def _beat(self) -> None:
         every = float(settings.STUDIO_JOB_HEARTBEAT_S)

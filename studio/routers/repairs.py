@@ -20,7 +20,7 @@ from ninja.params import functions as params
 
 from routing_core.repair import Edit
 from studio.jobs import queue
-from studio.jobs.recovery import recover
+from studio.jobs.recovery import recover_job
 from studio.models import Profile, RepairJob, TestCase
 from studio.repairs import (
     apply_found,
@@ -52,7 +52,12 @@ def _case(request: HttpRequest, slug: str, case_id: int) -> TestCase:
 
 
 def _search(request: HttpRequest, slug: str, case_id: int, search_id: int) -> RepairJob:
-    return get_object_or_404(RepairJob, test_case=_case(request, slug, case_id), pk=search_id)
+    """The search, its `test_case` (and that case's profile) the rows loaded for the access
+    check: the answer reads them without loading the case again."""
+    test_case = _case(request, slug, case_id)
+    job = get_object_or_404(RepairJob, test_case=test_case, pk=search_id)
+    job.test_case = test_case
+    return job
 
 
 @router.post(BASE, response=SEARCH)
@@ -83,11 +88,13 @@ def read_fix_search(
     search_id: int = SEARCH_ID,
 ) -> dict[str, Any]:
     """The search's state and progress; once done, the edit found, in words and as fields."""
-    recover()  # a search whose worker died is queued again (or failed), as the page does
-    job = _search(request, slug, case_id, search_id)
+    # This search, if its worker died, is queued again (or failed) before it is shown; the
+    # poll recovers nothing else (the workers do).
+    found = _search(request, slug, case_id, search_id)
+    test_case, job = found.test_case, recover_job(found)
     if job.is_running:
         response["Retry-After"] = RETRY_AFTER_S
-    return search_out(job.test_case, job)
+    return search_out(test_case, job)
 
 
 @router.post(ONE + "/cancel", response=SEARCH)
@@ -99,8 +106,9 @@ def cancel_fix_search(
     search_id: int = SEARCH_ID,
 ) -> Status[dict[str, Any]]:
     """Stop the search: a queued one at once (200), a running one at its next candidate (202)."""
-    job = queue.cancel(_search(request, slug, case_id, search_id))
-    return _answer(response, job.test_case, job)
+    found = _search(request, slug, case_id, search_id)
+    test_case = found.test_case  # refresh_from_db (in cancel) forgets it
+    return _answer(response, test_case, queue.cancel(found))
 
 
 @router.post(ONE + "/apply", response={200: FixAppliedOut, **ERRORS})
@@ -140,7 +148,7 @@ def search_out(test_case: TestCase, job: RepairJob) -> dict[str, Any]:
         "test_case": test_case.pk,
         "detail": search_state(job),
         "fix": edit_out(edit) if edit is not None else None,
-        "applicable": edit is not None and is_applicable(job),
+        "applicable": edit is not None and is_applicable(job, test_case),
         "url": url,
         "page": reverse("tests-fix", args=[slug, test_case.pk]) + f"?job={job.pk}",
     }

@@ -19,9 +19,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from studio.jobs import queue
-from studio.jobs.recovery import recover
+from studio.jobs.recovery import recover_job
 from studio.models import RepairJob, TestCase
-from studio.repairs import NO_FIX, apply_found, current_search, found_edit, request_repair
+from studio.repairs import (
+    NO_FIX,
+    apply_found,
+    current_search,
+    found_edit,
+    request_repair,
+    search_state,
+)
 from studio.roles import can_edit
 from studio.services import Conflict, Refused
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
@@ -42,13 +49,14 @@ def case_fix(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     test_case = _case(request, slug, pk)
     if request.method == "POST":
         return _apply(request, test_case)
-    recover()  # a search whose worker died is queued again (or failed) before it is shown
     wanted = request.GET.get("job", "")
     job = (
         get_object_or_404(RepairJob, test_case=test_case, pk=int(wanted))
         if wanted.isdigit()
         else current_search(test_case)
     )
+    if job is not None:  # if its worker died, it is queued again (or failed) before it is shown
+        job = recover_job(job)
     template = "studio/case_fix.html#fix-status" if request.htmx else "studio/case_fix.html"
     return render(request, template, _context(request, test_case, job))
 
@@ -62,6 +70,7 @@ def _context(
         case=test_case,
         job=job,
         fix=found_edit(job) if job is not None else None,
+        state=search_state(job) if job is not None else "",
         is_current=job is not None and job.draft_revision == test_case.profile.draft_revision,
     )
 

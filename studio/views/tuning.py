@@ -13,8 +13,9 @@ from django.views.decorators.http import require_http_methods
 
 from routing_core import triage
 from routing_core.lexicons import LEXICONS, mix
+from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.forms import LexiconForm, PackForm, PolicyForm
-from studio.models import Profile
+from studio.models import AuditEntry, Profile
 from studio.playground import scorer_defaults
 from studio.services import Conflict, Refused, save_profile
 from studio.views._common import (
@@ -103,7 +104,17 @@ def _scorer(profile: Profile) -> dict[str, object]:
     return {
         "scorer_settings": json.dumps(settings, indent=2) if settings else "",
         "scorer_defaults": scorer_defaults(profile),
+        "cleared_notice": _cleared_notice(profile),
     }
+
+
+def _cleared_notice(profile: Profile) -> str:
+    """Why migration 0014 cleared a cosine-era embedding threshold, while that is still the
+    last change of the profile's settings: once a person saves them, they have seen it."""
+    last = AuditEntry.objects.filter(profile=profile, object_type="profile").first()
+    if last is None or last.action != CLEARED_ACTION or not isinstance(last.after, dict):
+        return ""
+    return str(last.after.get(NOTICE_KEY, ""))
 
 
 @require_http_methods(["GET", "POST"])

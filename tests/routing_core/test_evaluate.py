@@ -239,6 +239,21 @@ def test_a_case_expecting_a_menu_passes_when_the_menu_offers_its_route():
     assert report.in_scope_accuracy == pytest.approx(2 / 3)  # the move went to the right route
 
 
+def test_a_passing_menu_case_counts_for_its_route_in_the_per_route_figures():
+    router = Router(load_pack(minimal_doc()), scorer=TableScorer(TABLE))
+    cases = [Case("tie", "shipping", expected_verdict="menu"), Case("s1", "shipping")]
+    cases.append(Case("tie", "human", expected_verdict="menu"))  # not on that menu
+
+    report = evaluate(router, cases)
+
+    # Both shipping cases passed: shipping's recall is 2/2 (not 1/2, the menu under "(menu)"),
+    # its precision 2/2; human's one case failed (its menu did not offer it).
+    shipping, human = report.per_route["shipping"], report.per_route["human"]
+    assert (shipping.precision, shipping.recall, shipping.support) == (1.0, 1.0, 2)
+    assert (human.precision, human.recall, human.support) == (0.0, 0.0, 1)
+    assert report.menu_rate == pytest.approx(2 / 3)  # what was shown is still counted
+
+
 def test_a_menu_is_still_wrong_for_a_case_that_expects_a_route():
     router = Router(load_pack(minimal_doc()), scorer=TableScorer(TABLE))
 

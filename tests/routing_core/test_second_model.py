@@ -128,6 +128,16 @@ def test_a_stale_model_carries_each_route_s_intercept_by_name(built: Pack) -> No
     assert by_name == {names[0]: 1.0, names[1]: 2.0, names[2]: 3.0, "brand_new": 2.0}
 
 
+def test_intercepts_move_to_new_route_indices_and_an_unknown_route_gets_the_median(
+    built: Pack,
+) -> None:
+    """The one mapping both the stale carry and the warm start use (`stored.moved_bias`)."""
+    model = _model_of(_with_model(built, bias=_bias([1.0, 2.0, 4.0])))
+    moved = stored.moved_bias(model, np.asarray([2, -1, 0, 1], np.int64))
+    assert moved is not None and moved.tolist() == [4.0, 2.0, 1.0, 2.0]
+    assert stored.moved_bias(model.model_copy(update={"bias": None}), np.zeros(3, np.int64)) is None
+
+
 def test_a_warm_start_keeps_each_route_s_intercept(built: Pack) -> None:
     routes = [route.model_dump() for route in built.routes]
     routes[0]["examples"] = [*routes[0]["examples"], "where is my parcel this week"]

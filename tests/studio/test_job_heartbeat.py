@@ -67,3 +67,33 @@ def test_a_job_run_outside_a_transaction_still_beats_while_its_work_is_silent(
     job = request_repair(case, user=editor)  # inline, but in autocommit: as a worker runs it
 
     assert job.status == "done" and beats and beats[0] > job.started_at
+
+
+def test_recovery_never_takes_a_job_this_process_is_running_however_silent_it_looks(
+    case: TestCase, editor: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker starved of CPU past STALE_AFTER writes no beat; when it wakes, its own
+    recovery thread may look before its heartbeat thread writes. It must not take the job
+    (it ran twice, or failed "stopped responding" at its last attempt)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from studio.jobs.recovery import recover, recover_job
+
+    settings.STUDIO_JOB_MAX_ATTEMPTS = 1  # a recovery would fail it: plain to see
+    seen: list[object] = []
+
+    def work(job: RepairJob, progress: Any) -> dict[str, Any]:
+        long_ago = timezone.now() - timedelta(hours=1)
+        RepairJob.objects.filter(pk=job.pk).update(heartbeat_at=long_ago)  # silent as a corpse
+        seen.append(recover())
+        seen.append(recover_job(RepairJob.objects.get(pk=job.pk)).status)
+        return {"reason": "woke up"}
+
+    monkeypatch.setattr("studio.repairs.execute_repair", work)
+
+    job = request_repair(case, user=editor)  # runs inline: this process is its worker
+
+    assert seen == [0, "running"]
+    assert job.status == "done" and job.attempts == 1 and job.reason == "woke up"

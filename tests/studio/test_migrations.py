@@ -11,6 +11,7 @@ reverse).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from django.apps import apps as current_apps
 from django.apps.registry import Apps
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.recorder import MigrationRecorder
 
 MigrationKey = tuple[str, str]
 Seeded = dict[str, list[tuple[int, dict[str, Any]]]]
@@ -145,14 +147,18 @@ def test_a_database_from_the_first_migrations_upgrades_to_the_latest_with_data_i
                     assert after[field] == expected, f"{model_name}.{field} of row {pk}"
 
 
-@pytest.fixture
-def at_repair_jobs(transactional_db: None) -> Iterator[Apps]:
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
+def at_migration(name: str) -> Iterator[Apps]:
+    """The database at studio migration `name`, back at the latest afterwards."""
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
     try:
-        yield migrate([("studio", "0012_repair_jobs")])
+        yield migrate([("studio", name)])
     finally:
         migrate(latest)
+
+
+@pytest.fixture
+def at_repair_jobs(transactional_db: None) -> Iterator[Apps]:
+    yield from at_migration("0012_repair_jobs")
 
 
 def test_searches_queued_twice_before_0013_leave_one_queued_and_say_why_the_other_stopped(
@@ -174,3 +180,109 @@ def test_searches_queued_twice_before_0013_leave_one_queued_and_say_why_the_othe
     )
     assert newer.status == "queued"
     assert older.status == "cancelled" and f"#{newer.pk}" in older.error
+
+
+@pytest.fixture
+def at_one_active_search(transactional_db: None) -> Iterator[Apps]:
+    yield from at_migration("0013_one_active_search_per_case")
+
+
+PROBABILITIES_SINCE = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def _embedding_profile(apps: Apps, slug: str, *, at: datetime, **fields: Any) -> Any:
+    """A profile created at `at`, with the audit entry its creation wrote."""
+    Profile, AuditEntry = (
+        apps.get_model("studio", "Profile"),
+        apps.get_model("studio", "AuditEntry"),
+    )
+    profile = Profile.objects.create(slug=slug, name=slug, **fields)
+    Profile.objects.filter(pk=profile.pk).update(created_at=at)
+    entry = AuditEntry.objects.create(
+        profile=profile,
+        action="profile.create",
+        object_type="profile",
+        object_repr=slug,
+        after={
+            "scorer_kind": profile.scorer_kind,
+            "floor": profile.floor,
+            "scorer_settings": profile.scorer_settings,
+        },
+    )
+    AuditEntry.objects.filter(pk=entry.pk).update(at=at)
+    return profile
+
+
+def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_so(
+    at_one_active_search: Apps,
+) -> None:
+    apps = at_one_active_search
+    MigrationRecorder(connection).migration_qs.filter(app="studio", name="0011_import_jobs").update(
+        applied=PROBABILITIES_SINCE
+    )
+    before, after = (
+        PROBABILITIES_SINCE - timedelta(days=1),
+        PROBABILITIES_SINCE + timedelta(hours=1),
+    )
+    old = _embedding_profile(apps, "old", at=before, scorer_kind="embedding", floor=0.62)
+    retuned = _embedding_profile(apps, "retuned", at=before, scorer_kind="embedding", floor=0.62)
+    AuditEntry = apps.get_model("studio", "AuditEntry")
+    entry = AuditEntry.objects.create(
+        profile=retuned,
+        action="profile.update",
+        object_type="profile",
+        before={"scorer_kind": "embedding", "floor": 0.62, "scorer_settings": None},
+        after={"scorer_kind": "embedding", "floor": 0.4, "scorer_settings": None},
+    )
+    AuditEntry.objects.filter(pk=entry.pk).update(at=after)
+    apps.get_model("studio", "Profile").objects.filter(pk=retuned.pk).update(floor=0.4)
+    lexical = _embedding_profile(apps, "lexical", at=before, floor=0.3)
+    tiers = [{"kind": "lexical"}, {"kind": "embedding", "floor": 0.7, "near_tie_margin": None}]
+    cascade = _embedding_profile(
+        apps,
+        "cascade",
+        at=before,
+        scorer_kind="cascade",
+        floor=0.3,
+        scorer_settings={"kind": "cascade", "tiers": tiers},
+    )
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    Profile = current_apps.get_model("studio", "Profile")
+    cleared = Profile.objects.get(pk=old.pk)
+    assert cleared.floor is None and cleared.draft_revision == old.draft_revision + 1
+    note = AuditEntry.objects.get(profile=old.pk, action="profile.cosine_thresholds_cleared")
+    assert note.before == {"floor": 0.62}
+    assert "embedding floor 0.62 was a cosine" in note.after["notice"]
+    assert "the pack's fitted floor applies" in note.after["notice"]
+    assert Profile.objects.get(pk=retuned.pk).floor == 0.4  # set since: a probability
+    assert Profile.objects.get(pk=lexical.pk).floor == 0.3  # a lexical floor never was a cosine
+    fresh = Profile.objects.get(pk=cascade.pk)
+    assert fresh.floor == 0.3  # the policy's floor is judged by the cascade's lexical tier
+    assert fresh.scorer_settings["tiers"][1]["floor"] is None
+    assert fresh.scorer_settings["tiers"][0] == {"kind": "lexical"}
+    tier_note = AuditEntry.objects.get(
+        profile=cascade.pk, action="profile.cosine_thresholds_cleared"
+    )
+    assert "embedding tier's own floor in the cascade 0.7 was a cosine" in tier_note.after["notice"]
+    assert not AuditEntry.objects.filter(
+        profile__in=[retuned.pk, lexical.pk], action="profile.cosine_thresholds_cleared"
+    ).exists()
+
+
+def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_history(
+    at_one_active_search: Apps,
+) -> None:
+    MigrationRecorder(connection).migration_qs.filter(app="studio", name="0011_import_jobs").update(
+        applied=PROBABILITIES_SINCE
+    )
+    Profile = at_one_active_search.get_model("studio", "Profile")
+    made = Profile.objects.create(slug="made", name="made", scorer_kind="embedding", floor=0.5)
+    Profile.objects.filter(pk=made.pk).update(created_at=PROBABILITIES_SINCE + timedelta(days=1))
+    unknown = Profile.objects.create(slug="unknown", name="u", scorer_kind="embedding", floor=0.5)
+    Profile.objects.filter(pk=unknown.pk).update(created_at=PROBABILITIES_SINCE - timedelta(days=1))
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    Current = current_apps.get_model("studio", "Profile")
+    assert Current.objects.get(pk=made.pk).floor == 0.5
+    assert Current.objects.get(pk=unknown.pk).floor is None

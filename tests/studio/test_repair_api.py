@@ -241,3 +241,48 @@ def test_a_worker_runs_the_search_a_script_polls_it_and_applies_the_fix(
     assert script.post(f"{url}/apply").status_code == 200
     assert profile.routes.get(name="shipping").keywords == ["courier"]
     assert AuditEntry.objects.filter(action="route.accept-repair").count() == 1
+
+
+def _silent_running(job: RepairJob, attempts: int = 1) -> None:
+    """As a worker killed mid-search leaves a job: running, its heartbeat long silent."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    long_ago = timezone.now() - timedelta(hours=1)
+    RepairJob.objects.filter(pk=job.pk).update(
+        status="running", worker="gone:1", attempts=attempts, heartbeat_at=long_ago
+    )
+
+
+def test_polling_a_search_recovers_that_search_only_and_loads_its_case_once(
+    script: Client, profile: Profile, settings: Any
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.TASKS = DATABASE
+    cases = _cases(profile)
+    mine, other = (script.post(_fixes(c)).json()["id"] for c in (cases[-1], cases[0]))
+    for pk in (mine, other):
+        _silent_running(RepairJob.objects.get(pk=pk))
+
+    with CaptureQueriesContext(connection) as queries:
+        body = script.get(f"{_fixes(cases[-1])}/{mine}").json()
+    assert body["status"] == "queued"  # its worker died: given to the queue again
+    assert RepairJob.objects.get(pk=other).status == "running"  # a poll sweeps nothing else
+    one_case = [q for q in queries if '"studio_testcase"."id" =' in q["sql"]]
+    assert len(one_case) == 1, [q["sql"] for q in one_case]
+
+    RepairJob.objects.filter(pk=mine).update(status="done", fix=COURIER, worker="w")
+    with CaptureQueriesContext(connection) as queries:
+        body = script.get(f"{_fixes(cases[-1])}/{mine}").json()
+    assert body["applicable"] is True  # judged on the case this request loaded
+    assert len([q for q in queries if '"studio_testcase"."id" =' in q["sql"]]) == 1
+    assert not [
+        q
+        for q in queries
+        if q["sql"].startswith(("UPDATE", "INSERT"))
+        and "studio_" in q["sql"]
+        and "apitoken" not in q["sql"]
+    ]

@@ -12,7 +12,7 @@ import pytest
 
 from studio.jobs import runner
 from studio.models import AuditEntry, RepairJob, TestCase
-from studio.repairs import execute_repair
+from studio.repairs import execute_repair, search_state
 from tests.job_worker import DATABASE
 from tests.routing_core.chat_server import ChatServer, Reply, answers
 from tests.studio.conftest import found_search
@@ -182,6 +182,35 @@ def test_a_running_search_shows_which_candidate_it_is_on(cases, editor, client_f
     assert "Candidate 3 of 12 tried" in page and 'hx-trigger="every 1s"' in page
 
 
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"status": "queued"},
+        {"status": "running", "done": 0, "total": 0},
+        {"status": "running", "done": 0, "total": 0, "cancel_requested": True},
+        {"status": "running", "done": 3, "total": 12},
+        {"status": "done", "reason": "no candidate edit passes every case", "fix": None},
+        {"status": "cancelled"},
+        {"status": "failed", "error": "The worker stopped."},
+        {"status": "failed", "error": ""},
+    ],
+    ids=lambda state: "-".join(str(v) for v in state.values()),
+)
+def test_the_page_says_where_the_search_stands_in_the_apis_words(
+    cases, editor, client_for, settings, state
+):
+    from django.utils.html import escape
+
+    settings.TASKS = DATABASE
+    failing, client = cases[-1], client_for(editor)
+    _response, job = _open(client, failing)
+    RepairJob.objects.filter(pk=job.pk).update(**state)
+    job.refresh_from_db()
+    page = client.get(f"{_url(failing)}?job={job.pk}").content.decode()
+    assert escape(search_state(job)) in page
+    assert page.count(escape(search_state(job))) == 1
+
+
 def test_the_search_reports_progress_after_each_candidate(cases, editor, profile, settings):
     from studio.repairs import request_repair
 
@@ -323,7 +352,7 @@ def test_the_test_cases_page_links_failing_cases_to_a_fix(cases, editor, client_
     start_run(profile, user=editor)
     html = client_for(editor).get(f"/profiles/{profile.slug}/tests/").content.decode()
     assert html.count('data-testid="find-fix"') == 1
-    assert _url(cases[-1]) in html
+    assert f'method="post" action="{_url(cases[-1])}search/"' in html  # one press starts it
 
 
 # -- every kind of fix, applied through the normal save path ---------------------------------------

@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
-from studio.models import Profile, Route, Tool
+from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY, notice
+from studio.models import AuditEntry, Profile, Route, Tool
 from tests.studio.conftest import htmx, policy_form
 
 
@@ -398,6 +400,27 @@ class TestPolicyAndLexicons:
 
         assert response.status_code == 409
         assert b"changed by editor" in response.content
+
+    def test_a_cleared_cosine_floor_is_explained_until_the_policy_is_saved_again(
+        self, profile, editor, client_for
+    ):
+        said = str(escape(notice({"policy.floor": 0.62})))
+        AuditEntry.objects.create(
+            profile=profile,
+            action=CLEARED_ACTION,
+            object_type="profile",
+            object_repr=profile.slug,
+            before={"floor": 0.62},
+            after={"floor": None, NOTICE_KEY: notice({"policy.floor": 0.62})},
+        )
+        client = client_for(editor)
+
+        assert said.encode() in client.get(url("policy", profile)).content
+        history = client.get(url("audit", profile)).content.decode()
+        assert said in history and "cleared cosine-era thresholds of" in history.lower()
+        assert "Notice" not in history  # the sentence is not shown as a changed field
+        client.post(url("policy", profile), policy_form(floor="0.3"))
+        assert said.encode() not in client.get(url("policy", profile)).content
 
     def test_the_lexicon_page_shows_the_built_in_defaults(self, profile, viewer, client_for):
         from routing_core.triage import DEFAULT_ACTION_VERBS
