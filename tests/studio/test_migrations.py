@@ -190,6 +190,21 @@ def at_one_active_search(transactional_db: None) -> Iterator[Apps]:
 PROBABILITIES_SINCE = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
+@pytest.fixture
+def probabilities_since(at_one_active_search: Apps) -> Iterator[Apps]:
+    """The database at 0013 with 0011 recorded as applied at PROBABILITIES_SINCE; the
+    recorded time is put back afterwards (the flush between tests leaves django_migrations)."""
+    recorded = MigrationRecorder(connection).migration_qs.filter(
+        app="studio", name="0011_import_jobs"
+    )
+    applied = recorded.get().applied
+    recorded.update(applied=PROBABILITIES_SINCE)
+    try:
+        yield at_one_active_search
+    finally:
+        recorded.update(applied=applied)
+
+
 def _embedding_profile(apps: Apps, slug: str, *, at: datetime, **fields: Any) -> Any:
     """A profile created at `at`, with the audit entry its creation wrote."""
     Profile, AuditEntry = (
@@ -214,12 +229,9 @@ def _embedding_profile(apps: Apps, slug: str, *, at: datetime, **fields: Any) ->
 
 
 def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_so(
-    at_one_active_search: Apps,
+    probabilities_since: Apps,
 ) -> None:
-    apps = at_one_active_search
-    MigrationRecorder(connection).migration_qs.filter(app="studio", name="0011_import_jobs").update(
-        applied=PROBABILITIES_SINCE
-    )
+    apps = probabilities_since
     before, after = (
         PROBABILITIES_SINCE - timedelta(days=1),
         PROBABILITIES_SINCE + timedelta(hours=1),
@@ -271,12 +283,9 @@ def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_s
 
 
 def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_history(
-    at_one_active_search: Apps,
+    probabilities_since: Apps,
 ) -> None:
-    MigrationRecorder(connection).migration_qs.filter(app="studio", name="0011_import_jobs").update(
-        applied=PROBABILITIES_SINCE
-    )
-    Profile = at_one_active_search.get_model("studio", "Profile")
+    Profile = probabilities_since.get_model("studio", "Profile")
     made = Profile.objects.create(slug="made", name="made", scorer_kind="embedding", floor=0.5)
     Profile.objects.filter(pk=made.pk).update(created_at=PROBABILITIES_SINCE + timedelta(days=1))
     unknown = Profile.objects.create(slug="unknown", name="u", scorer_kind="embedding", floor=0.5)
@@ -286,3 +295,12 @@ def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_histor
     Current = current_apps.get_model("studio", "Profile")
     assert Current.objects.get(pk=made.pk).floor == 0.5
     assert Current.objects.get(pk=unknown.pk).floor is None
+
+
+def test_the_0014_tests_leave_the_recorded_time_of_0011_as_they_found_it(
+    transactional_db: None,
+) -> None:
+    """Runs after them (file order): 0011 was applied when the test database was made, not
+    at the time those tests pretend."""
+    recorded = MigrationRecorder(connection).migration_qs.get(app="studio", name="0011_import_jobs")
+    assert recorded.applied != PROBABILITIES_SINCE
