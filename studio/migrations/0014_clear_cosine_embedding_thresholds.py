@@ -8,23 +8,42 @@ setting it, when the profile is older than that. No conversion is defined (a cos
 probability depends on the pack's routes and fitted temperature), so it is cleared: the
 history gets an entry naming the old value, and the policy page shows it until the profile's
 settings are next saved.
+
+Everything this migration decides with is frozen here, as of when it was written (which
+values a pack declares on an embedding tier, the sentences, the action's name): a later
+change to the live code (`routing_core.pack.embedding_threshold_paths`,
+`studio.cosine_thresholds`) must not change what it clears on a database migrated later.
 """
 
+import copy
+import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from django.db import migrations
 from django.db.migrations.recorder import MigrationRecorder
 
-from studio.cosine_thresholds import (
-    CLEARED_ACTION,
-    NOTICE_KEY,
-    PROBABILITIES_SINCE_MIGRATION,
-    cleared,
-    embedding_thresholds,
-    last_set,
-    notice,
-)
+# The audit action of the entry written here, and the key of its sentence in `after`
+# (studio.cosine_thresholds names both for the pages; these are this migration's own copy).
+CLEARED_ACTION = "profile.cosine_thresholds_cleared"
+NOTICE_KEY = "notice"
+# The first studio migration that shipped only with the calibrated (probability) tiers: in a
+# database, the time it was applied is when the studio began reading probabilities.
+PROBABILITIES_SINCE_MIGRATION = "0011_import_jobs"
+
+_WHAT = {
+    "policy.floor": "embedding floor",
+    "floor": "embedding tier's own floor",
+    "near_tie_margin": "embedding tier's own near-tie margin",
+}
+_APPLIES = {
+    "policy.floor": "the pack's fitted floor applies",
+    "floor": "the policy's floor applies",
+    "near_tie_margin": "the policy's near-tie margin applies",
+}
+_TOKEN = re.compile(r"[^.\[\]]+")
+History = list[tuple[datetime, Any, Any]]
 
 
 def clear_cosine_thresholds(apps, schema_editor):  # type: ignore[no-untyped-def]
@@ -35,7 +54,7 @@ def clear_cosine_thresholds(apps, schema_editor):  # type: ignore[no-untyped-def
     )
     since = _probabilities_since(schema_editor.connection)
     for profile in Profile.objects.exclude(scorer_kind="lexical"):
-        current = embedding_thresholds(profile.scorer_kind, profile.floor, profile.scorer_settings)
+        current = _thresholds(profile.scorer_kind, profile.floor, profile.scorer_settings)
         if not current:
             continue
         entries = AuditEntry.objects.filter(profile=profile, object_type="profile")
@@ -43,7 +62,7 @@ def clear_cosine_thresholds(apps, schema_editor):  # type: ignore[no-untyped-def
         cosines = {
             path: value
             for path, value in current.items()
-            if since is None or (last_set(path, value, history) or profile.created_at) < since
+            if since is None or (_last_set(path, value, history) or profile.created_at) < since
         }
         if cosines:
             _clear(AuditEntry, profile, cosines)
@@ -57,9 +76,52 @@ def _probabilities_since(connection: Any) -> datetime | None:
     return applied.values_list("applied", flat=True).first()
 
 
+def _thresholds(scorer_kind: str, floor: float | None, scorer_settings: Any) -> dict[str, float]:
+    """Each embedding threshold the profile's pack declares, by pack path, with its value:
+    an embedding tier's (the scorer's, or a cascade tier's) floor and near-tie margin, and
+    the policy's floor under a standalone embedding scorer. The stored settings are the
+    pack's scorer only while they are of the profile's kind."""
+    active = isinstance(scorer_settings, Mapping) and scorer_settings.get("kind") == scorer_kind
+    scorer = scorer_settings if active else {"kind": scorer_kind}
+    located: list[tuple[str, Any]] = [("scorer", scorer)]
+    tiers = scorer.get("tiers")
+    if scorer_kind == "cascade" and isinstance(tiers, list | tuple):
+        located = [(f"scorer.tiers[{i}]", tier) for i, tier in enumerate(tiers)]
+    found = {
+        f"{where}.{key}": float(tier[key])
+        for where, tier in located
+        if isinstance(tier, Mapping) and tier.get("kind") == "embedding"
+        for key in ("floor", "near_tie_margin")
+        if tier.get(key) is not None
+    }
+    if scorer_kind == "embedding" and floor is not None:
+        found["policy.floor"] = float(floor)
+    return found
+
+
+def _snapshot_thresholds(snapshot: Any) -> dict[str, float] | None:
+    """`_thresholds` of a profile's audit snapshot (None: not a profile snapshot)."""
+    if not isinstance(snapshot, Mapping) or "scorer_kind" not in snapshot:
+        return None
+    return _thresholds(
+        snapshot["scorer_kind"], snapshot.get("floor"), snapshot.get("scorer_settings")
+    )
+
+
+def _last_set(path: str, value: float, history: History) -> datetime | None:
+    """When the threshold at `path` last became `value`, from (at, before, after) audit
+    snapshots in time order; None when no entry shows it being set."""
+    found = None
+    for at, before, after in history:
+        new, old = _snapshot_thresholds(after), _snapshot_thresholds(before)
+        if new is not None and new.get(path) == value and (old is None or old.get(path) != value):
+            found = at
+    return found
+
+
 def _clear(AuditEntry: Any, profile: Any, cosines: dict[str, float]) -> None:
     before = {"floor": profile.floor, "scorer_settings": profile.scorer_settings}
-    profile.floor, profile.scorer_settings = cleared(
+    profile.floor, profile.scorer_settings = _cleared(
         profile.floor, profile.scorer_settings, list(cosines)
     )
     profile.revision += 1  # an open form holding the cosine is refused, not saved over this
@@ -73,8 +135,43 @@ def _clear(AuditEntry: Any, profile: Any, cosines: dict[str, float]) -> None:
         object_type="profile",
         object_repr=profile.slug,
         before={k: v for k, v in before.items() if v != after[k]},
-        after={**{k: v for k, v in after.items() if v != before[k]}, NOTICE_KEY: notice(cosines)},
+        after={**{k: v for k, v in after.items() if v != before[k]}, NOTICE_KEY: _notice(cosines)},
     )
+
+
+def _cleared(
+    floor: float | None, scorer_settings: Any, paths: list[str]
+) -> tuple[float | None, Any]:
+    """The profile's floor and scorer settings with the thresholds at `paths` cleared."""
+    settings = copy.deepcopy(scorer_settings)
+    document = {"scorer": settings, "policy": {"floor": floor}}
+    for path in paths:
+        *parents, key = _tokens(path)
+        parent: Any = document
+        for token in parents:
+            parent = parent[token]
+        parent[key] = None
+    return document["policy"]["floor"], settings
+
+
+def _notice(values: Mapping[str, float]) -> str:
+    """What was cleared and why, in words a person reads on the profile's pages."""
+    return " ".join(_sentence(path, value) for path, value in values.items())
+
+
+def _sentence(path: str, value: float) -> str:
+    kind = path if path == "policy.floor" else path.rpartition(".")[2]
+    where = " in the cascade" if ".tiers[" in path else ""
+    unit = "floors" if kind != "near_tie_margin" else "margins"
+    return (
+        f"The {_WHAT[kind]}{where} {value:g} was a cosine; {unit} are now probabilities, "
+        f"so it was cleared and {_APPLIES[kind]}."
+    )
+
+
+def _tokens(path: str) -> list[str | int]:
+    """`scorer.tiers[1].floor` → ["scorer", "tiers", 1, "floor"]."""
+    return [int(t) if t.isdigit() else t for t in _TOKEN.findall(path)]
 
 
 class Migration(migrations.Migration):

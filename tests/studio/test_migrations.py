@@ -10,8 +10,10 @@ reverse).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -295,6 +297,26 @@ def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_histor
     Current = current_apps.get_model("studio", "Profile")
     assert Current.objects.get(pk=made.pk).floor == 0.5
     assert Current.objects.get(pk=unknown.pk).floor is None
+
+
+def test_0014_decides_with_frozen_logic_not_the_live_code() -> None:
+    """A later change to routing_core or the studio's helpers must not change what 0014
+    clears on a database migrated later: it imports nothing of the project."""
+    source = (
+        Path(__file__).parents[2] / "studio/migrations/0014_clear_cosine_embedding_thresholds.py"
+    )
+    imported = [
+        name
+        for node in ast.walk(ast.parse(source.read_text()))
+        for name in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+    ]
+    assert imported and not [n for n in imported if n.split(".")[0] in {"studio", "routing_core"}]
 
 
 def test_the_0014_tests_leave_the_recorded_time_of_0011_as_they_found_it(

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
-from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY, notice
+from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.models import AuditEntry, Profile, Route, Tool
 from tests.studio.conftest import htmx, policy_form
 
@@ -404,14 +404,15 @@ class TestPolicyAndLexicons:
     def test_a_cleared_cosine_floor_is_explained_until_the_policy_is_saved_again(
         self, profile, editor, client_for
     ):
-        said = str(escape(notice({"policy.floor": 0.62})))
+        sentence = "The embedding floor 0.62 was a cosine; it was cleared."  # what 0014 wrote
+        said = str(escape(sentence))
         AuditEntry.objects.create(
             profile=profile,
             action=CLEARED_ACTION,
             object_type="profile",
             object_repr=profile.slug,
             before={"floor": 0.62},
-            after={"floor": None, NOTICE_KEY: notice({"policy.floor": 0.62})},
+            after={"floor": None, NOTICE_KEY: sentence},
         )
         client = client_for(editor)
 
