@@ -4,7 +4,9 @@ Since pack format 1.2 they are probabilities; a profile's stored cosine would be
 (docs/decisions.md, "A declared embedding floor's meaning"). A value is a cosine when the
 profile's history shows it set before the studio began reading probabilities (when migration
 0011, the first to ship only with the calibrated tiers, was applied here), or, with no entry
-setting it, when the profile is older than that. No conversion is defined (a cosine's
+setting it, when the profile is older than that. A value an import set is judged by when
+imports began refusing cosine-era packs instead (when 0013, the first migration to ship only
+with that refusal, was applied): until then an older pack's cosine was imported unchanged. No conversion is defined (a cosine's
 probability depends on the pack's routes and fitted temperature), so it is cleared: the
 history gets an entry naming the old value, and the policy page shows it until the profile's
 settings are next saved.
@@ -31,6 +33,10 @@ NOTICE_KEY = "notice"
 # The first studio migration that shipped only with the calibrated (probability) tiers: in a
 # database, the time it was applied is when the studio began reading probabilities.
 PROBABILITIES_SINCE_MIGRATION = "0011_import_jobs"
+# The first that shipped only with imports refusing a cosine-era pack (format minor < 2
+# declaring an embedding threshold; commit 9154b19): an import before it stored the cosine.
+IMPORTS_REFUSE_COSINES_SINCE_MIGRATION = "0013_one_active_search_per_case"
+IMPORT_ACTION = "profile.import"
 
 _WHAT = {
     "policy.floor": "embedding floor",
@@ -43,7 +49,7 @@ _APPLIES = {
     "near_tie_margin": "the policy's near-tie margin applies",
 }
 _TOKEN = re.compile(r"[^.\[\]]+")
-History = list[tuple[datetime, Any, Any]]
+History = list[tuple[datetime, str, Any, Any]]  # (at, action, before, after)
 
 
 def clear_cosine_thresholds(apps, schema_editor):  # type: ignore[no-untyped-def]
@@ -52,28 +58,43 @@ def clear_cosine_thresholds(apps, schema_editor):  # type: ignore[no-untyped-def
         apps.get_model("studio", "Profile"),
         apps.get_model("studio", "AuditEntry"),
     )
-    since = _probabilities_since(schema_editor.connection)
+    since = _applied(schema_editor.connection, PROBABILITIES_SINCE_MIGRATION)
+    imports_since = _applied(schema_editor.connection, IMPORTS_REFUSE_COSINES_SINCE_MIGRATION)
     for profile in Profile.objects.exclude(scorer_kind="lexical"):
         current = _thresholds(profile.scorer_kind, profile.floor, profile.scorer_settings)
         if not current:
             continue
         entries = AuditEntry.objects.filter(profile=profile, object_type="profile")
-        history = [(e.at, e.before, e.after) for e in entries.order_by("at", "pk")]
+        history = [(e.at, e.action, e.before, e.after) for e in entries.order_by("at", "pk")]
         cosines = {
             path: value
             for path, value in current.items()
-            if since is None or (_last_set(path, value, history) or profile.created_at) < since
+            if _was_cosine(_last_set(path, value, history), profile, since, imports_since)
         }
         if cosines:
             _clear(AuditEntry, profile, cosines)
 
 
-def _probabilities_since(connection: Any) -> datetime | None:
-    """When this database began running the calibrated tiers (None: not recorded)."""
-    applied = MigrationRecorder(connection).migration_qs.filter(
-        app="studio", name=PROBABILITIES_SINCE_MIGRATION
-    )
+def _applied(connection: Any, name: str) -> datetime | None:
+    """When studio migration `name` was applied in this database (None: not recorded)."""
+    applied = MigrationRecorder(connection).migration_qs.filter(app="studio", name=name)
     return applied.values_list("applied", flat=True).first()
+
+
+def _was_cosine(
+    set_by: tuple[datetime, str] | None,
+    profile: Any,
+    since: datetime | None,
+    imports_since: datetime | None,
+) -> bool:
+    """Whether a value was stored as a cosine: set (by the entry `set_by`, else when the
+    profile was made) before probabilities, or imported before imports refused cosines."""
+    if since is None:
+        return True
+    at, action = set_by or (profile.created_at, "")
+    if action == IMPORT_ACTION:
+        return bool(at < max(since, imports_since or since))
+    return bool(at < since)
 
 
 def _thresholds(scorer_kind: str, floor: float | None, scorer_settings: Any) -> dict[str, float]:
@@ -108,14 +129,14 @@ def _snapshot_thresholds(snapshot: Any) -> dict[str, float] | None:
     )
 
 
-def _last_set(path: str, value: float, history: History) -> datetime | None:
-    """When the threshold at `path` last became `value`, from (at, before, after) audit
+def _last_set(path: str, value: float, history: History) -> tuple[datetime, str] | None:
+    """When, and by which action, the threshold at `path` last became `value`, from audit
     snapshots in time order; None when no entry shows it being set."""
     found = None
-    for at, before, after in history:
+    for at, action, before, after in history:
         new, old = _snapshot_thresholds(after), _snapshot_thresholds(before)
         if new is not None and new.get(path) == value and (old is None or old.get(path) != value):
-            found = at
+            found = (at, action)
     return found
 
 

@@ -192,19 +192,26 @@ def at_one_active_search(transactional_db: None) -> Iterator[Apps]:
 PROBABILITIES_SINCE = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
+IMPORTS_REFUSE_COSINES_SINCE = PROBABILITIES_SINCE + timedelta(hours=2)
+PRETEND = {
+    "0011_import_jobs": PROBABILITIES_SINCE,
+    "0013_one_active_search_per_case": IMPORTS_REFUSE_COSINES_SINCE,
+}
+
+
 @pytest.fixture
 def probabilities_since(at_one_active_search: Apps) -> Iterator[Apps]:
-    """The database at 0013 with 0011 recorded as applied at PROBABILITIES_SINCE; the
-    recorded time is put back afterwards (the flush between tests leaves django_migrations)."""
-    recorded = MigrationRecorder(connection).migration_qs.filter(
-        app="studio", name="0011_import_jobs"
-    )
-    applied = recorded.get().applied
-    recorded.update(applied=PROBABILITIES_SINCE)
+    """The database at 0013 with 0011 and 0013 recorded as applied at the PRETEND times; the
+    recorded times are put back afterwards (the flush between tests leaves django_migrations)."""
+    recorded = MigrationRecorder(connection).migration_qs.filter(app="studio")
+    applied = {name: recorded.get(name=name).applied for name in PRETEND}
     try:
+        for name, at in PRETEND.items():
+            recorded.filter(name=name).update(applied=at)
         yield at_one_active_search
     finally:
-        recorded.update(applied=applied)
+        for name, at in applied.items():
+            recorded.filter(name=name).update(applied=at)
 
 
 def _embedding_profile(apps: Apps, slug: str, *, at: datetime, **fields: Any) -> Any:
@@ -319,10 +326,40 @@ def test_0014_decides_with_frozen_logic_not_the_live_code() -> None:
     assert imported and not [n for n in imported if n.split(".")[0] in {"studio", "routing_core"}]
 
 
+def test_0014_judges_an_imported_floor_by_when_imports_began_refusing_cosines(
+    probabilities_since: Apps,
+) -> None:
+    """Between 0011 and 0013 an import still stored a minor-1 pack's cosine floor unchanged."""
+    apps = probabilities_since
+    before = PROBABILITIES_SINCE - timedelta(days=1)
+    AuditEntry = apps.get_model("studio", "AuditEntry")
+    imported = {}
+    for slug, at in (
+        ("early", PROBABILITIES_SINCE + timedelta(hours=1)),
+        ("late", IMPORTS_REFUSE_COSINES_SINCE + timedelta(hours=1)),
+    ):
+        imported[slug] = _embedding_profile(apps, slug, at=before, scorer_kind="embedding")
+        entry = AuditEntry.objects.create(
+            profile=imported[slug],
+            action="profile.import",
+            object_type="profile",
+            before={"scorer_kind": "embedding", "floor": None, "scorer_settings": None},
+            after={"scorer_kind": "embedding", "floor": 0.62, "scorer_settings": None},
+        )
+        AuditEntry.objects.filter(pk=entry.pk).update(at=at)
+        apps.get_model("studio", "Profile").objects.filter(slug=slug).update(floor=0.62)
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    Profile = current_apps.get_model("studio", "Profile")
+    assert Profile.objects.get(pk=imported["early"].pk).floor is None
+    assert Profile.objects.get(pk=imported["late"].pk).floor == 0.62  # refused unless minor 2
+
+
 def test_the_0014_tests_leave_the_recorded_time_of_0011_as_they_found_it(
     transactional_db: None,
 ) -> None:
     """Runs after them (file order): 0011 was applied when the test database was made, not
     at the time those tests pretend."""
-    recorded = MigrationRecorder(connection).migration_qs.get(app="studio", name="0011_import_jobs")
-    assert recorded.applied != PROBABILITIES_SINCE
+    recorded = MigrationRecorder(connection).migration_qs.filter(app="studio")
+    for name, at in PRETEND.items():
+        assert recorded.get(name=name).applied != at
