@@ -43,11 +43,7 @@ _WHAT = {
     "floor": "embedding tier's own floor",
     "near_tie_margin": "embedding tier's own near-tie margin",
 }
-_APPLIES = {
-    "policy.floor": "the pack's fitted floor applies",
-    "floor": "the policy's floor applies",
-    "near_tie_margin": "the policy's near-tie margin applies",
-}
+_FITTED = "the floor fitted to this profile's examples applies"
 _TOKEN = re.compile(r"[^.\[\]]+")
 History = list[tuple[datetime, str, Any, Any]]  # (at, action, before, after)
 
@@ -156,7 +152,10 @@ def _clear(AuditEntry: Any, profile: Any, cosines: dict[str, float]) -> None:
         object_type="profile",
         object_repr=profile.slug,
         before={k: v for k, v in before.items() if v != after[k]},
-        after={**{k: v for k, v in after.items() if v != before[k]}, NOTICE_KEY: _notice(cosines)},
+        after={
+            **{k: v for k, v in after.items() if v != before[k]},
+            NOTICE_KEY: _notice(cosines, profile.floor, profile.near_tie_margin),
+        },
     )
 
 
@@ -175,19 +174,31 @@ def _cleared(
     return document["policy"]["floor"], settings
 
 
-def _notice(values: Mapping[str, float]) -> str:
-    """What was cleared and why, in words a person reads on the profile's pages."""
-    return " ".join(_sentence(path, value) for path, value in values.items())
+def _notice(values: Mapping[str, float], floor: float | None, margin: float) -> str:
+    """What was cleared, why, and what applies instead, in words a person reads on the
+    profile's pages; `floor` and `margin` are the policy's once the values are cleared."""
+    return " ".join(_sentence(path, value, floor, margin) for path, value in values.items())
 
 
-def _sentence(path: str, value: float) -> str:
+def _sentence(path: str, value: float, floor: float | None, margin: float) -> str:
     kind = path if path == "policy.floor" else path.rpartition(".")[2]
     where = " in the cascade" if ".tiers[" in path else ""
     unit = "floors" if kind != "near_tie_margin" else "margins"
     return (
-        f"The {_WHAT[kind]}{where} {value:g} was a cosine; {unit} are now probabilities, "
-        f"so it was cleared and {_APPLIES[kind]}."
+        f"The {_WHAT[kind]}{where} {value:g} was set in the old unit (cosine similarity); "
+        f"{unit} are now probabilities, so it was cleared and {_applies(kind, floor, margin)}."
     )
+
+
+def _applies(kind: str, floor: float | None, margin: float) -> str:
+    """What judges the scores once `kind` is cleared: a tier without its own threshold takes
+    the policy's (routing_core.cascade.Tier.policy), and a policy without a floor leaves the
+    scorer's fitted one (routing_core.policy.decide_scores)."""
+    if kind == "near_tie_margin":
+        return f"the policy's near-tie margin {margin:g} applies"
+    if kind == "floor" and floor is not None:
+        return f"the policy's floor {floor:g} applies"
+    return _FITTED
 
 
 def _tokens(path: str) -> list[str | int]:

@@ -274,8 +274,10 @@ def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_s
     assert cleared.floor is None and cleared.draft_revision == old.draft_revision + 1
     note = AuditEntry.objects.get(profile=old.pk, action="profile.cosine_thresholds_cleared")
     assert note.before == {"floor": 0.62}
-    assert "embedding floor 0.62 was a cosine" in note.after["notice"]
-    assert "the pack's fitted floor applies" in note.after["notice"]
+    assert note.after["notice"] == (
+        "The embedding floor 0.62 was set in the old unit (cosine similarity); floors are now "
+        "probabilities, so it was cleared and the floor fitted to this profile's examples applies."
+    )
     assert Profile.objects.get(pk=retuned.pk).floor == 0.4  # set since: a probability
     assert Profile.objects.get(pk=lexical.pk).floor == 0.3  # a lexical floor never was a cosine
     fresh = Profile.objects.get(pk=cascade.pk)
@@ -285,10 +287,38 @@ def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_s
     tier_note = AuditEntry.objects.get(
         profile=cascade.pk, action="profile.cosine_thresholds_cleared"
     )
-    assert "embedding tier's own floor in the cascade 0.7 was a cosine" in tier_note.after["notice"]
+    assert tier_note.after["notice"] == (
+        "The embedding tier's own floor in the cascade 0.7 was set in the old unit (cosine "
+        "similarity); floors are now probabilities, so it was cleared and the policy's floor "
+        "0.3 applies."
+    )
     assert not AuditEntry.objects.filter(
         profile__in=[retuned.pk, lexical.pk], action="profile.cosine_thresholds_cleared"
     ).exists()
+
+
+def test_0014_names_what_applies_once_a_tier_floor_and_the_policy_floor_are_both_cleared(
+    probabilities_since: Apps,
+) -> None:
+    """A standalone embedding profile's own floor and the policy's floor, both cosines: with
+    neither left, the fitted floor judges (not "the policy's floor", which is gone too)."""
+    both = _embedding_profile(
+        probabilities_since,
+        "both",
+        at=PROBABILITIES_SINCE - timedelta(days=1),
+        scorer_kind="embedding",
+        floor=0.62,
+        near_tie_margin=0.2,
+        scorer_settings={"kind": "embedding", "floor": 0.7, "near_tie_margin": 0.03},
+    )
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    AuditEntry = current_apps.get_model("studio", "AuditEntry")
+    said = AuditEntry.objects.get(profile=both.pk, action="profile.cosine_thresholds_cleared")
+    fitted = "so it was cleared and the floor fitted to this profile's examples applies."
+    assert said.after["notice"].count(fitted) == 2
+    assert "the policy's floor" not in said.after["notice"]
+    assert "so it was cleared and the policy's near-tie margin 0.2 applies." in said.after["notice"]
 
 
 def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_history(

@@ -418,7 +418,10 @@ class TestPolicyAndLexicons:
 
         assert said.encode() in client.get(url("policy", profile)).content
         history = client.get(url("audit", profile)).content.decode()
-        assert said in history and "cleared cosine-era thresholds of" in history.lower()
+        assert (
+            said in history
+            and "cleared thresholds set in the old unit (cosine similarity) of" in history.lower()
+        )
         assert "Notice" not in history  # the sentence is not shown as a changed field
         client.post(url("policy", profile), policy_form(floor="0.3"))
         assert said.encode() not in client.get(url("policy", profile)).content
