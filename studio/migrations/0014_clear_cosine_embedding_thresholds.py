@@ -6,10 +6,12 @@ profile's history shows it set before the studio began reading probabilities (wh
 0011, the first to ship only with the calibrated tiers, was applied here), or, with no entry
 setting it, when the profile is older than that. A value an import set is judged by when
 imports began refusing cosine-era packs instead (when 0013, the first migration to ship only
-with that refusal, was applied): until then an older pack's cosine was imported unchanged. No conversion is defined (a cosine's
-probability depends on the pack's routes and fitted temperature), so it is cleared: the
-history gets an entry naming the old value, and the policy page shows it until the profile's
-settings are next saved.
+with that refusal, was applied): until then an older pack's cosine was imported unchanged.
+No conversion is defined (a cosine's probability depends on the pack's routes and fitted
+temperature), so it is cleared; a standalone embedding profile's policy margin, which cannot
+be empty, is reset to its default (when it differs from it). The history gets an entry
+naming the old value, and the policy page shows it until the profile's settings are next
+saved.
 
 Everything this migration decides with is frozen here, as of when it was written (which
 values a pack declares on an embedding tier, the sentences, the action's name): a later
@@ -38,8 +40,14 @@ PROBABILITIES_SINCE_MIGRATION = "0011_import_jobs"
 IMPORTS_REFUSE_COSINES_SINCE_MIGRATION = "0013_one_active_search_per_case"
 IMPORT_ACTION = "profile.import"
 
+# Profile.near_tie_margin's default when this was written (a probability margin).
+DEFAULT_MARGIN = 0.15
+# The profile's fields that hold embedding thresholds (besides scorer_kind, which says which).
+FIELDS = ("floor", "near_tie_margin", "scorer_settings")
+
 _WHAT = {
     "policy.floor": "embedding floor",
+    "policy.near_tie_margin": "near-tie margin",
     "floor": "embedding tier's own floor",
     "near_tie_margin": "embedding tier's own near-tie margin",
 }
@@ -57,7 +65,7 @@ def clear_cosine_thresholds(apps, schema_editor):  # type: ignore[no-untyped-def
     since = _applied(schema_editor.connection, PROBABILITIES_SINCE_MIGRATION)
     imports_since = _applied(schema_editor.connection, IMPORTS_REFUSE_COSINES_SINCE_MIGRATION)
     for profile in Profile.objects.exclude(scorer_kind="lexical"):
-        current = _thresholds(profile.scorer_kind, profile.floor, profile.scorer_settings)
+        current = _thresholds(_fields(profile))
         if not current:
             continue
         entries = AuditEntry.objects.filter(profile=profile, object_type="profile")
@@ -93,11 +101,17 @@ def _was_cosine(
     return bool(at < since)
 
 
-def _thresholds(scorer_kind: str, floor: float | None, scorer_settings: Any) -> dict[str, float]:
-    """Each embedding threshold the profile's pack declares, by pack path, with its value:
-    an embedding tier's (the scorer's, or a cascade tier's) floor and near-tie margin, and
-    the policy's floor under a standalone embedding scorer. The stored settings are the
-    pack's scorer only while they are of the profile's kind."""
+def _fields(profile: Any) -> dict[str, Any]:
+    return {"scorer_kind": profile.scorer_kind, **{k: getattr(profile, k) for k in FIELDS}}
+
+
+def _thresholds(fields: Mapping[str, Any]) -> dict[str, float]:
+    """Each embedding threshold in a profile's `fields`, by pack path, with its value: an
+    embedding tier's (the scorer's, or a cascade tier's) floor and near-tie margin, and the
+    policy's floor and (unless the default) margin under a standalone embedding scorer. The
+    stored settings are the pack's scorer only while they are of the profile's kind."""
+    scorer_kind, scorer_settings = fields["scorer_kind"], fields.get("scorer_settings")
+    floor, margin = fields.get("floor"), fields.get("near_tie_margin")
     active = isinstance(scorer_settings, Mapping) and scorer_settings.get("kind") == scorer_kind
     scorer = scorer_settings if active else {"kind": scorer_kind}
     located: list[tuple[str, Any]] = [("scorer", scorer)]
@@ -113,6 +127,8 @@ def _thresholds(scorer_kind: str, floor: float | None, scorer_settings: Any) -> 
     }
     if scorer_kind == "embedding" and floor is not None:
         found["policy.floor"] = float(floor)
+    if scorer_kind == "embedding" and margin is not None and margin != DEFAULT_MARGIN:
+        found["policy.near_tie_margin"] = float(margin)
     return found
 
 
@@ -120,9 +136,7 @@ def _snapshot_thresholds(snapshot: Any) -> dict[str, float] | None:
     """`_thresholds` of a profile's audit snapshot (None: not a profile snapshot)."""
     if not isinstance(snapshot, Mapping) or "scorer_kind" not in snapshot:
         return None
-    return _thresholds(
-        snapshot["scorer_kind"], snapshot.get("floor"), snapshot.get("scorer_settings")
-    )
+    return _thresholds(snapshot)
 
 
 def _last_set(path: str, value: float, history: History) -> tuple[datetime, str] | None:
@@ -137,14 +151,13 @@ def _last_set(path: str, value: float, history: History) -> tuple[datetime, str]
 
 
 def _clear(AuditEntry: Any, profile: Any, cosines: dict[str, float]) -> None:
-    before = {"floor": profile.floor, "scorer_settings": profile.scorer_settings}
-    profile.floor, profile.scorer_settings = _cleared(
-        profile.floor, profile.scorer_settings, list(cosines)
-    )
+    before = {k: getattr(profile, k) for k in FIELDS}
+    after = _cleared(before, list(cosines))
+    for field, value in after.items():
+        setattr(profile, field, value)
     profile.revision += 1  # an open form holding the cosine is refused, not saved over this
     profile.draft_revision += 1  # the pack changed: per-revision caches are stale
-    profile.save(update_fields=["floor", "scorer_settings", "revision", "draft_revision"])
-    after = {"floor": profile.floor, "scorer_settings": profile.scorer_settings}
+    profile.save(update_fields=[*FIELDS, "revision", "draft_revision"])
     AuditEntry.objects.create(
         profile=profile,
         profile_slug=profile.slug,
@@ -159,19 +172,19 @@ def _clear(AuditEntry: Any, profile: Any, cosines: dict[str, float]) -> None:
     )
 
 
-def _cleared(
-    floor: float | None, scorer_settings: Any, paths: list[str]
-) -> tuple[float | None, Any]:
-    """The profile's floor and scorer settings with the thresholds at `paths` cleared."""
-    settings = copy.deepcopy(scorer_settings)
-    document = {"scorer": settings, "policy": {"floor": floor}}
+def _cleared(fields: Mapping[str, Any], paths: list[str]) -> dict[str, Any]:
+    """The profile's FIELDS with the thresholds at `paths` cleared (the policy's margin,
+    which cannot be empty, back at its default)."""
+    settings = copy.deepcopy(fields["scorer_settings"])
+    policy = {"floor": fields["floor"], "near_tie_margin": fields["near_tie_margin"]}
+    document = {"scorer": settings, "policy": policy}
     for path in paths:
         *parents, key = _tokens(path)
         parent: Any = document
         for token in parents:
             parent = parent[token]
-        parent[key] = None
-    return document["policy"]["floor"], settings
+        parent[key] = DEFAULT_MARGIN if path == "policy.near_tie_margin" else None
+    return {**policy, "scorer_settings": settings}
 
 
 def _notice(values: Mapping[str, float], floor: float | None, margin: float) -> str:
@@ -181,12 +194,17 @@ def _notice(values: Mapping[str, float], floor: float | None, margin: float) -> 
 
 
 def _sentence(path: str, value: float, floor: float | None, margin: float) -> str:
-    kind = path if path == "policy.floor" else path.rpartition(".")[2]
+    kind = path if path.startswith("policy.") else path.rpartition(".")[2]
     where = " in the cascade" if ".tiers[" in path else ""
-    unit = "floors" if kind != "near_tie_margin" else "margins"
+    unit = "margins" if kind.endswith("near_tie_margin") else "floors"
+    done = (
+        f"reset to the default {DEFAULT_MARGIN:g}"
+        if kind == "policy.near_tie_margin"
+        else f"cleared and {_applies(kind, floor, margin)}"
+    )
     return (
         f"The {_WHAT[kind]}{where} {value:g} was set in the old unit (cosine similarity); "
-        f"{unit} are now probabilities, so it was cleared and {_applies(kind, floor, margin)}."
+        f"{unit} are now probabilities, so it was {done}."
     )
 
 

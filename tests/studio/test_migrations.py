@@ -318,7 +318,54 @@ def test_0014_names_what_applies_once_a_tier_floor_and_the_policy_floor_are_both
     fitted = "so it was cleared and the floor fitted to this profile's examples applies."
     assert said.after["notice"].count(fitted) == 2
     assert "the policy's floor" not in said.after["notice"]
-    assert "so it was cleared and the policy's near-tie margin 0.2 applies." in said.after["notice"]
+    assert "so it was reset to the default 0.15." in said.after["notice"]  # the policy's 0.2
+    assert (
+        "so it was cleared and the policy's near-tie margin 0.15 applies." in said.after["notice"]
+    )
+
+
+def test_0014_resets_a_standalone_embedding_margin_set_while_it_was_a_cosine(
+    probabilities_since: Apps,
+) -> None:
+    """The policy's margin under a standalone embedding scorer was a cosine gap too; it cannot
+    be empty, so it goes back to the default, told by the same rule as the floors."""
+    apps = probabilities_since
+    AuditEntry = apps.get_model("studio", "AuditEntry")
+    made = {
+        slug: _embedding_profile(
+            apps, slug, at=PROBABILITIES_SINCE - timedelta(days=1), scorer_kind=kind
+        )
+        for slug, kind in (("old", "embedding"), ("since", "embedding"), ("tiers", "cascade"))
+    }
+    for slug, at in (
+        ("old", PROBABILITIES_SINCE - timedelta(hours=1)),
+        ("since", PROBABILITIES_SINCE + timedelta(hours=1)),
+        ("tiers", PROBABILITIES_SINCE - timedelta(hours=1)),
+    ):
+        kind = made[slug].scorer_kind
+        entry = AuditEntry.objects.create(
+            profile=made[slug],
+            action="profile.update",
+            object_type="profile",
+            before={"scorer_kind": kind, "floor": None, "near_tie_margin": 0.15},
+            after={"scorer_kind": kind, "floor": None, "near_tie_margin": 0.03},
+        )
+        AuditEntry.objects.filter(pk=entry.pk).update(at=at)
+        apps.get_model("studio", "Profile").objects.filter(slug=slug).update(near_tie_margin=0.03)
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    Profile = current_apps.get_model("studio", "Profile")
+    margins = {slug: Profile.objects.get(pk=p.pk).near_tie_margin for slug, p in made.items()}
+    assert margins == {"old": 0.15, "since": 0.03, "tiers": 0.03}
+    said = AuditEntry.objects.get(
+        profile=made["old"].pk, action="profile.cosine_thresholds_cleared"
+    )
+    assert said.before == {"near_tie_margin": 0.03}
+    assert said.after == {
+        "near_tie_margin": 0.15,
+        "notice": "The near-tie margin 0.03 was set in the old unit (cosine similarity); margins "
+        "are now probabilities, so it was reset to the default 0.15.",
+    }
 
 
 def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_history(
