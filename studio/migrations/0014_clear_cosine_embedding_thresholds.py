@@ -110,7 +110,8 @@ def _thresholds(fields: Mapping[str, Any]) -> dict[str, float]:
     embedding tier's (the scorer's, or a cascade tier's) floor and near-tie margin, and the
     policy's floor and (unless the default) margin under a standalone embedding scorer. The
     stored settings are the pack's scorer only while they are of the profile's kind."""
-    scorer_kind, scorer_settings = fields["scorer_kind"], fields.get("scorer_settings")
+    scorer_kind = fields["scorer_kind"]
+    scorer_settings: Any = fields.get("scorer_settings")
     floor, margin = fields.get("floor"), fields.get("near_tie_margin")
     active = isinstance(scorer_settings, Mapping) and scorer_settings.get("kind") == scorer_kind
     scorer = scorer_settings if active else {"kind": scorer_kind}
