@@ -257,7 +257,7 @@ _VERBS = {
 _SPECIAL = {
     "testcase.import": "imported test cases into",
     "profile.update": "changed the settings of",
-    CLEARED_ACTION: "cleared cosine-era thresholds of",
+    CLEARED_ACTION: "cleared thresholds set in the old unit (cosine similarity) of",
 }
 
 

@@ -10,8 +10,10 @@ reverse).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -190,6 +192,28 @@ def at_one_active_search(transactional_db: None) -> Iterator[Apps]:
 PROBABILITIES_SINCE = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
+IMPORTS_REFUSE_COSINES_SINCE = PROBABILITIES_SINCE + timedelta(hours=2)
+PRETEND = {
+    "0011_import_jobs": PROBABILITIES_SINCE,
+    "0013_one_active_search_per_case": IMPORTS_REFUSE_COSINES_SINCE,
+}
+
+
+@pytest.fixture
+def probabilities_since(at_one_active_search: Apps) -> Iterator[Apps]:
+    """The database at 0013 with 0011 and 0013 recorded as applied at the PRETEND times; the
+    recorded times are put back afterwards (the flush between tests leaves django_migrations)."""
+    recorded = MigrationRecorder(connection).migration_qs.filter(app="studio")
+    applied = {name: recorded.get(name=name).applied for name in PRETEND}
+    try:
+        for name, at in PRETEND.items():
+            recorded.filter(name=name).update(applied=at)
+        yield at_one_active_search
+    finally:
+        for name, at in applied.items():
+            recorded.filter(name=name).update(applied=at)
+
+
 def _embedding_profile(apps: Apps, slug: str, *, at: datetime, **fields: Any) -> Any:
     """A profile created at `at`, with the audit entry its creation wrote."""
     Profile, AuditEntry = (
@@ -214,12 +238,9 @@ def _embedding_profile(apps: Apps, slug: str, *, at: datetime, **fields: Any) ->
 
 
 def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_so(
-    at_one_active_search: Apps,
+    probabilities_since: Apps,
 ) -> None:
-    apps = at_one_active_search
-    MigrationRecorder(connection).migration_qs.filter(app="studio", name="0011_import_jobs").update(
-        applied=PROBABILITIES_SINCE
-    )
+    apps = probabilities_since
     before, after = (
         PROBABILITIES_SINCE - timedelta(days=1),
         PROBABILITIES_SINCE + timedelta(hours=1),
@@ -253,8 +274,10 @@ def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_s
     assert cleared.floor is None and cleared.draft_revision == old.draft_revision + 1
     note = AuditEntry.objects.get(profile=old.pk, action="profile.cosine_thresholds_cleared")
     assert note.before == {"floor": 0.62}
-    assert "embedding floor 0.62 was a cosine" in note.after["notice"]
-    assert "the pack's fitted floor applies" in note.after["notice"]
+    assert note.after["notice"] == (
+        "The embedding floor 0.62 was set in the old unit (cosine similarity); floors are now "
+        "probabilities, so it was cleared and the floor fitted to this profile's examples applies."
+    )
     assert Profile.objects.get(pk=retuned.pk).floor == 0.4  # set since: a probability
     assert Profile.objects.get(pk=lexical.pk).floor == 0.3  # a lexical floor never was a cosine
     fresh = Profile.objects.get(pk=cascade.pk)
@@ -264,19 +287,91 @@ def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_s
     tier_note = AuditEntry.objects.get(
         profile=cascade.pk, action="profile.cosine_thresholds_cleared"
     )
-    assert "embedding tier's own floor in the cascade 0.7 was a cosine" in tier_note.after["notice"]
+    assert tier_note.after["notice"] == (
+        "The embedding tier's own floor in the cascade 0.7 was set in the old unit (cosine "
+        "similarity); floors are now probabilities, so it was cleared and the policy's floor "
+        "0.3 applies."
+    )
     assert not AuditEntry.objects.filter(
         profile__in=[retuned.pk, lexical.pk], action="profile.cosine_thresholds_cleared"
     ).exists()
 
 
-def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_history(
-    at_one_active_search: Apps,
+def test_0014_names_what_applies_once_a_tier_floor_and_the_policy_floor_are_both_cleared(
+    probabilities_since: Apps,
 ) -> None:
-    MigrationRecorder(connection).migration_qs.filter(app="studio", name="0011_import_jobs").update(
-        applied=PROBABILITIES_SINCE
+    """A standalone embedding profile's own floor and the policy's floor, both cosines: with
+    neither left, the fitted floor judges (not "the policy's floor", which is gone too)."""
+    both = _embedding_profile(
+        probabilities_since,
+        "both",
+        at=PROBABILITIES_SINCE - timedelta(days=1),
+        scorer_kind="embedding",
+        floor=0.62,
+        near_tie_margin=0.2,
+        scorer_settings={"kind": "embedding", "floor": 0.7, "near_tie_margin": 0.03},
     )
-    Profile = at_one_active_search.get_model("studio", "Profile")
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    AuditEntry = current_apps.get_model("studio", "AuditEntry")
+    said = AuditEntry.objects.get(profile=both.pk, action="profile.cosine_thresholds_cleared")
+    fitted = "so it was cleared and the floor fitted to this profile's examples applies."
+    assert said.after["notice"].count(fitted) == 2
+    assert "the policy's floor" not in said.after["notice"]
+    assert "so it was reset to the default 0.15." in said.after["notice"]  # the policy's 0.2
+    assert (
+        "so it was cleared and the policy's near-tie margin 0.15 applies." in said.after["notice"]
+    )
+
+
+def test_0014_resets_a_standalone_embedding_margin_set_while_it_was_a_cosine(
+    probabilities_since: Apps,
+) -> None:
+    """The policy's margin under a standalone embedding scorer was a cosine gap too; it cannot
+    be empty, so it goes back to the default, told by the same rule as the floors."""
+    apps = probabilities_since
+    AuditEntry = apps.get_model("studio", "AuditEntry")
+    made = {
+        slug: _embedding_profile(
+            apps, slug, at=PROBABILITIES_SINCE - timedelta(days=1), scorer_kind=kind
+        )
+        for slug, kind in (("old", "embedding"), ("since", "embedding"), ("tiers", "cascade"))
+    }
+    for slug, at in (
+        ("old", PROBABILITIES_SINCE - timedelta(hours=1)),
+        ("since", PROBABILITIES_SINCE + timedelta(hours=1)),
+        ("tiers", PROBABILITIES_SINCE - timedelta(hours=1)),
+    ):
+        kind = made[slug].scorer_kind
+        entry = AuditEntry.objects.create(
+            profile=made[slug],
+            action="profile.update",
+            object_type="profile",
+            before={"scorer_kind": kind, "floor": None, "near_tie_margin": 0.15},
+            after={"scorer_kind": kind, "floor": None, "near_tie_margin": 0.03},
+        )
+        AuditEntry.objects.filter(pk=entry.pk).update(at=at)
+        apps.get_model("studio", "Profile").objects.filter(slug=slug).update(near_tie_margin=0.03)
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    Profile = current_apps.get_model("studio", "Profile")
+    margins = {slug: Profile.objects.get(pk=p.pk).near_tie_margin for slug, p in made.items()}
+    assert margins == {"old": 0.15, "since": 0.03, "tiers": 0.03}
+    said = AuditEntry.objects.get(
+        profile=made["old"].pk, action="profile.cosine_thresholds_cleared"
+    )
+    assert said.before == {"near_tie_margin": 0.03}
+    assert said.after == {
+        "near_tie_margin": 0.15,
+        "notice": "The near-tie margin 0.03 was set in the old unit (cosine similarity); margins "
+        "are now probabilities, so it was reset to the default 0.15.",
+    }
+
+
+def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_history(
+    probabilities_since: Apps,
+) -> None:
+    Profile = probabilities_since.get_model("studio", "Profile")
     made = Profile.objects.create(slug="made", name="made", scorer_kind="embedding", floor=0.5)
     Profile.objects.filter(pk=made.pk).update(created_at=PROBABILITIES_SINCE + timedelta(days=1))
     unknown = Profile.objects.create(slug="unknown", name="u", scorer_kind="embedding", floor=0.5)
@@ -286,3 +381,62 @@ def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_histor
     Current = current_apps.get_model("studio", "Profile")
     assert Current.objects.get(pk=made.pk).floor == 0.5
     assert Current.objects.get(pk=unknown.pk).floor is None
+
+
+def test_0014_decides_with_frozen_logic_not_the_live_code() -> None:
+    """A later change to routing_core or the studio's helpers must not change what 0014
+    clears on a database migrated later: it imports nothing of the project."""
+    source = (
+        Path(__file__).parents[2] / "studio/migrations/0014_clear_cosine_embedding_thresholds.py"
+    )
+    imported = [
+        name
+        for node in ast.walk(ast.parse(source.read_text()))
+        for name in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+    ]
+    assert imported and not [n for n in imported if n.split(".")[0] in {"studio", "routing_core"}]
+
+
+def test_0014_judges_an_imported_floor_by_when_imports_began_refusing_cosines(
+    probabilities_since: Apps,
+) -> None:
+    """Between 0011 and 0013 an import still stored a minor-1 pack's cosine floor unchanged."""
+    apps = probabilities_since
+    before = PROBABILITIES_SINCE - timedelta(days=1)
+    AuditEntry = apps.get_model("studio", "AuditEntry")
+    imported = {}
+    for slug, at in (
+        ("early", PROBABILITIES_SINCE + timedelta(hours=1)),
+        ("late", IMPORTS_REFUSE_COSINES_SINCE + timedelta(hours=1)),
+    ):
+        imported[slug] = _embedding_profile(apps, slug, at=before, scorer_kind="embedding")
+        entry = AuditEntry.objects.create(
+            profile=imported[slug],
+            action="profile.import",
+            object_type="profile",
+            before={"scorer_kind": "embedding", "floor": None, "scorer_settings": None},
+            after={"scorer_kind": "embedding", "floor": 0.62, "scorer_settings": None},
+        )
+        AuditEntry.objects.filter(pk=entry.pk).update(at=at)
+        apps.get_model("studio", "Profile").objects.filter(slug=slug).update(floor=0.62)
+    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+
+    Profile = current_apps.get_model("studio", "Profile")
+    assert Profile.objects.get(pk=imported["early"].pk).floor is None
+    assert Profile.objects.get(pk=imported["late"].pk).floor == 0.62  # refused unless minor 2
+
+
+def test_the_0014_tests_leave_the_recorded_time_of_0011_as_they_found_it(
+    transactional_db: None,
+) -> None:
+    """Runs after them (file order): 0011 was applied when the test database was made, not
+    at the time those tests pretend."""
+    recorded = MigrationRecorder(connection).migration_qs.filter(app="studio")
+    for name, at in PRETEND.items():
+        assert recorded.get(name=name).applied != at

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
-from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY, notice
+from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.models import AuditEntry, Profile, Route, Tool
 from tests.studio.conftest import htmx, policy_form
 
@@ -404,20 +404,24 @@ class TestPolicyAndLexicons:
     def test_a_cleared_cosine_floor_is_explained_until_the_policy_is_saved_again(
         self, profile, editor, client_for
     ):
-        said = str(escape(notice({"policy.floor": 0.62})))
+        sentence = "The embedding floor 0.62 was a cosine; it was cleared."  # what 0014 wrote
+        said = str(escape(sentence))
         AuditEntry.objects.create(
             profile=profile,
             action=CLEARED_ACTION,
             object_type="profile",
             object_repr=profile.slug,
             before={"floor": 0.62},
-            after={"floor": None, NOTICE_KEY: notice({"policy.floor": 0.62})},
+            after={"floor": None, NOTICE_KEY: sentence},
         )
         client = client_for(editor)
 
         assert said.encode() in client.get(url("policy", profile)).content
         history = client.get(url("audit", profile)).content.decode()
-        assert said in history and "cleared cosine-era thresholds of" in history.lower()
+        assert (
+            said in history
+            and "cleared thresholds set in the old unit (cosine similarity) of" in history.lower()
+        )
         assert "Notice" not in history  # the sentence is not shown as a changed field
         client.post(url("policy", profile), policy_form(floor="0.3"))
         assert said.encode() not in client.get(url("policy", profile)).content
