@@ -150,18 +150,22 @@ def _check_compact_learning(
 @given(
     values=st.lists(st.integers(0, 49), min_size=0, max_size=120),
     width=st.integers(1, 4),
+    split=st.integers(0, 5),
     leftover=st.integers(-5, 200),
 )
 def test_distinct_cells_are_np_unique_ascending_with_its_inverse(
-    values: list[int], width: int, leftover: int
+    values: list[int], width: int, split: int, leftover: int
 ) -> None:
-    """The batch's cells in ascending order (a step reads the weights front to back), each
-    named once, and every cell's position among them: what `np.unique` gives."""
+    """The batch's cells, those of its first `split` candidates first, each part in ascending
+    order (a step reads the weights front to back; an early step reads the first part only),
+    each named once, and every cell's position among them: what `np.unique` gives per part."""
     rows = len(values) // width
     cells = np.asarray(values[: rows * width], np.int32).reshape(rows, width)
     slot = np.full(50, leftover, np.int32)  # leftovers from an earlier batch
-    distinct, inverse = _candidates._distinct(cells, slot)
-    expected, expected_inverse = np.unique(cells.ravel(), return_inverse=True)
-    np.testing.assert_array_equal(distinct, expected)
-    np.testing.assert_array_equal(inverse, expected_inverse.reshape(cells.shape))
+    distinct, inverse, n_early = _candidates._distinct(cells, slot, split)
+    early = np.unique(cells[:, :split])
+    late = np.setdiff1d(np.unique(cells), early)
+    np.testing.assert_array_equal(distinct, np.r_[early, late])
+    assert n_early == len(early)
+    np.testing.assert_array_equal(distinct[inverse], cells)
     assert distinct.dtype == np.int64 and inverse.dtype == np.int32
