@@ -5,8 +5,9 @@ of it is spent pushing down routes that naive Bayes already ranks far below the 
 whose share of the softmax is nil. Past CANDIDATE_ROUTES routes, each text is therefore
 trained against its own route and the CANDIDATES - 1 routes naive Bayes finds strongest for
 it on the word terms (the confusable ones), in a softmax over those alone. A step then costs
-(texts x terms x CANDIDATES), whatever the number of routes. Momentum moves only the cells a
-step touched. Up to CANDIDATE_ROUTES routes the full softmax is learned (`_model.py`), so the
+(texts x terms x CANDIDATES), whatever the number of routes; the first passes push only the
+EARLY_CANDIDATES strongest of them (steps of half the cost, while the correction is coarse).
+Momentum moves only the cells a step touched. Up to CANDIDATE_ROUTES routes the full softmax is learned (`_model.py`), so the
 public data sets' figures do not depend on this module.
 """
 
@@ -49,6 +50,16 @@ CANDIDATE_MARGIN = 1.5
 # batches differ, so the model does, by about what a seed changes (docs/benchmarks.md,
 # "fourth pass"). False only to compare with the full softmax step for step.
 REUSE_BATCHES = True
+# The first EARLY_EPOCHS of the four held-out passes push each text's EARLY_CANDIDATES
+# strongest candidates only (its own route first, then naive Bayes' strongest; the softmax is
+# still over all of them): those steps read and move only these cells, about half the work
+# (2,000 x 25: ~1.6 against ~3.0 ms a step). The fourth held-out pass and the last one push
+# every candidate. Over seeds 7-9 the real 291-route union at 25 per route is unchanged (u25
+# 76.95-77.00% against 76.95-76.98%, u25b 76.90-76.95 against 76.79-76.92%, u3 85.35-85.53
+# against 85.36-85.55%); four early passes or four candidates lost on u25. docs/decisions.md,
+# "Early passes against eight candidates".
+EARLY_CANDIDATES = 8
+EARLY_EPOCHS = 3
 # Texts whose naive-Bayes logits over every route are held at once (bounds the memory).
 ROWS_AT_ONCE = 2048
 # Terms whose cells are found at once (`_compact_cells`): a table of 1,024 x 2,000 bytes
@@ -216,7 +227,10 @@ class _Batch:
     docs: IntArray
     rows: IntArray
     values: FloatArray
-    cells: IntArray  # the batch's distinct compact cells, ascending
+    # The batch's distinct compact cells: first (ascending) those an entry's first
+    # EARLY_CANDIDATES candidates name, `early_cells` of them, then the others (ascending).
+    cells: IntArray
+    early_cells: int
     inverse: npt.NDArray[np.int32]  # entries x candidates: positions in `cells`
     rates: FloatArray  # per distinct cell: its term's learning rate
     row_starts: IntArray
@@ -323,8 +337,10 @@ class CandidateCorrection:
         epochs: int,
         seed: int,
         progress: Progress,
+        early_epochs: int = 0,
     ) -> None:
-        """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`)."""
+        """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`), the
+        first `early_epochs` of them pushing each text's first EARLY_CANDIDATES candidates."""
         from routing_core.scorers._model import BATCH, BATCHING_SHARE, SEED
 
         picked = np.flatnonzero(docs)
@@ -357,10 +373,11 @@ class CandidateCorrection:
             self._kept, self._kept_docs = [b for b in batches if b is not None], docs.copy()
         order = np.random.default_rng(seed)
         total, done = epochs * len(groups), 0
-        for _ in range(epochs):
+        for epoch in range(epochs):
+            early = epoch < early_epochs
             for index in order.permutation(len(groups)):
                 batch = batches[index]
-                self._step(self._batch(groups[index]) if batch is None else batch, base)
+                self._step(self._batch(groups[index]) if batch is None else batch, base, early)
                 done += 1
                 learning(done / total)
         progress(1.0)
@@ -385,8 +402,10 @@ class CandidateCorrection:
         rows = np.repeat(np.arange(len(docs)), lengths)
         filled = np.flatnonzero(lengths)
         row_starts = offsets[filled]
-        cells, inverse = _distinct(
-            np.take(self.entry_cells, self.entry_rows[entries], axis=0), self._slot
+        cells, inverse, early_cells = _distinct(
+            np.take(self.entry_cells, self.entry_rows[entries], axis=0),
+            self._slot,
+            EARLY_CANDIDATES,
         )
         rates = np.take(self.cell_rates, cells)
         return _Batch(
@@ -394,23 +413,33 @@ class CandidateCorrection:
             rows,
             corpus.values[entries],
             cells,
+            early_cells,
             inverse,
             rates,
             row_starts,
             filled,
         )
 
-    def _step(self, batch: _Batch, base: FloatArray) -> None:
-        """One momentum-SGD step of the candidate softmax with the additive margin."""
+    def _step(self, batch: _Batch, base: FloatArray, early: bool = False) -> None:
+        """One momentum-SGD step of the candidate softmax with the additive margin; `early`,
+        pushing only each text's first EARLY_CANDIDATES candidates (the softmax is over all):
+        it reads and moves only their cells, the batch's first `early_cells`."""
         from routing_core.scorers._model import MOMENTUM
 
-        pairs = np.take(_as_pairs(self._pairs), batch.cells).view(np.float32).reshape(-1, 2)
+        n_cells = batch.early_cells if early else len(batch.cells)
+        cells = batch.cells[:n_cells]
+        pairs = np.take(_as_pairs(self._pairs), cells).view(np.float32).reshape(-1, 2)
         weights = pairs[:, 0].copy()
         logits = base[batch.docs]
+        pushed = min(EARLY_CANDIDATES, logits.shape[1]) if early else logits.shape[1]
+        # A view of the first columns: its take and ravel copy only those (0.3 ms of 2 ms).
+        inverse = batch.inverse[:, :pushed]
         if len(batch.rows):
-            contributions = np.take(weights, batch.inverse)
+            contributions = np.take(weights, inverse)
             contributions *= batch.values[:, None]
-            logits[batch.filled] += np.add.reduceat(contributions, batch.row_starts, axis=0)
+            logits[batch.filled, :pushed] += np.add.reduceat(
+                contributions, batch.row_starts, axis=0
+            )
         logits[:, 0] -= self.margin
         logits -= logits.max(axis=1, keepdims=True)
         error = np.exp(logits)
@@ -423,17 +452,17 @@ class CandidateCorrection:
         # cell several entries share is moved once, by the sum of their gradients.
         # bincount sums in float64 whatever it is given, but casts float32 weights on a
         # slow path (7x the whole count): cast first, same sums.
-        shares = np.take(error, batch.rows, axis=0)
+        shares = np.take(error[:, :pushed], batch.rows, axis=0)
         shares *= batch.values[:, None]
         gradient = np.bincount(
-            batch.inverse.ravel(), shares.astype(np.float64).ravel(), minlength=len(batch.cells)
+            inverse.ravel(), shares.astype(np.float64).ravel(), minlength=n_cells
         )
         velocity = pairs[:, 1] * np.float32(MOMENTUM)
         velocity += gradient
         pairs[:, 1] = velocity
-        weights -= velocity * batch.rates
+        weights -= velocity * batch.rates[:n_cells]
         pairs[:, 0] = weights
-        _as_pairs(self._pairs)[batch.cells] = _as_pairs(pairs)
+        _as_pairs(self._pairs)[cells] = _as_pairs(pairs)
 
 
 def _as_pairs(pairs: FloatArray) -> npt.NDArray[np.complex64]:
@@ -491,22 +520,30 @@ def _compact_cells(
 
 
 def _distinct(
-    cells: npt.NDArray[np.int32], slot: npt.NDArray[np.int32]
-) -> tuple[IntArray, npt.NDArray[np.int32]]:
-    """The distinct values of `cells` in ascending order, and each cell's position among them.
+    cells: npt.NDArray[np.int32], slot: npt.NDArray[np.int32], split: int | None = None
+) -> tuple[IntArray, npt.NDArray[np.int32], int]:
+    """The distinct values of `cells` (entries x candidates), those its first `split` columns
+    hold first, each part ascending; each cell's position among them; and how many come first.
 
     Ascending, because a step reads and writes the weights and momentum at these cells: in
     order, they are 19 MB arrays read front to back instead of at random (a step at 2,000 x 25
-    5.2 -> 3.9 ms, the same sums). Found in one pass, then only the distinct ones sorted:
-    `slot` (one int per possible value, any content) is scribbled on, each value's slot first
-    naming one of its positions (the one whose slot names itself stands for it), then its rank.
+    5.2 -> 3.9 ms, the same sums); the first part is all an early step reads. Found in one
+    pass, then only the distinct ones sorted: `slot` (one int per possible value, any content)
+    is scribbled on, each value's slot first naming one of its positions (the one whose slot
+    names itself stands for it; the later columns are written first, so a value the first
+    `split` columns hold is named by one of those), then its rank.
     `np.unique` sorts every cell, not only the distinct ones: several times the cost.
     """
-    flat = cells.ravel()
-    positions = np.arange(len(flat), dtype=np.int32)
-    slot[flat] = positions
-    distinct = flat[np.take(slot, flat) == positions].astype(np.int64)
-    distinct.sort()
-    slot[distinct] = np.arange(len(distinct), dtype=np.int32)
-    inverse = np.take(slot, flat).reshape(cells.shape)
-    return distinct, inverse
+    split = cells.shape[1] if split is None else min(split, cells.shape[1])
+    positions = np.arange(cells.size, dtype=np.int32).reshape(cells.shape)
+    slot[cells[:, split:]] = positions[:, split:]
+    slot[cells[:, :split]] = positions[:, :split]
+    named = np.take(slot, cells) == positions
+    early = cells[:, :split][named[:, :split]].astype(np.int64)
+    late = cells[:, split:][named[:, split:]].astype(np.int64)
+    early.sort()
+    late.sort()
+    slot[early] = np.arange(len(early), dtype=np.int32)
+    slot[late] = np.arange(len(early), len(early) + len(late), dtype=np.int32)
+    inverse = np.take(slot, cells)
+    return np.concatenate((early, late)), inverse, len(early)

@@ -275,7 +275,12 @@ def train(
     epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
     final = _few.final_epochs(corpus.n_docs, BATCH, FINAL_EPOCHS) if calibrate else FINAL_EPOCHS
     share = epochs / (epochs + final)
-    learner.fit(base, ~held if calibrate else everything, epochs, SEED, progress.part(0.0, share))
+    held_passes = progress.part(0.0, share)
+    if isinstance(learner, _candidates.CandidateCorrection):  # its early passes: fewer candidates
+        early = _candidates.EARLY_EPOCHS
+        learner.fit(base, ~held if calibrate else everything, epochs, SEED, held_passes, early)
+    else:
+        learner.fit(base, ~held if calibrate else everything, epochs, SEED, held_passes)
     # A pack big enough to calibrate adds a second, differently trained model (`_hinge`);
     # not past CANDIDATE_ROUTES, whose learning must not hold terms x routes arrays.
     with_hinge = calibrate and columns is None and _hinge.WEIGHT > 0.0

@@ -30,18 +30,22 @@ def _random_problem(seed: int, n_docs: int, n_terms: int, n_routes: int, width: 
     return corpus, chosen.astype(np.int64), base, rates
 
 
-def _plain_fit(corpus, chosen, base, rates, margin, initial, docs_sets, n_routes):  # noqa: ANN001, ANN202
-    """The step as first written: every entry's candidate cells of dense weights, add.at."""
+def _plain_fit(corpus, chosen, base, rates, margin, initial, docs_sets, n_routes, early=()):  # noqa: ANN001, ANN202
+    """The step as first written: every entry's candidate cells of dense weights, add.at.
+
+    A step whose index is in `early` pushes each text's first EARLY_CANDIDATES candidates
+    only: their cells alone are read, moved and given momentum (the softmax is over all)."""
     weights = initial.copy()
     velocity = np.zeros_like(weights)
     flat, moving = weights.reshape(-1), velocity.reshape(-1)
-    for docs in docs_sets:
+    for index, docs in enumerate(docs_sets):
+        pushed = _candidates.EARLY_CANDIDATES if index in early else chosen.shape[1]
         entries = np.flatnonzero(np.isin(corpus.rows, docs) & (rates[corpus.ids, 0] > 0))
         rows = np.searchsorted(docs, corpus.rows[entries])
-        cells = corpus.ids[entries, None] * n_routes + chosen[docs][rows]
+        cells = corpus.ids[entries, None] * n_routes + chosen[docs][rows][:, :pushed]
         values = corpus.values[entries]
         logits = base[docs].copy()
-        np.add.at(logits, rows, flat[cells] * values[:, None])
+        np.add.at(logits[:, :pushed], rows, flat[cells] * values[:, None])
         logits[:, 0] -= margin
         logits -= logits.max(axis=1, keepdims=True)
         error = np.exp(logits)
@@ -52,7 +56,7 @@ def _plain_fit(corpus, chosen, base, rates, margin, initial, docs_sets, n_routes
             continue
         active = flat[cells]
         moving[cells] *= np.float32(MOMENTUM)
-        np.add.at(moving, cells, error[rows] * values[:, None])
+        np.add.at(moving, cells, error[rows][:, :pushed] * values[:, None])
         flat[cells] = active - moving[cells] * rates[corpus.ids[entries], 0][:, None]
     return weights
 
@@ -65,6 +69,8 @@ def _plain_fit(corpus, chosen, base, rates, margin, initial, docs_sets, n_routes
     n_routes=st.integers(2, 9),
     width=st.integers(1, 9),
     warm=st.booleans(),
+    early=st.sets(st.integers(0, 4)),
+    early_candidates=st.integers(1, 9),
     terms_at_once=st.sampled_from([1, 3, 1024]),
     entries_at_once=st.sampled_from([1, 5, 8192]),
 )
@@ -75,21 +81,33 @@ def test_compact_candidate_learning_equals_the_plain_dense_steps(
     n_routes: int,
     width: int,
     warm: bool,
+    early: set[int],
+    early_candidates: int,
     terms_at_once: int,
     entries_at_once: int,
 ) -> None:
-    """Batches, shared cells, warm starts and cells no step touches: all as the definition,
-    whatever blocks of terms and chunks of entries the cells are found in."""
-    before = _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES
+    """Batches, shared cells, warm starts, cells no step touches and early steps (fewer
+    candidates pushed, among full ones): all as the definition, whatever blocks of terms and
+    chunks of entries the cells are found in."""
+    before = (
+        _candidates.TERMS_AT_ONCE,
+        _candidates.GATHERED_ENTRIES,
+        _candidates.EARLY_CANDIDATES,
+    )
     _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES = terms_at_once, entries_at_once
+    _candidates.EARLY_CANDIDATES = min(early_candidates, width, n_routes)
     try:
-        _check_compact_learning(seed, n_docs, n_terms, n_routes, width, warm)
+        _check_compact_learning(seed, n_docs, n_terms, n_routes, width, warm, early)
     finally:
-        _candidates.TERMS_AT_ONCE, _candidates.GATHERED_ENTRIES = before
+        (
+            _candidates.TERMS_AT_ONCE,
+            _candidates.GATHERED_ENTRIES,
+            _candidates.EARLY_CANDIDATES,
+        ) = before
 
 
 def _check_compact_learning(
-    seed: int, n_docs: int, n_terms: int, n_routes: int, width: int, warm: bool
+    seed: int, n_docs: int, n_terms: int, n_routes: int, width: int, warm: bool, early: set[int]
 ) -> None:
     width = min(width, n_routes)
     corpus, chosen, base, rates = _random_problem(seed, n_docs, n_terms, n_routes, width)
@@ -103,12 +121,14 @@ def _check_compact_learning(
         corpus, chosen, n_routes, rates, 1.0, initial.copy() if warm else None
     )
     docs_sets = [np.sort(rng.choice(n_docs, min(n_docs, 7), replace=False)) for _ in range(5)]
-    for docs in docs_sets:
-        learner._step(learner._batch(docs), base)
+    for index, docs in enumerate(docs_sets):
+        learner._step(learner._batch(docs), base, index in early)
     got = np.zeros((n_terms, n_routes), np.float32)
     learner.add_to(got)
     learned = rates[:, 0] > 0
-    expected = _plain_fit(corpus, chosen, base, rates, 1.0, initial, docs_sets, n_routes)
+    expected = _plain_fit(
+        corpus, chosen, base, rates, 1.0, initial, docs_sets, n_routes, tuple(early)
+    )
     expected[~learned] = 0.0  # the 4- and 5-grams are not the correction's
     # float32 sums in another order, then scaled by learning rates up to 160: a few units
     # in the 5th digit; a missing momentum, start or cell is off by the weights themselves.
@@ -130,18 +150,22 @@ def _check_compact_learning(
 @given(
     values=st.lists(st.integers(0, 49), min_size=0, max_size=120),
     width=st.integers(1, 4),
+    split=st.integers(0, 5),
     leftover=st.integers(-5, 200),
 )
 def test_distinct_cells_are_np_unique_ascending_with_its_inverse(
-    values: list[int], width: int, leftover: int
+    values: list[int], width: int, split: int, leftover: int
 ) -> None:
-    """The batch's cells in ascending order (a step reads the weights front to back), each
-    named once, and every cell's position among them: what `np.unique` gives."""
+    """The batch's cells, those of its first `split` candidates first, each part in ascending
+    order (a step reads the weights front to back; an early step reads the first part only),
+    each named once, and every cell's position among them: what `np.unique` gives per part."""
     rows = len(values) // width
     cells = np.asarray(values[: rows * width], np.int32).reshape(rows, width)
     slot = np.full(50, leftover, np.int32)  # leftovers from an earlier batch
-    distinct, inverse = _candidates._distinct(cells, slot)
-    expected, expected_inverse = np.unique(cells.ravel(), return_inverse=True)
-    np.testing.assert_array_equal(distinct, expected)
-    np.testing.assert_array_equal(inverse, expected_inverse.reshape(cells.shape))
+    distinct, inverse, n_early = _candidates._distinct(cells, slot, split)
+    early = np.unique(cells[:, :split])
+    late = np.setdiff1d(np.unique(cells), early)
+    np.testing.assert_array_equal(distinct, np.r_[early, late])
+    assert n_early == len(early)
+    np.testing.assert_array_equal(distinct[inverse], cells)
     assert distinct.dtype == np.int64 and inverse.dtype == np.int32

@@ -212,6 +212,7 @@ def test_learning_against_every_route_as_candidates_is_the_full_softmax(
     monkeypatch.setattr(_candidates, "CANDIDATES", 12)
     monkeypatch.setattr(_candidates, "CANDIDATE_MARGIN", _model.MARGIN)
     monkeypatch.setattr(_candidates, "REUSE_BATCHES", False)  # the full softmax's batches
+    monkeypatch.setattr(_candidates, "EARLY_EPOCHS", 0)  # every pass pushes every candidate
     every = _model.train(corpus, 12)
     assert every.temperature == pytest.approx(full.temperature, rel=1e-3)
     # Learned from sparse naive Bayes, the candidate learner's weights come block by block.
@@ -265,9 +266,9 @@ def test_the_last_pass_reuses_the_held_out_passes_batches(
         made.append(len(docs))
         return real_batch(self, docs)
 
-    def step(self: _candidates.CandidateCorrection, one: Any, base: Any) -> None:
+    def step(self: _candidates.CandidateCorrection, one: Any, base: Any, early: bool) -> None:
         stepped.append(one.docs)
-        real_step(self, one, base)
+        real_step(self, one, base, early)
 
     monkeypatch.setattr(_candidates.CandidateCorrection, "_batch", batch)
     monkeypatch.setattr(_candidates.CandidateCorrection, "_step", step)
@@ -278,6 +279,35 @@ def test_the_last_pass_reuses_the_held_out_passes_batches(
     assert len(made) == kept + math.ceil(held / _model.BATCH)
     last_pass = np.concatenate(stepped[-(kept + math.ceil(held / _model.BATCH)) :])
     assert sorted(last_pass.tolist()) == list(range(corpus.n_docs))
+
+
+def test_only_the_first_held_out_passes_push_fewer_candidates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past CANDIDATE_ROUTES the first EARLY_EPOCHS passes are early steps (each text's first
+    EARLY_CANDIDATES candidates pushed); the other held-out passes and the last pass push
+    every candidate."""
+    import math
+
+    from routing_core.scorers import _candidates
+    from routing_core.scorers.calibration import HOLD_OUT
+
+    monkeypatch.setattr(_candidates, "CANDIDATE_ROUTES", 20)
+    kinds: list[bool] = []
+    real_step = _candidates.CandidateCorrection._step
+
+    def step(self: _candidates.CandidateCorrection, one: Any, base: Any, early: bool) -> None:
+        kinds.append(early)
+        real_step(self, one, base, early)
+
+    monkeypatch.setattr(_candidates.CandidateCorrection, "_step", step)
+    corpus = _corpus(40, 30)
+    _model.train(corpus, 40)
+    held = int(((np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1).sum())
+    per_pass = math.ceil((corpus.n_docs - held) / _model.BATCH)
+    early = _candidates.EARLY_EPOCHS * per_pass
+    assert 0 < early < len(kinds)
+    assert kinds[:early] == [True] * early and not any(kinds[early:])
 
 
 def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
