@@ -19,7 +19,6 @@ from routing_core.pack import (
     FORMAT_VERSION,
     MINOR_FIELDS,
     PROBABILITY_THRESHOLDS_MINOR,
-    TIER_MINOR_FIELDS,
     Pack,
     check_references,
     embedding_threshold_paths,
@@ -107,16 +106,13 @@ def _content(pack: Pack) -> dict[str, Any]:
     document.pop("format_minor", None)
     minor = 0
     for path, added in MINOR_FIELDS.items():
-        parent: Any = document
-        for key in path[:-1]:
-            parent = parent.get(key) if isinstance(parent, dict) else None
-        if not isinstance(parent, dict) or path[-1] not in parent:
-            continue
-        if parent[path[-1]] in (None, [], False):
-            del parent[path[-1]]
-        else:
-            minor = max(minor, added)
-    minor = max(minor, _tier_fields_minor(document))
+        for parent in _parents(document, path[:-1]):
+            if path[-1] not in parent:
+                continue
+            if parent[path[-1]] in (None, [], False):
+                del parent[path[-1]]
+            else:
+                minor = max(minor, added)
     if embedding_threshold_paths(document):  # they are probabilities: say so
         minor = max(minor, PROBABILITY_THRESHOLDS_MINOR)
     if minor:  # a 1.0 pack reads as before, in any reader
@@ -124,23 +120,15 @@ def _content(pack: Pack) -> dict[str, Any]:
     return document
 
 
-def _tier_fields_minor(document: dict[str, Any]) -> int:
-    """`MINOR_FIELDS` for a cascade's tiers: leave out what holds nothing, say what was written.
-
-    A tier is an item of a list, which a path of `MINOR_FIELDS` cannot name.
-    """
-    scorer = document.get("scorer")
-    tiers = scorer.get("tiers") if isinstance(scorer, dict) else None
-    minor = 0
-    for tier in tiers if isinstance(tiers, list) else []:
-        for field, added in TIER_MINOR_FIELDS.items():
-            if not isinstance(tier, dict) or field not in tier:
-                continue
-            if tier[field] in (None, [], False):
-                del tier[field]
-            else:
-                minor = max(minor, added)
-    return minor
+def _parents(node: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The dicts at `path` in a document; `*` stands for every item of a list (a cascade's tiers)."""
+    if not path:
+        return [node] if isinstance(node, dict) else []
+    key, rest = path[0], path[1:]
+    if key == "*":
+        items = node if isinstance(node, list) else []
+        return [found for item in items for found in _parents(item, rest)]
+    return _parents(node.get(key), rest) if isinstance(node, dict) else []
 
 
 def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:

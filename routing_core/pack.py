@@ -52,9 +52,8 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "stale"): 1,
     ("scorer", "model", "bias"): 3,
     ("scorer", "fit_weight"): 4,
+    ("scorer", "tiers", "*", "fit_weight"): 4,  # "*": every tier of a cascade
 }
-# The same, for fields of a cascade's tiers (`scorer.tiers[i]`).
-TIER_MINOR_FIELDS: dict[str, int] = {"fit_weight": 4}
 
 MAX_ROUTES = 2_000
 MAX_ITEMS = 5_000  # examples, keywords, never-phrases per route; rules; tools; lexicon words
