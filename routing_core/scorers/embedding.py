@@ -46,9 +46,10 @@ DEFAULT_TEMPERATURE = 0.03
 # (1 - w) log lexical) / T), a weighted geometric mean of the halves. A hybrid tier that
 # sets `fit_weight` (what the studio writes: `pack.new_scorer_settings`) has w fitted on its
 # held-out texts (the function `fit_weight`); HYBRID_WEIGHT is what that fit's prior pulls
-# towards, and the declared weight's default. 0.5 was chosen on dev splits (CLINC150 val, Banking77 and HWU64 fold 1 of 3;
-# docs/benchmarks.md, "The hybrid's mixture"): the product gave 95.90 / 92.35 / 90.08% top-1
-# where the mean of the probabilities (the mixture before) gave 95.50 / 92.26 / 89.95%.
+# towards, and the declared weight's default. 0.5 was chosen on dev splits (CLINC150 val,
+# Banking77 and HWU64 fold 1 of 3; docs/benchmarks.md, "The hybrid's mixture"): the product
+# gave 95.90 / 92.35 / 90.08% top-1 where the mean of the probabilities (the mixture before)
+# gave 95.50 / 92.26 / 89.95%.
 HYBRID_WEIGHT = 0.5
 # A fitted weight stays in this range: each half keeps a say, whatever a few held-out texts
 # ask (fits on the dev splits land in 0.50-0.72; docs/benchmarks.md, "A weight per pack").
@@ -464,25 +465,20 @@ class HybridScorer:
         trial = LexicalScorer.build(kept, None, out_of_scope)
         names = list(embedding.names)
         lexical_rows = np.array([trial.score(text, names) for text in held.texts], np.float64)
-        chosen, was_fitted = weight, False
         # a text an out-of-scope class claimed (a half scores zero everywhere): no fit
-        claimed = ~(held.probabilities.any(axis=1) & lexical_rows.any(axis=1))
-        if fit and np.count_nonzero(~claimed) >= calibration.MIN_CALIBRATION:
-            chosen, was_fitted = (
-                fit_weight(
-                    held.probabilities[~claimed],
-                    lexical_rows[~claimed],
-                    held.routes[~claimed],
-                    weight,
-                ),
-                True,
-            )
+        live = held.probabilities.any(axis=1) & lexical_rows.any(axis=1)
+        found = (
+            fit_weight(held.probabilities[live], lexical_rows[live], held.routes[live])
+            if fit
+            else None
+        )
+        chosen = weight if found is None else found
         logits = mix(held.probabilities, lexical_rows, chosen)
         live = np.isfinite(logits).any(axis=1)
         fitted = calibration.calibrate_logits(
             logits[live], held.routes[live], 1.0, MIXTURE_TEMPERATURES
         )
-        return cls(lexical, embedding, chosen, fitted, was_fitted)
+        return cls(lexical, embedding, chosen, fitted, found is not None)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """The mixture, in candidate order (the lexical posterior alone for a blank message).
@@ -514,8 +510,7 @@ def fit_weight(
     embedding: npt.ArrayLike,
     lexical: npt.ArrayLike,
     labels: npt.NDArray[np.int64],
-    default: float = HYBRID_WEIGHT,
-) -> float:
+) -> float | None:
     """The embedding's share w of the product that best predicts held-out texts' routes.
 
     Both halves' probabilities of the texts (texts x routes) are the features of a log-linear
@@ -523,18 +518,19 @@ def fit_weight(
     (a, b) (`calibration.fit_weights`, prior at HYBRID_WEIGHT); w = a / (a + b), kept in
     WEIGHT_RANGE. A half that predicts the held-out routes better gets more of the say: on
     10 examples per route the lexical half is weak and w rises to about 0.7 (docs/benchmarks.md).
-    Fewer than MIN_CALIBRATION texts keep `default` (the pack's declared weight).
+    None when there is nothing to fit on (fewer than MIN_CALIBRATION texts): the pack's
+    declared weight stays.
     """
     e = np.asarray(embedding, np.float64)
     if len(e) < calibration.MIN_CALIBRATION or e.ndim != 2 or e.shape[1] < 2:
-        return default
+        return None
     logs = [
         np.log(np.maximum(e, _TINY)),
         np.log(np.maximum(np.asarray(lexical, np.float64), _TINY)),
     ]
     a, b = calibration.fit_weights(logs, labels, (HYBRID_WEIGHT, 1.0 - HYBRID_WEIGHT))
     if not a + b > 0.0:
-        return default
+        return None
     low, high = WEIGHT_RANGE
     return round(min(max(float(a / (a + b)), low), high), 4)
 
