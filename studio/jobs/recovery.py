@@ -1,8 +1,8 @@
 """Jobs whose worker died: queued again, or failed with the reason; never "running" forever.
 
 A worker killed with SIGKILL (or the machine under it lost) cannot say anything; its jobs'
-heartbeats simply stop. Any worker, and the job pages, call `recover()` (a poll of one job,
-`recover_job`, for that job alone): a running
+heartbeats simply stop. Every worker calls `recover()` every few seconds, and a page that
+shows one job calls `recover_job` for that job alone: a running
 job silent for `STUDIO_JOB_STALE_AFTER_S` is given to the queue again, until it has been tried
 `STUDIO_JOB_MAX_ATTEMPTS` times, then marked failed with what happened.
 """
@@ -30,13 +30,12 @@ J = TypeVar("J", bound=Job)
 def recover() -> int:
     """Queue again (or fail) every job whose worker stopped beating; the number recovered."""
     now = timezone.now()
-    silent, here = _silent(now), running_here()
+    silent = _silent(now)
     recovered = 0
     for name, kind in KINDS.items():
         running = kind.model._default_manager.filter(silent, status=JobStatus.RUNNING)
         for job in running.only("pk", "worker", "attempts", "task_id"):
-            if (kind.model, job.pk) not in here:  # this process runs it: alive, if slow
-                recovered += _recover(name, job, silent, now)
+            recovered += _recover(name, job, silent, now)
     return recovered
 
 
@@ -49,9 +48,8 @@ def recover_job(job: J) -> J:
     """
     now = timezone.now()
     last = job.heartbeat_at or job.updated_at
+    # `_silent` in Python: a job that is not silent needs no query at all
     if job.status != JobStatus.RUNNING or last is None or last >= _cutoff(now):
-        return job
-    if (type(job), job.pk) in running_here():
         return job
     if _recover(kind_of(job), job, _silent(now), now):
         job.refresh_from_db()
@@ -70,8 +68,12 @@ def _silent(now: datetime) -> Q:
 
 def _recover(name: str, job: Job, silent: Q, now: datetime) -> int:
     """Queue `job` again, or fail it after STUDIO_JOB_MAX_ATTEMPTS; 1 if this call did it
-    (the update is conditional, so a worker that beats meanwhile, or another recoverer, wins)."""
+    (the update is conditional, so a worker that beats meanwhile, or another recoverer, wins).
+    A job this process runs is alive, if slow (starved past the limit): never taken."""
     from studio.jobs.tasks import run_job
+
+    if (type(job), job.pk) in running_here():
+        return 0
 
     manager = type(job)._default_manager
     same = manager.filter(silent, pk=job.pk, status=JobStatus.RUNNING, worker=job.worker)

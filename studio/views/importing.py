@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from routing_core.importers import LABELS
 from studio.importing import PACK, start_import
 from studio.jobs import queue
-from studio.jobs.recovery import recover
+from studio.jobs.recovery import recover_job
 from studio.labels import plain_problem
 from studio.models import ImportJob, JobStatus
 from studio.publishing import MAX_IMPORT_BYTES
@@ -114,8 +114,7 @@ def _import_job(request: HtmxHttpRequest, pk: int) -> ImportJob:
 @studio_page
 def import_job(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The import's progress (polled by htmx), then what it created or why it did not."""
-    recover()
-    job = _import_job(request, pk)
+    job = recover_job(_import_job(request, pk))
     template = "studio/import_job.html"
     if request.htmx:
         template += "#import-status"

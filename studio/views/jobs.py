@@ -18,7 +18,7 @@ from routing_core import PackError
 from studio.jobs import queue
 from studio.jobs.kinds import KINDS
 from studio.jobs.notes import training_note
-from studio.jobs.recovery import recover
+from studio.jobs.recovery import recover, recover_job
 from studio.models import Job, Profile
 from studio.playground import Compiled, playground_router
 from studio.roles import EDIT, PUBLISH, VIEW
@@ -55,8 +55,8 @@ def _heavy(kind: str) -> tuple[str, ...]:
 @require_GET
 @login_required
 def job_page(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
-    recover()
     profile, job = _job(request, slug, kind, pk)
+    job = recover_job(job)
     context: dict[str, Any] = {
         "profile": profile,
         "job": job,
