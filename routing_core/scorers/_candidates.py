@@ -277,11 +277,12 @@ class CandidateCorrection:
         self.full_cells, self.entry_cells, self.entry_rows = _compact_cells(
             self.corpus, chosen, n_routes
         )
-        self.rates = rates[self.terms, 0]  # per learned term, as `corpus` numbers them
-        # ... and per cell: a batch reads its cells' rates in their (ascending) order instead
-        # of looking up each cell's term (twice the memory read, at random).
+        # Each cell's learning rate (its term's): a batch reads its cells' rates in their
+        # (ascending) order instead of looking up each cell's term (twice the memory read,
+        # at random).
         bounds = np.arange(len(self.terms) + 1) * max(1, n_routes)
-        self.cell_rates = np.repeat(self.rates, np.diff(np.searchsorted(self.full_cells, bounds)))
+        per_term = rates[self.terms, 0]  # per learned term, as `corpus` numbers them
+        self.cell_rates = np.repeat(per_term, np.diff(np.searchsorted(self.full_cells, bounds)))
         self.initial = initial
         if initial is None:
             self.start = np.zeros(len(self.full_cells), np.float32)
@@ -291,11 +292,11 @@ class CandidateCorrection:
         # Each cell's weight and momentum side by side, one 8-byte pair: a step reads and
         # writes both at once, in half the cache lines of two arrays (2,000 x 25: 3.5 -> 2.7 ms
         # a step). Gathered and scattered as complex64, one element per pair (a take along
-        # axis 0 of the pairs is several times slower); `weights` and `velocity` are views.
+        # axis 0 of the pairs is several times slower); `weights` is a view.
         self._pairs = np.zeros((len(self.full_cells), 2), np.float32)
         if initial is not None:
             self._pairs[:, 0] = self.start
-        self.weights, self.velocity = self._pairs[:, 0], self._pairs[:, 1]
+        self.weights = self._pairs[:, 0]
         # Scratch for finding a batch's distinct cells in one pass (`_distinct`).
         self._slot = np.zeros(len(self.full_cells), np.int32)
         # The batches of the last fit of several passes, and its texts (`fit` reuses them).
@@ -303,9 +304,10 @@ class CandidateCorrection:
         self._kept_docs: npt.NDArray[np.bool_] | None = None
 
     def scale_rates(self, factor: float) -> None:
-        """Scale every learning rate by `factor` (for the batches made from here on)."""
-        self.rates *= np.float32(factor)
+        """Scale every learning rate by `factor`. A batch copies its cells' rates when it is
+        made, so the batches kept for reuse are dropped: they would step at the old rates."""
         self.cell_rates *= np.float32(factor)
+        self._kept, self._kept_docs = [], None
 
     def add_to(self, weights: FloatArray) -> None:
         """Add the learned correction to full terms x routes `weights`, in place."""
@@ -354,8 +356,8 @@ class CandidateCorrection:
         earlier = (
             self._kept if REUSE_BATCHES and known is not None and (docs >= known).all() else []
         )
-        if earlier and self._kept_docs is not None:
-            picked = np.flatnonzero(docs & ~self._kept_docs)
+        if earlier and known is not None:
+            picked = np.flatnonzero(docs & ~known)
             self._kept, self._kept_docs = [], None  # held by `batches` below from here on
         shuffled = picked[np.random.default_rng(SEED).permutation(len(picked))]
         groups = [

@@ -169,3 +169,17 @@ def test_distinct_cells_are_np_unique_ascending_with_its_inverse(
     assert n_early == len(early)
     np.testing.assert_array_equal(distinct[inverse], cells)
     assert distinct.dtype == np.int64 and inverse.dtype == np.int32
+
+
+def test_scaled_rates_reach_the_batches_a_later_fit_reuses() -> None:
+    """A fit keeps its batches for the next fit over the same texts; a batch copies its
+    rates when it is made, so after `scale_rates(0)` a reused batch must not move anything."""
+    corpus, chosen, base, rates = _random_problem(3, 20, 12, 5, 3)
+    learner = _candidates.CandidateCorrection(corpus, chosen, 5, rates, 1.0, None)
+    every = np.ones(20, np.bool_)
+    learner.fit(base, every, 2, 7, _model.NO_PROGRESS)
+    assert np.abs(learner.weights).max() > 0  # it did learn at the first rates
+    learner.scale_rates(0.0)
+    before = learner.weights.copy()
+    learner.fit(base, every, 1, 8, _model.NO_PROGRESS)
+    np.testing.assert_array_equal(learner.weights, before)
