@@ -312,10 +312,8 @@ def fitted_weight_variants(mats: dict[str, dict[str, Matrix]]) -> None:
         for m in mats.values():
             held_e, held_x = m[f"held_{emb_key}"], m["held_lexical"]
             live = held_e.any(axis=1) & held_x.any(axis=1)
-            theta = calibration.fit_weights(
-                [_logs(held_e[live]), _logs(held_x[live])], m["held_labels"][live], (0.5, 0.5)
-            )
-            w = float(theta[0] / theta.sum())
+            found = embedding.fit_weight(held_e[live], held_x[live], m["held_labels"][live])
+            w = embedding.HYBRID_WEIGHT if found is None else found  # as HybridScorer.build
             held = embedding.mix(held_e, held_x, w)
             fitted = calibration.calibrate_logits(
                 held[live], m["held_labels"][live], 1.0, embedding.MIXTURE_TEMPERATURES
@@ -325,7 +323,7 @@ def fitted_weight_variants(mats: dict[str, dict[str, Matrix]]) -> None:
             )
             cells.append(
                 judge(scores, m["labels"], fitted.floor or 0.0, float(m["margin"]))
-                + f" w{w:.2f} T{fitted.temperature:.2f} θ{theta[0]:.2f},{theta[1]:.2f}"
+                + f" w{w:.2f} T{fitted.temperature:.2f}"
             )
         print(f"{'fitted w, ' + emb_key:26s} " + " | ".join(cells), flush=True)
 

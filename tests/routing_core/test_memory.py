@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,10 @@ def test_small_page_arrays_are_zeroed_writable_and_shaped(shape, dtype) -> None:
     assert array.dtype == dtype and array.shape == shape and array.flags.writeable
     array[...] = 7
     assert (array == 7).all()
+    owner = array
+    while isinstance(owner, np.ndarray):  # its memory is an anonymous mapping, not numpy's
+        owner = owner.base
+    assert isinstance(owner, memoryview) and isinstance(owner.obj, mmap.mmap)
 
 
 def test_a_small_page_array_outlives_the_function_that_mapped_it() -> None:
