@@ -51,13 +51,15 @@ def _case(request: HttpRequest, slug: str, case_id: int) -> TestCase:
     )
 
 
-def _search(request: HttpRequest, slug: str, case_id: int, search_id: int) -> RepairJob:
-    """The search, its `test_case` (and that case's profile) the rows loaded for the access
-    check: the answer reads them without loading the case again."""
+def _search(
+    request: HttpRequest, slug: str, case_id: int, search_id: int
+) -> tuple[TestCase, RepairJob]:
+    """The case (and its profile) loaded for the access check, and its search, whose
+    `test_case` is that same row: nothing loads the case again."""
     test_case = _case(request, slug, case_id)
     job = get_object_or_404(RepairJob, test_case=test_case, pk=search_id)
     job.test_case = test_case
-    return job
+    return test_case, job
 
 
 @router.post(BASE, response=SEARCH)
@@ -90,8 +92,8 @@ def read_fix_search(
     """The search's state and progress; once done, the edit found, in words and as fields."""
     # This search, if its worker died, is queued again (or failed) before it is shown; the
     # poll recovers nothing else (the workers do).
-    found = _search(request, slug, case_id, search_id)
-    test_case, job = found.test_case, recover_job(found)
+    test_case, job = _search(request, slug, case_id, search_id)
+    job = recover_job(job)
     if job.is_running:
         response["Retry-After"] = RETRY_AFTER_S
     return search_out(test_case, job)
@@ -106,9 +108,8 @@ def cancel_fix_search(
     search_id: int = SEARCH_ID,
 ) -> Status[dict[str, Any]]:
     """Stop the search: a queued one at once (200), a running one at its next candidate (202)."""
-    found = _search(request, slug, case_id, search_id)
-    test_case = found.test_case  # refresh_from_db (in cancel) forgets it
-    return _answer(response, test_case, queue.cancel(found))
+    test_case, job = _search(request, slug, case_id, search_id)
+    return _answer(response, test_case, queue.cancel(job))
 
 
 @router.post(ONE + "/apply", response={200: FixAppliedOut, **ERRORS})
@@ -120,7 +121,7 @@ def apply_fix(
     409 with the reason when there is no fix to apply, the draft or the test cases changed
     since the search, or someone saved the item meanwhile; 422 when the pack refuses it.
     """
-    job = _search(request, slug, case_id, search_id)
+    _, job = _search(request, slug, case_id, search_id)
     edit = apply_found(job, user=request.auth)  # type: ignore[attr-defined]
     profile = Profile.objects.get(pk=job.profile_id)
     detail = f"Applied: {edit.describe()}."
