@@ -100,23 +100,25 @@ def test_logits_gathered_from_sparse_naive_bayes_are_the_dense_ones_on_the_candi
 def test_gathered_logits_do_not_depend_on_the_blocks_they_are_summed_in(
     terms_at_once: int, entries_at_once: int, seed: int
 ) -> None:
-    """Blocks of terms and chunks of entries change which arrays are made, not one bit of
-    the sums (a cell's entries are added in the same order)."""
+    """Chunks of entries change which arrays are made, not one bit of the sums (a cell's
+    entries are added in the same order); blocks of terms change them by rounding only."""
     corpus = _random_corpus(seed, 60, 40, 9)
     bayes, _, _ = _sparse.sparse_bayes(corpus, 9, SMOOTHING)
     chosen = _candidates.candidates(corpus, bayes)
-    expected = _candidates.gathered_logits(corpus, bayes, chosen)
     before = _candidates.GATHERED_TERMS, _candidates.GATHERED_ENTRIES
-    _candidates.GATHERED_ENTRIES = entries_at_once
-    try:
-        _candidates.GATHERED_TERMS = terms_at_once
-        got = _candidates.gathered_logits(corpus, bayes, chosen)
-    finally:
-        _candidates.GATHERED_TERMS, _candidates.GATHERED_ENTRIES = before
-    if terms_at_once == before[0] or terms_at_once >= corpus.n_terms:
-        np.testing.assert_array_equal(got, expected)  # same blocks, chunks of entries only
-    else:
-        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+    def gathered(terms: int, entries: int) -> np.ndarray:
+        _candidates.GATHERED_TERMS, _candidates.GATHERED_ENTRIES = terms, entries
+        try:
+            return _candidates.gathered_logits(corpus, bayes, chosen)
+        finally:
+            _candidates.GATHERED_TERMS, _candidates.GATHERED_ENTRIES = before
+
+    expected = gathered(*before)
+    same_blocks = gathered(terms_at_once, before[1])
+    got = gathered(terms_at_once, entries_at_once)
+    np.testing.assert_array_equal(got, same_blocks)  # chunks of entries: not one bit
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)  # blocks of terms
 
 
 def test_weights_made_block_by_block_encode_as_the_dense_matrix_does() -> None:
