@@ -105,6 +105,10 @@ AGGREGATES = ("max", "centroid")
 
 
 ONLY = os.environ.get("HYBRID_DEV_SPLITS", "").split()
+# HYBRID_DEV_HEAD=1: the embedding half learns its linear head (`_head`), and the matrices
+# are saved as mats-head-<split>.npz, beside those without it.
+HEAD = os.environ.get("HYBRID_DEV_HEAD") == "1"
+PREFIX = "mats-head-" if HEAD else "mats-"
 
 
 def collect(cache: Path) -> None:
@@ -116,20 +120,24 @@ def collect(cache: Path) -> None:
         encoder = CachedEncoder(real, cache / f"{name}.npz")
         routes, judged, margin = make()
         names = [r.name for r in routes]
-        emb = embedding.EmbeddingScorer.build(routes, encoder)
+        started = time.process_time()
+        emb = embedding.EmbeddingScorer.build(routes, encoder, head=HEAD)
+        spent = time.process_time() - started
         lexical = LexicalScorer.build(routes)
         held = emb.held_out
         assert held is not None
         trial = LexicalScorer.build(embedding._without(routes, held))
         texts = [t for t, _ in judged]
-        others = {a: embedding.EmbeddingScorer.build(routes, encoder, a) for a in AGGREGATES}
+        others = {
+            a: embedding.EmbeddingScorer.build(routes, encoder, a, head=HEAD) for a in AGGREGATES
+        }
         aggregates = {}
         for a, scorer in others.items():
             assert scorer.held_out is not None and scorer.held_out.texts == held.texts
             aggregates[f"emb_{a}"] = _probabilities(scorer, texts)
             aggregates[f"held_emb_{a}"] = scorer.held_out.probabilities.astype(np.float64)
         np.savez(
-            cache / f"mats-{split}.npz",
+            cache / f"{PREFIX}{split}.npz",
             labels=np.array([names.index(e) if e else -1 for _, e in judged]),
             lexical=_rows(lexical, texts, names),
             emb=_probabilities(emb, texts),
@@ -141,7 +149,10 @@ def collect(cache: Path) -> None:
             temperature=emb.calibration.temperature,
         )
         encoder.save()
-        print(split, len(texts), "judged,", len(held.texts), "held out", flush=True)
+        print(
+            split, len(texts), "judged,", len(held.texts), "held out;",
+            f"embedding build {spent:.2f} s CPU", emb.info.details.get("head_weights"), flush=True,
+        )  # fmt: skip
 
 
 def _rows(scorer: LexicalScorer, texts: list[str] | tuple[str, ...], names: list[str]) -> Matrix:
@@ -225,9 +236,9 @@ def fitted_log_variants(mats: dict[str, dict[str, Matrix]]) -> None:
 def variants(cache: Path) -> None:
     """Every variant on every collected split, one line each."""
     mats = {
-        s: dict(np.load(cache / f"mats-{s}.npz"))
+        s: dict(np.load(cache / f"{PREFIX}{s}.npz"))
         for s in SPLITS
-        if (cache / f"mats-{s}.npz").exists() and (not ONLY or s in ONLY)
+        if (cache / f"{PREFIX}{s}.npz").exists() and (not ONLY or s in ONLY)
     }
     print("load average", os.getloadavg())
     print(f"{'variant':26s} " + " | ".join(f"{s}: top-1 in-scope oos menus floor" for s in mats))
@@ -335,7 +346,9 @@ def cost(cache: Path) -> None:
     encoder = CachedEncoder(real, cache / "clinc150.npz")
     routes, judged, _ = _clinc_val()
     names = [r.name for r in routes]
-    emb = embedding.EmbeddingScorer.build(routes, encoder)
+    started = time.process_time()
+    emb = embedding.EmbeddingScorer.build(routes, encoder, head=HEAD)
+    print(f"embedding build {time.process_time() - started:.2f} s CPU (head: {HEAD})")
     texts = [t for t, _ in judged[:1000]]
     builds, turns = [], []
     for _ in range(3):
