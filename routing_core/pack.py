@@ -28,7 +28,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 4
+FORMAT_MINOR = 5
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -37,6 +37,7 @@ MINOR_CHANGES: dict[int, str] = {
     2: "an embedding tier's floor and near_tie_margin are probabilities (before: cosines)",
     3: "scorer.model.bias",
     4: "a hybrid tier's fit_weight (at the top or in a cascade's tiers)",
+    5: "an embedding or hybrid tier's head (at the top or in a cascade's tiers)",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -53,6 +54,8 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "bias"): 3,
     ("scorer", "fit_weight"): 4,
     ("scorer", "tiers", "*", "fit_weight"): 4,  # "*": every tier of a cascade
+    ("scorer", "head"): 5,
+    ("scorer", "tiers", "*", "head"): 5,
 }
 
 MAX_ROUTES = 2_000
@@ -325,6 +328,12 @@ class _TierThresholds(_Model):
     near_tie_margin: float | None = Field(None, ge=0.0, le=1.0)
 
 
+HEAD_DESCRIPTION = (
+    "Learn a linear head on the route texts' vectors when the pack is compiled and add its"
+    " scores to the cosines' (weights fitted on held-out examples)."
+)
+
+
 class EmbeddingScorerSettings(_TierThresholds):
     """Optional tier (extra `embeddings`): cosine of the message against each route's text,
     as a probability at a temperature fitted when the pack is compiled."""
@@ -334,6 +343,7 @@ class EmbeddingScorerSettings(_TierThresholds):
     aggregate: Aggregate = Field(
         "mean", description="Per route: the best text's cosine, the centroid's, or their mean."
     )
+    head: bool = Field(False, description=HEAD_DESCRIPTION)
 
 
 class HybridScorerSettings(_TierThresholds):
@@ -355,6 +365,7 @@ class HybridScorerSettings(_TierThresholds):
             " embedding_weight is then the share of a pack too small to hold any out."
         ),
     )
+    head: bool = Field(False, description=HEAD_DESCRIPTION)
 
 
 class LlmScorerSettings(_Model):
@@ -550,7 +561,10 @@ def _duplicates(names: list[Any], where: str, what: str) -> list[tuple[str, str]
 # What a writer puts in a scorer it creates from a kind alone (a studio profile that picks the
 # kind, `bench_tiers`): the best settings for a new pack, where the pydantic defaults must
 # keep meaning what an absent field meant before (docs/decisions.md, "Format compatibility").
-NEW_SCORER_SETTINGS: dict[str, dict[str, Any]] = {"hybrid": {"fit_weight": True}}
+NEW_SCORER_SETTINGS: dict[str, dict[str, Any]] = {
+    "embedding": {"head": True},
+    "hybrid": {"fit_weight": True, "head": True},
+}
 
 
 def new_scorer_settings(kind: str) -> dict[str, Any]:

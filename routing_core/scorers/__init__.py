@@ -125,7 +125,9 @@ def _build_embedding(
         encoder = load_encoder(settings.model)
     except MissingExtra as exc:
         raise PackError([(where, str(exc))]) from None
-    embedding = EmbeddingScorer.build(texts, encoder, settings.aggregate, out_of_scope)
+    embedding = EmbeddingScorer.build(
+        texts, encoder, settings.aggregate, out_of_scope, settings.head
+    )
     if isinstance(settings, EmbeddingScorerSettings):
         return embedding
     return HybridScorer.build(

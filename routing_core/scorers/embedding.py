@@ -31,7 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import calibration
+from routing_core.scorers import _head, calibration
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
 from routing_core.scorers.calibration import Calibration
 
@@ -175,9 +175,11 @@ class EmbeddingScorer:
         aggregate: str = "mean",
         held: Sequence[int] = (),
         out_of_scope: FloatArray | None = None,
+        head: bool = False,
     ) -> None:
         """Args as `build` makes them; `held`: indexes of the texts to calibrate on;
-        `out_of_scope`: the vectors of the profile's out-of-scope examples (rows)."""
+        `out_of_scope`: the vectors of the profile's out-of-scope examples (rows); `head`:
+        learn a linear head on the vectors and add it to the cosines (`_head`)."""
         if aggregate not in ("max", "centroid", "mean"):
             raise ValueError(f"unknown aggregate {aggregate!r}")
         self._names = tuple(names)
@@ -196,8 +198,13 @@ class EmbeddingScorer:
             if self._oos is None
             else _normalised(_sums(self._oos, np.zeros(len(self._oos), np.int64), 1))
         )
-        self.calibration, self.held_out = self._calibrate(np.asarray(held, np.int64))
-        self._inverse_temperature = 1.0 / self.calibration.temperature
+        # logits = cosine_weight * cosines (+ vectors @ head_matrix + head_intercepts)
+        self._head_matrix: FloatArray | None = None
+        self._head_intercepts: FloatArray | None = None
+        self._head_weights: tuple[float, float] | None = None
+        self._cosine_factor = 1.0
+        self.calibration, self.held_out = self._calibrate(np.asarray(held, np.int64), head)
+        self._cosine_weight = self._cosine_factor / self.calibration.temperature
         self.info = ScorerInfo(
             name="embedding",
             floor=self.calibration.floor,
@@ -207,6 +214,8 @@ class EmbeddingScorer:
                 "texts": len(texts),
                 "aggregate": aggregate,
                 "out_of_scope_examples": self._oos is not None,
+                "head": self._head_matrix is not None,
+                **({"head_weights": self._head_weights} if self._head_weights else {}),
                 **_calibration_details(self.calibration),
             },
         )
@@ -218,9 +227,15 @@ class EmbeddingScorer:
         encoder: Encoder,
         aggregate: str = "mean",
         out_of_scope: Sequence[str] = (),
+        head: bool = False,
     ) -> EmbeddingScorer:
         """Encode every route text once (a route with none is represented by its name), and
         calibrate on every HOLD_OUT-th example of each route.
+
+        `head`: also learn a linear head on the texts' vectors (`_head`) and add its logits to
+        the cosines', each at a weight fitted on the held-out examples (the head learns first
+        without them, then from every text). A pack too small to hold enough out, or too big
+        for the head's budget (`_head.MAX_CELLS`), scores by the cosines alone.
 
         `out_of_scope`: messages that belong to no route, encoded with the routes' texts and
         scored like one more route that is never ranked: a message they match better than
@@ -246,7 +261,7 @@ class EmbeddingScorer:
         negatives = [t for t in out_of_scope if t.strip()]
         vectors = encoder.encode(texts + negatives)
         oos = vectors[len(texts) :] if negatives else None
-        return cls(names, texts, owners, vectors[: len(texts)], encoder, aggregate, held, oos)
+        return cls(names, texts, owners, vectors[: len(texts)], encoder, aggregate, held, oos, head)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -274,7 +289,11 @@ class EmbeddingScorer:
         cosines = self._route_scores(query)
         if self._oos is not None and self._oos_score(query) > float(cosines.max()):
             return np.zeros(len(cosines), np.float32)
-        return _softmax(cosines, self._inverse_temperature)
+        logits = cosines * np.float32(self._cosine_weight)
+        if self._head_matrix is not None and self._head_intercepts is not None:
+            logits += query @ self._head_matrix
+            logits += self._head_intercepts
+        return _softmax(logits, 1.0)
 
     def cosines(self, message: str) -> FloatArray | None:
         """Every route's aggregate cosine with the message (column order); None when blank."""
@@ -312,17 +331,58 @@ class EmbeddingScorer:
         mean: FloatArray = ((best + centroid) * np.float32(0.5)).astype(np.float32)
         return mean
 
-    def _calibrate(self, held: npt.NDArray[np.int64]) -> tuple[Calibration, HeldOut | None]:
+    def _calibrate(
+        self, held: npt.NDArray[np.int64], head: bool
+    ) -> tuple[Calibration, HeldOut | None]:
         """Fit the temperature, floor and margin on the held-out texts, leave-one-out: each
         is scored as a message against every route text but itself (its route's centroid
-        without it), so calibration needs no second encoding and sees the deployed routes."""
+        without it), so calibration needs no second encoding and sees the deployed routes.
+        With `head`, the head learns without the held-out texts and scores them, the two
+        logits' weights and then T, floor and margin are fitted on them, and the head
+        finishes on every text (`_with_head`)."""
         cosines, kept = self._held_out_cosines(held)
         labels = self._owners[kept]
         fitted = calibration.calibrate_logits(cosines, labels, DEFAULT_TEMPERATURE)
         if not fitted.calibrated:
             return fitted, None
-        probabilities = calibration.softmax_rows(cosines, fitted.temperature).astype(np.float32)
+        logits = cosines.astype(np.float64)
+        cells = len(self._vectors) * len(self._names)
+        if head and cells <= _head.MAX_CELLS:
+            with_head = self._with_head(held, kept, cosines, labels, fitted.temperature)
+            if with_head is not None:
+                logits, fitted = with_head
+        probabilities = calibration.softmax_rows(logits, fitted.temperature).astype(np.float32)
         return fitted, HeldOut([self._texts[i] for i in kept], labels, probabilities)
+
+    def _with_head(
+        self,
+        held: npt.NDArray[np.int64],
+        kept: npt.NDArray[np.int64],
+        cosines: FloatArray,
+        labels: npt.NDArray[np.int64],
+        temperature: float,
+    ) -> tuple[npt.NDArray[np.float64], Calibration] | None:
+        """Learn the head, fit the weights of cosines and head logits on the held-out texts
+        (`calibration.fit_weights`, starting from the cosines' own 1 / T), then the mixture's
+        T, floor and margin; None (cosines alone) when a fitted weight is not positive."""
+        model = _head.Head(self._vectors, self._owners, len(self._names))
+        training = np.ones(len(self._vectors), bool)
+        training[held] = False
+        model.fit(training, _head.EPOCHS)
+        scores = model.logits(self._vectors[kept]).astype(np.float64)
+        theta = calibration.fit_weights([cosines, scores], labels, (1.0 / temperature, 1.0))
+        if not (theta[0] > 0.0 and theta[1] > 0.0):
+            return None
+        logits = theta[0] * cosines + theta[1] * scores
+        fitted = calibration.calibrate_logits(logits, labels, 1.0, MIXTURE_TEMPERATURES)
+        model.fit(np.ones(len(self._vectors), bool), _head.FINAL_EPOCHS)
+        matrix, intercepts = model.folded()
+        share = theta[1] / fitted.temperature  # the temperature divides the cosines at scoring
+        self._head_matrix = (matrix * share).astype(np.float32)
+        self._head_intercepts = (intercepts * share).astype(np.float32)
+        self._cosine_factor = float(theta[0])
+        self._head_weights = (round(float(theta[0]), 4), round(float(theta[1]), 4))
+        return logits, fitted
 
     def _held_out_cosines(
         self, held: npt.NDArray[np.int64]

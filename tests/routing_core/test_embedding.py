@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from routing_core import PackError, Router, load_pack
+from routing_core.scorers import _head, route_texts
 from routing_core.scorers import embedding as embedding_module
-from routing_core.scorers import route_texts
 from routing_core.scorers.base import RouteText
-from routing_core.scorers.calibration import softmax_rows
+from routing_core.scorers.calibration import calibrate_logits, fit_weights, softmax_rows
 from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer, fit_weight, mix
 from routing_core.scorers.lexical import LexicalScorer
 from tests.routing_core.conftest import TEMPLATES, TOPICS
@@ -308,3 +308,84 @@ def test_a_hybrid_that_fits_its_weight_fits_it_and_a_declared_one_is_kept():
     small = HybridScorer.build(ROUTES, scorer()[0], 0.3, fit=True)  # nothing held out
     assert small.info.details["embedding_weight"] == 0.3
     assert small.info.details["weight_fitted"] is False  # it asked, but nothing was held out
+
+
+def _held_indexes(scorer: EmbeddingScorer) -> np.ndarray:
+    assert scorer.held_out is not None
+    return np.array([scorer._texts.index(t) for t in scorer.held_out.texts], np.int64)
+
+
+def test_the_head_is_calibrated_on_held_out_texts_it_never_learned_and_then_learns_them():
+    """With `head`, held-out texts are scored by a head trained without them (plus their
+    leave-one-out cosines), the weights, T and floor are fitted on those scores, and the
+    deployed head has finished on every text: a message scores softmax of the cosines and
+    that head's logits at the fitted weights."""
+    with_head = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder(), "mean", head=True)
+    plain = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder(), "mean")
+    assert with_head.info.details["head"] is True and plain.info.details["head"] is False
+    held = _held_indexes(with_head)
+    vectors, owners = with_head._vectors, with_head._owners
+    head = _head.Head(vectors, owners, len(TOPIC_ROUTES))
+    training = np.ones(len(vectors), bool)
+    training[held] = False
+    head.fit(training, _head.EPOCHS)
+    cosines, kept = plain._held_out_cosines(held)
+    assert np.array_equal(kept, held)
+    labels = owners[held]
+    scores = head.logits(vectors[held]).astype(np.float64)
+    theta = fit_weights([cosines, scores], labels, (1 / plain.calibration.temperature, 1.0))
+    logits = theta[0] * cosines + theta[1] * scores
+    fitted = calibrate_logits(logits, labels, 1.0, embedding_module.MIXTURE_TEMPERATURES)
+    assert with_head.calibration == fitted and fitted.calibrated
+    assert with_head.info.floor == fitted.floor
+    assert with_head.info.details["head_weights"] == (
+        round(float(theta[0]), 4),
+        round(float(theta[1]), 4),
+    )
+    assert with_head.held_out is not None
+    expected = softmax_rows(logits, fitted.temperature)
+    assert with_head.held_out.probabilities == pytest.approx(expected, abs=1e-5)
+    head.fit(np.ones(len(vectors), bool), _head.FINAL_EPOCHS)  # the finish on every text
+    names = [r.name for r in TOPIC_ROUTES]
+    message = "is there a storm in the forecast"
+    query = HashingEncoder().encode([message])
+    deployed = theta[0] * with_head.cosines(message) + theta[1] * head.logits(query)[0]
+    scored = with_head.score(message, names)
+    assert scored == pytest.approx(softmax_rows(deployed[None, :], fitted.temperature)[0], abs=1e-5)
+    assert scored != pytest.approx(plain.score(message, names), abs=1e-3)
+
+
+def test_the_head_learns_what_the_cosines_cannot_tell_apart():
+    """Two routes whose texts share one strong direction and differ in a faint one: the
+    cosines are nearly equal, the trained head tells them apart; the same texts give the
+    same head."""
+    rng = np.random.default_rng(3)
+    n, dim = 200, 16
+    routes = np.repeat([0, 1], n // 2).astype(np.int64)
+    vectors = np.zeros((n, dim), np.float32)
+    vectors[:, 0] = 1.0
+    vectors[:, 1] = np.where(routes == 0, 0.05, -0.05)
+    vectors[:, 2:] = rng.normal(scale=0.02, size=(n, dim - 2))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    everything = np.ones(n, bool)
+    head = _head.Head(vectors, routes, 2)
+    head.fit(everything, _head.EPOCHS)
+    assert np.mean(head.logits(vectors).argmax(axis=1) == routes) > 0.95
+    again = _head.Head(vectors, routes, 2)
+    again.fit(everything, _head.EPOCHS)
+    assert np.array_equal(head.weights, again.weights)
+    matrix, intercepts = head.folded()
+    assert vectors @ matrix + intercepts == pytest.approx(head.logits(vectors), abs=1e-4)
+
+
+def test_a_pack_too_small_or_too_big_for_the_head_scores_by_the_cosines_alone(monkeypatch):
+    small = EmbeddingScorer.build(ROUTES, HashingEncoder(), head=True)  # nothing held out
+    assert small.info.details["head"] is False and not small.calibration.calibrated
+    monkeypatch.setattr(_head, "MAX_CELLS", len(TOPIC_ROUTES) * 10)
+    big = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder(), head=True)
+    plain = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
+    assert big.info.details["head"] is False
+    assert big.calibration == plain.calibration
+    message = "where is my parcel today"
+    names = [r.name for r in TOPIC_ROUTES]
+    assert big.score(message, names) == plain.score(message, names)

@@ -32,6 +32,20 @@ def newer_minor_doc() -> dict[str, Any]:
     return doc
 
 
+def with_tier(tier: dict[str, Any], nested: bool) -> dict[str, Any]:
+    """The sample pack (unhashed) scored by `tier`, or by a cascade of lexical then `tier`."""
+    doc = current_doc()
+    doc.pop("checksum")
+    doc["scorer"] = {"kind": "cascade", "tiers": [{"kind": "lexical"}, tier]} if nested else tier
+    return doc
+
+
+def tier_of(doc: dict[str, Any], nested: bool) -> dict[str, Any]:
+    """The tier `with_tier` placed."""
+    scorer: dict[str, Any] = doc["scorer"]
+    return scorer["tiers"][1] if nested else scorer
+
+
 def test_a_newer_minor_pack_loads_and_reports_what_was_ignored(caplog):
     ignored: list[str] = []
     with caplog.at_level(logging.WARNING, logger="routing_core"):
@@ -181,17 +195,10 @@ def test_a_hybrid_that_fits_its_weight_is_a_minor_4_pack_and_one_that_does_not_r
     and the pack is what it was (here a 1.0 pack), in a cascade's tiers as at the top."""
 
     def with_hybrid(hybrid: dict[str, Any]) -> dict[str, Any]:
-        doc = current_doc()
-        doc.pop("checksum")
-        tier = {"kind": "hybrid", **hybrid}
-        doc["scorer"] = (
-            {"kind": "cascade", "tiers": [{"kind": "lexical"}, tier]} if nested else tier
-        )
-        return doc
+        return with_tier({"kind": "hybrid", **hybrid}, nested)
 
     def hybrid_of(doc: dict[str, Any]) -> dict[str, Any]:
-        scorer = doc["scorer"]
-        return scorer["tiers"][1] if nested else scorer
+        return tier_of(doc, nested)
 
     fitted = json.loads(dump_pack(load_pack(with_hybrid({"fit_weight": True}))))
     assert hybrid_of(fitted)["fit_weight"] is True and fitted["format_minor"] == 4
@@ -199,3 +206,33 @@ def test_a_hybrid_that_fits_its_weight_is_a_minor_4_pack_and_one_that_does_not_r
     declared = json.loads(dump_pack(load_pack(with_hybrid({"embedding_weight": 0.3}))))
     assert "fit_weight" not in hybrid_of(declared) and "format_minor" not in declared
     assert hybrid_of(declared)["embedding_weight"] == 0.3
+
+
+@pytest.mark.parametrize("kind", ["embedding", "hybrid"])
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_tier_with_a_head_is_a_minor_5_pack_and_one_without_reads_as_before(kind, nested):
+    """`head` is written only when set, with the minor that added it; unset (the default,
+    what an absent field means), it is left out and the pack and its checksum are what they
+    were before the field existed, in a cascade's tiers as at the top."""
+
+    headed = json.loads(dump_pack(load_pack(with_tier({"kind": kind, "head": True}, nested))))
+    assert tier_of(headed, nested)["head"] is True and headed["format_minor"] == 5
+    assert tier_of(load_pack(headed).model_dump(), nested)["head"] is True
+    plain = load_pack(with_tier({"kind": kind}, nested))
+    off = load_pack(with_tier({"kind": kind, "head": False}, nested))
+    assert "head" not in tier_of(json.loads(dump_pack(plain)), nested)
+    assert plain.checksum == off.checksum and tier_of(plain.model_dump(), nested)["head"] is False
+    assert "format_minor" not in json.loads(dump_pack(plain))
+    ignored: list[str] = []
+    newer = {**headed, "format_minor": FORMAT_MINOR + 1}
+    newer["checksum"] = _digest({k: v for k, v in newer.items() if k != "checksum"})
+    assert tier_of(load_pack(newer, ignored=ignored).model_dump(), nested)["head"] is True
+    assert ignored == []
+
+
+def test_a_new_pack_of_an_embedding_kind_learns_the_head():
+    from routing_core.pack import new_scorer_settings
+
+    assert new_scorer_settings("embedding") == {"kind": "embedding", "head": True}
+    assert new_scorer_settings("hybrid") == {"kind": "hybrid", "fit_weight": True, "head": True}
+    assert new_scorer_settings("lexical") == {"kind": "lexical"}

@@ -347,7 +347,11 @@ def test_a_profile_that_picks_the_hybrid_fits_its_weight_but_an_imported_one_kee
     profile = load_demo_profile()
     Profile.objects.filter(pk=profile.pk).update(scorer_kind="hybrid")
     profile.refresh_from_db()
-    assert build_pack_dict(profile)["scorer"] == {"kind": "hybrid", "fit_weight": True}
+    assert build_pack_dict(profile)["scorer"] == {
+        "kind": "hybrid",
+        "fit_weight": True,
+        "head": True,
+    }
     declared = {"kind": "hybrid", "embedding_weight": 0.3}
     imported = import_pack(_pack_with(declared, slug="declared"), user=owner)
     scorer = build_pack_dict(imported)["scorer"]
