@@ -44,9 +44,9 @@ MODEL = "all-minilm-l6-v2"
 LATENCY_SAMPLE = 300
 TIERS: list[tuple[str, dict[str, Any]]] = [
     ("lexical", {"kind": "lexical"}),
-    ("embedding", {"kind": "embedding"}),
+    ("embedding", new_scorer_settings("embedding")),
     ("hybrid", new_scorer_settings("hybrid")),
-    ("cascade lexical -> embedding", {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "embedding"}]}),
+    ("cascade lexical -> embedding", {"kind": "cascade", "tiers": [{"kind": "lexical"}, new_scorer_settings("embedding")]}),
 ]  # fmt: skip
 
 
@@ -148,6 +148,7 @@ def _fitted(router: Router) -> dict[str, Any]:
             "margin": details.get("fitted_margin"),
             "temperature": details.get("calibration_temperature"),
             "out_of_scope_examples": details.get("out_of_scope_examples"),
+            "head_weights": details.get("head_weights"),
         }
     return fitted
 
