@@ -6,7 +6,10 @@ figures for it (HWU64 here) still has a "theirs" measured the same way. scikit-l
 dependency of the project; run this in a scratch venv:
 
     python3 -m venv /tmp/skl && /tmp/skl/bin/pip install scikit-learn
-    /tmp/skl/bin/python bench/baseline_svm.py [--data ../shared/datasets]
+    /tmp/skl/bin/python bench/baseline_svm.py [--data ../shared/datasets] [--names]
+
+(`--names`: each route's name, underscores as spaces, is one more of its training texts, as
+routing_core's lexical scorer reads it: the like-for-like comparison.)
 
 Settings are scikit-learn's defaults (C=1, sublinear TF, char n-grams inside word edges): the
 baseline is a reference point, not something tuned here. Prints figures; asserts nothing.
@@ -31,17 +34,21 @@ DATASETS = ("clinc150", "banking77", "hwu64", "hwu64-10shot")
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--names", action="store_true", help="learn each route's name too")
     args = parser.parse_args()
     folders = [Path(args.data) / name for name in DATASETS]
     for folder in folders:
         if (folder / "routes.json").exists():
-            measure(folder)
+            measure(folder, args.names)
 
 
-def measure(folder: Path) -> None:
+def measure(folder: Path, names: bool = False) -> None:
     routes = json.loads((folder / "routes.json").read_text())
     texts = [text for route in routes for text in route["examples"]]
     labels = [route["name"] for route in routes for _ in route["examples"]]
+    if names:
+        texts += [route["name"].replace("_", " ").replace("-", " ") for route in routes]
+        labels += [route["name"] for route in routes]
     cases = [json.loads(line) for line in (folder / "test.jsonl").read_text().splitlines()]
     cases = [case for case in cases if case["expected"] is not None]
     started = time.process_time()
@@ -54,7 +61,7 @@ def measure(folder: Path) -> None:
     found = model.predict(hstack([words.transform(test), chars.transform(test)]).tocsr())
     right = sum(label == case["expected"] for label, case in zip(found, cases, strict=True))
     print(
-        f"{folder.name}: TF-IDF + linear SVM top-1 {right / len(cases):.2%} on test "
+        f"{folder.name}: TF-IDF + linear SVM{' with the route names' if names else ''} top-1 {right / len(cases):.2%} on test "
         f"({len(cases)} in-scope cases; training {seconds:.1f} s CPU)"
     )
 

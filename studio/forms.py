@@ -206,6 +206,13 @@ class LexiconForm(PackForm):
         return data
 
 
+# Routing learns a route's name as one of its texts (docs/decisions.md), so the form says so.
+NAME_HELP = (
+    "Lowercase words joined by _ or - (refund_request). Routing reads the name as one of the"
+    " route's texts, so name it for what customers ask about."
+)
+
+
 class RouteForm(PackForm):
     pack_fields = {
         "name": "name",
@@ -239,6 +246,7 @@ class RouteForm(PackForm):
         ]
         labels = {"action_kind": "Action", "delegate_agent": "Delegate to agent"}
         help_texts = {
+            "name": NAME_HELP,
             "delegate_agent": "Only for delegate: the agent id (e.g. order-agent).",
             "stuck_message": "Only for stuck: what the customer reads (defaults to the description).",
         }
@@ -255,6 +263,7 @@ class RouteAddForm(PackForm):
     class Meta:
         model = Route
         fields = ["name", "description", "examples"]
+        help_texts = {"name": NAME_HELP}
         widgets = {"description": forms.TextInput()}
 
 

@@ -1,8 +1,8 @@
 """The default scorer: a lexical model of each route, learned from its own text, no download.
 
-Every text a route offers (description, each example, each keyword) becomes a TF-IDF vector
-over three kinds of term: word stems, word bigrams (the first word paired with a start
-marker) and character 3-5-grams inside word edges (so that plurals, typos and unseen
+Every text a route offers (its name, description, each example, each keyword) becomes a
+TF-IDF vector over three kinds of term: word stems, word bigrams (the first word paired with
+a start marker) and character 3-5-grams inside word edges (so that plurals, typos and unseen
 inflections still share most of their features). Stop words count as terms too ("no",
 "what", "how much" carry intent; IDF keeps the common ones light). A message made of stop
 words only ("hi", "where are you from") is scored only by a calibrated pack (below): its
@@ -77,8 +77,14 @@ def _count_terms(text: str) -> Counter[str]:
 
 
 def _route_texts(route: RouteText) -> Iterable[str]:
-    """Each text of a route, skipped when blank; each is one training document."""
-    for text in (route.description, *route.examples, *route.keywords):
+    """Each text of a route, skipped when blank; each is one training document.
+
+    The route's name is its first text: a person names a route for what it is about
+    ("refund_request" reads as the words "refund request": underscores and hyphens split
+    words), and with few examples per route those words are often the ones a message shares
+    with no example (docs/decisions.md, "A route's name is one of its texts").
+    """
+    for text in (route.name, route.description, *route.examples, *route.keywords):
         if text.strip():
             yield text
 
@@ -732,7 +738,7 @@ class LexicalScorer:
         if not self._scores(has_content):
             return (
                 "every word is a stop word, and a profile scores such a message only once it"
-                f" has {_model.CALIBRATION_TEXTS} route texts (descriptions, examples,"
+                f" has {_model.CALIBRATION_TEXTS} route texts (names, descriptions, examples,"
                 " keywords) to calibrate on; an entry rule can route it meanwhile"
             )
         return "none of its words, nor parts of them, appear in any route's texts"

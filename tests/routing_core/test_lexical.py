@@ -168,12 +168,23 @@ def test_permuting_candidates_permutes_scores(scorer: LexicalScorer) -> None:
 
 def test_keywords_and_description_count_as_route_text() -> None:
     routes = (
-        RouteText("a", "", ("hello there",), ("zebra",)),
-        RouteText("b", "giraffes and their necks", ("hello there",)),
+        RouteText("r1", "", ("hello there",), ("zebra",)),
+        RouteText("r2", "giraffes and their necks", ("hello there",)),
     )
     scorer = LexicalScorer.build(routes)
-    assert top_of(scorer, "zebra", ["a", "b"]) == "a"
-    assert top_of(scorer, "a giraffe", ["a", "b"]) == "b"
+    assert top_of(scorer, "zebra", ["r1", "r2"]) == "r1"
+    assert top_of(scorer, "a giraffe", ["r1", "r2"]) == "r2"
+
+
+def test_a_routes_name_counts_as_route_text() -> None:
+    routes = (
+        RouteText("refund_request", "", ("hello there",)),
+        RouteText("delivery", "", ("hello there",)),
+    )
+    scorer = LexicalScorer.build(routes)
+    assert top_of(scorer, "i want a refund", ["refund_request", "delivery"]) == "refund_request"
+    assert top_of(scorer, "my requests", ["refund_request", "delivery"]) == "refund_request"
+    assert top_of(scorer, "where is the delivery", ["refund_request", "delivery"]) == "delivery"
 
 
 def top_of(scorer: LexicalScorer, message: str, names: list[str]) -> str:

@@ -173,11 +173,13 @@ def test_a_pack_too_small_to_calibrate_leaves_a_message_of_stop_words_unscored()
 
 def test_a_pack_calibrates_from_calibration_texts_on() -> None:
     def pack_of(n_texts: int) -> LexicalScorer:
+        """Two routes of `n_texts` texts in all: each one's name, then its examples."""
         texts = [t.format(w) for t in TEMPLATES for words in TOPICS.values() for w in words]
+        examples = n_texts - 2
         return LexicalScorer.build(
             [
-                RouteText("a", "", tuple(texts[: n_texts // 2])),
-                RouteText("b", "", tuple(texts[n_texts // 2 : n_texts])),
+                RouteText("a", "", tuple(texts[: examples // 2])),
+                RouteText("b", "", tuple(texts[examples // 2 : examples])),
             ]
         )
 
@@ -463,6 +465,7 @@ def test_the_cross_validated_floor_is_the_packs_scorer_floor() -> None:
 def test_a_pack_under_the_cross_validation_size_fits_no_floor() -> None:
     from routing_core.scorers import _few
 
-    routes, corpus = _generated_corpus(4, (_few.CV_TEXTS - 1) // 4)
+    routes, corpus = _generated_corpus(4, (_few.CV_TEXTS - 1) // 4 - 1)  # and 4 names
+    assert corpus.n_docs < _few.CV_TEXTS
     model = _model.train(corpus, len(routes))
     assert model.floor is None and model.margin is None

@@ -85,10 +85,12 @@ def test_a_built_pack_stores_the_fitted_floor_and_routes_with_it(plain: Pack) ->
 
 def test_a_policy_floor_overrides_the_fitted_one(plain: Pack) -> None:
     router = Router(plain)
-    message = "the storm bill parcel"  # three routes' words: orders at about 0.98
-    assert router.route(message).route == "orders"
-    strict = router.route(message, policy=router.policy_with(floor=0.99))
-    assert strict.verdict == "unmatched" and strict.floor == 0.99
+    message = "the storm bill parcel"  # three routes' words: orders, short of certain
+    decision = router.route(message)
+    assert decision.route == "orders" and decision.ranked[0].score < 1.0
+    floor = round(1.0 - (1.0 - decision.ranked[0].score) / 2, 9)  # above its score
+    strict = router.route(message, policy=router.policy_with(floor=floor))
+    assert strict.verdict == "unmatched" and strict.floor == floor
 
 
 def test_a_pack_without_a_fitted_floor_keeps_floor_zero(plain: Pack) -> None:
@@ -114,13 +116,13 @@ def test_a_pack_too_small_to_calibrate_has_no_fitted_floor() -> None:
 def test_out_of_scope_examples_pull_messages_like_them_below_the_floor(
     plain: Pack, with_examples: Pack
 ) -> None:
-    message = "tell me a joke about the weather forecast people"
+    message = "sing a song about the storm"
     without, learned = Router(plain), Router(with_examples)
     assert max(r.score for r in learned.route(message).ranked) < max(
         r.score for r in without.route(message).ranked
     )
-    assert learned.route("what is the capital of spain").verdict == "unmatched"
-    assert without.route("what is the capital of spain").verdict != "unmatched"
+    assert learned.route("what is the capital of the bill").verdict == "unmatched"
+    assert without.route("what is the capital of the bill").verdict != "unmatched"
 
 
 def test_the_out_of_scope_class_is_never_a_route(with_examples: Pack) -> None:
