@@ -101,6 +101,32 @@ def test_a_hybrid_pack_that_asks_for_the_fit_gets_it_and_one_that_does_not_keeps
     assert (plain["weight_fitted"], plain["embedding_weight"]) == (False, 0.3)
 
 
+@pytest.mark.parametrize("kind", ["embedding", "hybrid"])
+def test_a_pack_that_asks_for_the_head_learns_it_and_one_that_does_not_scores_by_cosines(
+    encoder, kind
+):
+    """`head` reaches the embedding half, alone or in the hybrid: with enough examples to
+    hold some out, it is learned and weighed; without the field the cosines alone score."""
+    routes = [
+        {"name": name, "examples": [t.format(w) for t in TEMPLATES for w in words]}
+        for name, words in TOPICS.items()
+    ]
+
+    def embedding_details(scorer):
+        router = Router({**pack(scorer), "routes": routes, "format_minor": 5})
+        found = router.scorer
+        half = found if kind == "embedding" else found._embedding
+        return half.info.details, router.route("is a storm coming this weekend?").route
+
+    (headed, route), (plain, _) = (
+        embedding_details({"kind": kind, "head": True}),
+        embedding_details({"kind": kind}),
+    )
+    assert headed["head"] is True and len(headed["head_weights"]) == 2
+    assert min(headed["head_weights"]) > 0 and route is not None
+    assert plain["head"] is False and "head_weights" not in plain
+
+
 def test_the_cascade_sends_what_lexical_cannot_decide_to_the_embedding_tier(encoder):
     scorer = {
         "kind": "cascade",
