@@ -206,10 +206,11 @@ class LexiconForm(PackForm):
         return data
 
 
-# Routing learns a route's name as one of its texts (docs/decisions.md), so the form says so.
+# The lexical scorer learns a route's name as one of its texts (docs/decisions.md): the form
+# says so, in words a product person uses.
 NAME_HELP = (
-    "Lowercase words joined by _ or - (refund_request). Routing reads the name as one of the"
-    " route's texts, so name it for what customers ask about."
+    "Lowercase letters, digits, _ or - (refund_request). The default scorer also learns from"
+    " the name's words, so name the route for what customers ask about."
 )
 
 

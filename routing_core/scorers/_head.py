@@ -94,5 +94,6 @@ class Head:
 
 
 def _features(vectors: FloatArray, scale: FloatArray) -> FloatArray:
+    """The vectors rescaled, plus a constant column: the intercepts learn as one more weight."""
     rescaled = np.asarray(vectors, np.float32) @ scale
     return np.hstack([rescaled, np.ones((len(rescaled), 1), np.float32)])

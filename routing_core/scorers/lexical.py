@@ -586,7 +586,7 @@ class LexicalScorer:
         stored: LexicalModel | None = None,
         out_of_scope: Sequence[str] = (),
     ) -> LexicalScorer:
-        """Learn every route's term weights from its description, examples and keywords.
+        """Learn every route's term weights from its name, description, examples and keywords.
 
         Args:
             routes: what to learn from.

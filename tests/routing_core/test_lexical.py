@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from routing_core.scorers import _terms
 from routing_core.scorers.base import RouteText, Scorer
-from routing_core.scorers.lexical import LexicalScorer
+from routing_core.scorers.lexical import OUT_OF_SCOPE, LexicalScorer, _route_texts
 
 ROUTES = (
     RouteText(
@@ -174,6 +174,19 @@ def test_keywords_and_description_count_as_route_text() -> None:
     scorer = LexicalScorer.build(routes)
     assert top_of(scorer, "zebra", ["r1", "r2"]) == "r1"
     assert top_of(scorer, "a giraffe", ["r1", "r2"]) == "r2"
+
+
+def test_the_out_of_scope_class_gets_no_name_text() -> None:
+    # The class the out-of-scope examples form is named "" so that no route can collide
+    # with it; a blank name must stay out of its texts (it would be a text of no words).
+    assert OUT_OF_SCOPE == ""
+    assert list(_route_texts(RouteText(OUT_OF_SCOPE, "", ("what is the capital of france",)))) == [
+        "what is the capital of france"
+    ]
+    assert list(_route_texts(RouteText("gift_cards", "", ("my card",)))) == [
+        "gift_cards",
+        "my card",
+    ]
 
 
 def test_a_routes_name_counts_as_route_text() -> None:

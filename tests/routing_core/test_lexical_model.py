@@ -444,7 +444,8 @@ def _generated_corpus(n_routes: int, per_route: int):  # noqa: ANN202 - a privat
 
 
 def test_a_pack_too_small_to_calibrate_fits_its_floor_and_margin_by_cross_validation() -> None:
-    """144 texts hold out too few to calibrate; five out-of-fold scorings still fit both."""
+    """156 texts (144 examples and 12 names) hold out too few to calibrate; five
+    out-of-fold scorings still fit both."""
     routes, corpus = _generated_corpus(12, 12)
     model = _model.train(corpus, len(routes))
     assert not model.calibrated and model.temperature == 1.0
