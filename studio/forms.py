@@ -209,8 +209,8 @@ class LexiconForm(PackForm):
 # The lexical scorer learns a route's name as one of its texts (docs/decisions.md): the form
 # says so, in words a product person uses.
 NAME_HELP = (
-    "Lowercase letters, digits, _ or - (refund_request). The default scorer also learns from"
-    " the name's words, so name the route for what customers ask about."
+    "Lowercase letters, digits, _ or - (refund_request). Routing also learns from the"
+    " name's words, so name the route for what customers ask about."
 )
 
 

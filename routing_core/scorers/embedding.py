@@ -1,10 +1,10 @@
 """The embedding tier: cosine of the message against each route's text (extra `embeddings`).
 
-Every route text (description, each example, each keyword) is encoded once when the scorer
-is built, i.e. when the Router compiles the pack; a turn encodes only the message. A route's
-cosine is the best cosine among its texts (`max`), the cosine with the normalised mean of its
-texts (`centroid`), or the mean of the two (`mean`, the default: top-1 on CLINC150 `val` is
-88.3%, 91.8% and 92.4%; docs/benchmarks.md).
+Every route text (its name in words, description, each example, each keyword) is encoded
+once when the scorer is built, i.e. when the Router compiles the pack; a turn encodes only
+the message. A route's cosine is the best cosine among its texts (`max`), the cosine with the
+normalised mean of its texts (`centroid`), or the mean of the two (`mean`, the default: top-1
+on CLINC150 `val` is 88.3%, 91.8% and 92.4%; docs/benchmarks.md).
 
 Scores are calibrated like the lexical scorer's (`calibration.py`): a route's score is its
 probability, softmax(cosine / T) over every route, with T fitted at compile time on held-out
@@ -150,8 +150,9 @@ def _load(name: str) -> Encoder:
 
 
 def _texts(route: RouteText) -> list[str]:
-    texts = [t for t in (route.description, *route.examples, *route.keywords) if t.strip()]
-    return texts or [route.name]
+    """The route's texts to encode: its name in words first, as the lexical scorer reads it."""
+    name = route.name.replace("_", " ").replace("-", " ")
+    return [t for t in (name, route.description, *route.examples, *route.keywords) if t.strip()]
 
 
 class HeldOut:
@@ -438,7 +439,7 @@ class EmbeddingScorer:
 
 def _held_examples(route: RouteText) -> set[int]:
     """Positions (in `_texts(route)`) of the route's examples to calibrate on."""
-    offset = 1 if route.description.strip() else 0
+    offset = 1 + (1 if route.description.strip() else 0)
     examples = [i for i, t in enumerate(route.examples) if t.strip()]
     picked = {i for _, i in calibration.held_out_examples([len(examples)])}
     return {offset + k for k in range(len(examples)) if k in picked}

@@ -54,10 +54,18 @@ def scorer(aggregate="max"):
 
 def test_route_texts_are_encoded_once_at_build_and_a_turn_encodes_only_the_message():
     s, encoder = scorer()
-    assert len(encoder.encoded) == 6  # two descriptions, four examples
+    assert len(encoder.encoded) == 8  # two names, two descriptions, four examples
     s.score("will it rain", ["weather", "billing"])
     s.score("my invoice", ["billing", "weather"])
-    assert encoder.encoded[6:] == ["will it rain", "my invoice"]
+    assert encoder.encoded[8:] == ["will it rain", "my invoice"]
+
+
+def test_a_routes_name_is_encoded_in_words_as_its_first_text():
+    encoder = HashingEncoder()
+    routes = [RouteText("refund_request", "", ("money back",)), RouteText("track-order", "")]
+    s = EmbeddingScorer.build(routes, encoder, "max")
+    assert encoder.encoded == ["refund request", "money back", "track order"]
+    assert s.cosines("refund request")[0] == pytest.approx(1.0, abs=1e-6)  # its name's vector
 
 
 def test_max_cosine_is_a_routes_best_text_and_centroid_its_mean():
