@@ -44,6 +44,11 @@ DECAY = 1e-3
 MAX_CELLS = 4_000_000
 
 
+def affordable(n_texts: int, n_routes: int) -> bool:
+    """Whether a pack of this size learns a head (texts x routes within MAX_CELLS)."""
+    return n_texts * n_routes <= MAX_CELLS
+
+
 class Head:
     """Softmax regression on the vectors; `logits(vectors)` scores texts over every route."""
 

@@ -19,6 +19,12 @@ class RouteText:
     examples: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
 
+    @property
+    def name_words(self) -> str:
+        """The name as the words a person meant ("refund_request" -> "refund request"): every
+        scorer learns it as the route's first text (docs/decisions.md)."""
+        return self.name.replace("_", " ").replace("-", " ")
+
 
 @dataclass(frozen=True, slots=True)
 class Term:

@@ -151,8 +151,8 @@ def _load(name: str) -> Encoder:
 
 def _texts(route: RouteText) -> list[str]:
     """The route's texts to encode: its name in words first, as the lexical scorer reads it."""
-    name = route.name.replace("_", " ").replace("-", " ")
-    return [t for t in (name, route.description, *route.examples, *route.keywords) if t.strip()]
+    texts = (route.name_words, route.description, *route.examples, *route.keywords)
+    return [t for t in texts if t.strip()]
 
 
 class HeldOut:
@@ -358,8 +358,7 @@ class EmbeddingScorer:
         if not fitted.calibrated:
             return fitted, None
         logits = cosines.astype(np.float64)
-        cells = len(self._vectors) * len(self._names)
-        if head and cells <= _head.MAX_CELLS:
+        if head and _head.affordable(len(self._vectors), len(self._names)):
             with_head = self._with_head(held, kept, cosines, labels, fitted.temperature)
             if with_head is not None:
                 logits, fitted = with_head

@@ -84,7 +84,7 @@ def _route_texts(route: RouteText) -> Iterable[str]:
     words), and with few examples per route those words are often the ones a message shares
     with no example (docs/decisions.md, "A route's name is one of its texts").
     """
-    for text in (route.name, route.description, *route.examples, *route.keywords):
+    for text in (route.name_words, route.description, *route.examples, *route.keywords):
         if text.strip():
             yield text
 

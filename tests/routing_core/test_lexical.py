@@ -184,7 +184,7 @@ def test_the_out_of_scope_class_gets_no_name_text() -> None:
         "what is the capital of france"
     ]
     assert list(_route_texts(RouteText("gift_cards", "", ("my card",)))) == [
-        "gift_cards",
+        "gift cards",
         "my card",
     ]
 
