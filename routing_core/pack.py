@@ -28,7 +28,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 5
+FORMAT_MINOR = 6
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -38,6 +38,7 @@ MINOR_CHANGES: dict[int, str] = {
     3: "scorer.model.bias",
     4: "a hybrid tier's fit_weight (at the top or in a cascade's tiers)",
     5: "an embedding or hybrid tier's head (at the top or in a cascade's tiers)",
+    6: "scorer.model.semantic",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -56,6 +57,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "tiers", "*", "fit_weight"): 4,  # "*": every tier of a cascade
     ("scorer", "head"): 5,
     ("scorer", "tiers", "*", "head"): 5,
+    ("scorer", "model", "semantic"): 6,
 }
 
 MAX_ROUTES = 2_000
@@ -241,6 +243,22 @@ MAX_MODEL_TERMS = 2_000_000
 ModelTerm = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
 
 
+class SemanticView(_Model):
+    """What the lexical model learned of its texts' meaning (`scorers/_semantic.py`).
+
+    A message's vector (the mean of its word pieces' rows in the static `table` shipped with
+    routing_core, `scorers/_static.py`) times `matrix` plus `bias` is added to each route's
+    logit. `matrix` is base64 of little-endian float16, dimensions x routes, row by row, and
+    `bias` one float16 per route column; both already carry `weight`, the share fitted on
+    held-out texts (kept apart so that a warm start can learn the view again at it).
+    """
+
+    table: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    weight: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
+    matrix: str
+    bias: str
+
+
 class LexicalModel(_Model):
     """What the lexical scorer learned at build/publish time, so that loading does not retrain.
 
@@ -264,7 +282,9 @@ class LexicalModel(_Model):
     policy margin, and the studio suggests it (the router never applies it on its own).
     `bias` (float16, one per route column) is added to each route's logit: the per-route
     intercepts of the second model folded into the weights (`scorers/_hinge.py`); absent in
-    older packs and in packs that learn without it (0 for every route).
+    older packs and in packs that learn without it (0 for every route). `semantic` is the
+    view of the texts' meaning (`SemanticView`); absent in older packs and in packs that
+    learn without it (a pack that cannot calibrate, or of more than 200 routes).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -280,6 +300,7 @@ class LexicalModel(_Model):
     cells: str
     weights: str
     bias: str | None = None
+    semantic: SemanticView | None = None
 
     @model_serializer(mode="wrap")
     def _omit_fresh(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -41,10 +41,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates, _few, _hinge, _sparse
+from routing_core.scorers import _candidates, _few, _hinge, _semantic, _sparse
 from routing_core.scorers.calibration import (
     HOLD_OUT,
     MIN_CALIBRATION,
+    fit_weights,
 )
 from routing_core.scorers.calibration import fit_floor as _floor_of
 from routing_core.scorers.calibration import fit_margin as _margin_of
@@ -86,6 +87,11 @@ MOMENTUM = 0.9
 # an out-of-scope message rose from 0.67 to 0.75, past the floor meant to stop it).
 MARGIN = 1.0
 SEED = 7
+# Where the fit of the semantic view's weight starts, in units of its calibrated scores
+# beside the lexical model's (1): the prior of `fit_weights` is centred there.
+SEMANTIC_START = 0.5
+# ... and it is fitted only when the words alone miss at least this many held-out texts.
+SEMANTIC_MIN_MISSES = 5
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
 
@@ -121,6 +127,8 @@ class Model:
     floor: float | None = None
     margin: float | None = None
     bias: FloatArray | None = None  # per route, added to its logit (None: 0 everywhere)
+    # The semantic view's scores, added to the logits (`_semantic`); None: the words alone.
+    semantic: _semantic.Semantic | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +188,8 @@ class Warm:
     # Per route: new, or its texts are not the earlier model's texts of it (None: every route).
     changed: npt.NDArray[np.bool_] | None = None
     bias: FloatArray | None = None  # its per-route intercepts (0 for a route it did not know)
+    # Its semantic view's weight (None: it had none, and the warm model has none either).
+    semantic_weight: float | None = None
 
 
 def train(
@@ -190,6 +200,7 @@ def train(
     warm: Warm | None = None,
     progress: Progress = NO_PROGRESS,
     cross_validate: bool = True,
+    vectors: FloatArray | None = None,
 ) -> Model:
     """Learn the weights and the temperature from the corpus (see the module docstring).
 
@@ -204,6 +215,9 @@ def train(
         progress: told the fraction done after every step.
         cross_validate: a pack too small to calibrate fits its floor and margin on
             out-of-fold scores (`_few.can_cross_validate`); False for those folds' models.
+        vectors: each text's meaning vector (`_static`, texts x dimensions), for the
+            semantic view (`_semantic`); learned where the hinge is (a pack that calibrates,
+            up to CANDIDATE_ROUTES routes). None: the words alone.
     """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         progress(1.0)
@@ -267,7 +281,12 @@ def train(
         learner.scale_rates(min(1.0, warm.fresh.sum() / BATCH))
         learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
         model = _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
-        return dataclasses.replace(model, bias=warm.bias)
+        semantic = None
+        if vectors is not None and warm.semantic_weight is not None and columns is None:
+            # Closed form: learned again on every text, at the weight fitted before.
+            matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
+            semantic = _semantic.Semantic(matrix, intercepts, warm.semantic_weight)
+        return dataclasses.replace(model, bias=warm.bias, semantic=semantic)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
@@ -287,7 +306,7 @@ def train(
     hinge = _hinge.Hinge(corpus, n_routes) if with_hinge else None
     if hinge is not None:
         hinge.fit(~held, _hinge.STEPS, SEED)
-    temperature, floor, menu_margin, factor = 1.0, None, None, 0.0
+    temperature, floor, menu_margin, factor, meaning = 1.0, None, None, 0.0, None
     if calibrate:
         logits = base[held] + learner.logits(held)
         temperature = fit_temperature(logits, labels[held])
@@ -295,6 +314,11 @@ def train(
             factor = _hinge.WEIGHT * temperature
             logits += factor * hinge.logits(held)
             temperature = fit_temperature(logits, labels[held])
+        if vectors is not None and columns is None:
+            meaning = _semantic_weight(logits, temperature, vectors, corpus.routes, n_routes, held)
+            if meaning is not None:
+                weight, temperature, held_scores = meaning
+                logits += weight * held_scores
         calibrated, n_scored = logits / temperature, n_routes - out_of_scope
         routes_of = None if columns is None else columns[held]
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
@@ -303,6 +327,11 @@ def train(
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
         floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
     model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+    if meaning is not None and vectors is not None:
+        matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
+        model = dataclasses.replace(
+            model, semantic=_semantic.Semantic(matrix, intercepts, meaning[0])
+        )
     if hinge is None:
         return model
     hinge.fit(
@@ -313,6 +342,44 @@ def train(
     # this returns them as they are and the hinge adds to them in place.
     hinge.add_to(_sparse.dense(model.weights), bias, factor)
     return dataclasses.replace(model, bias=bias)
+
+
+def _semantic_weight(
+    logits: FloatArray,
+    temperature: float,
+    vectors: FloatArray,
+    routes: IntArray,
+    n_routes: int,
+    held: npt.NDArray[np.bool_],
+) -> tuple[float, float, FloatArray] | None:
+    """The semantic view's weight beside the held-out texts' lexical `logits` (fitted at
+    `temperature`), and the
+    temperature of their sum: the pair minimising the held-out log-loss (`fit_weights`),
+    the view learned without the held-out texts. None when it earns no positive weight,
+    or when the words miss fewer than SEMANTIC_MIN_MISSES of the held-out texts: then
+    nothing tells how far to trust the view, and on such texts (templates filled with a
+    route's words) the fit trusts both without bound, so that a message of a template's
+    words alone, which the words leave open, came out certain of one route.
+
+    Returns:
+        (weight in units of the lexical logits, the sum's temperature, the view's held-out
+        scores at weight 1).
+    """
+    labels = routes[held]
+    if int((logits.argmax(axis=1) != labels).sum()) < SEMANTIC_MIN_MISSES:
+        return None
+    matrix, intercepts = _semantic.fit(vectors, routes, n_routes, ~held)
+    scores = (vectors[held] @ matrix + intercepts).astype(np.float32)
+    # Start (and centre the prior) at the calibrated lexical logits plus SEMANTIC_START
+    # times the view's calibrated scores.
+    start = (1.0 / temperature, SEMANTIC_START / fit_temperature(scores, labels))
+    theta = fit_weights([logits, scores], labels, start)
+    if theta[1] <= 0.0:
+        return None
+    # The words' share kept within fit_temperature's range (T in [0.05, 20]): on held-out
+    # texts whose words mislead, the fit would drive it to 0 or below.
+    words = min(max(float(theta[0]), 1.0 / 20.0), 1.0 / 0.05)
+    return float(theta[1]) / words, round(1.0 / words, 4), scores
 
 
 def _cross_validated(

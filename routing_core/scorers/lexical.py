@@ -38,8 +38,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _model, _terms
+from routing_core.scorers import _candidates, _model, _semantic, _static, _terms
 from routing_core.scorers import stored as stored_model
+from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
 
@@ -373,6 +374,7 @@ def _warm(
         margin=model.margin,
         changed=changed | ~known_routes,
         bias=stored_model.moved_bias(model, route_map),
+        semantic_weight=stored_model.semantic_weight(model),
     )
 
 
@@ -507,6 +509,7 @@ def learned_model(
                 out_of_scope=has_none,
                 warm=warm,
                 progress=progress.part(_CORPUS_SHARE, _TRAIN_END),
+                vectors=_meaning_vectors(routes, corpus, warm),
             )
             terms = list(vocabulary.ids)
             model = stored_model.encode(
@@ -519,6 +522,7 @@ def learned_model(
                 trained.floor,
                 trained.margin,
                 bias=trained.bias,
+                semantic=trained.semantic,
                 in_place=True,
                 progress=progress.part(_TRAIN_END, 1.0),
                 known_fingerprint=fingerprint,
@@ -528,6 +532,21 @@ def learned_model(
             _LEARNED.pop(next(iter(_LEARNED)))
     progress(1.0)
     return model
+
+
+def _meaning_vectors(
+    routes: Sequence[RouteText], corpus: _model.Corpus, warm: _model.Warm | None
+) -> FloatArray | None:
+    """Each training text's static vector, in corpus order, when the model can learn a
+    semantic view from them (`_model.train` says where); None where it cannot, so that a
+    pack that would not use them does not pay for them."""
+    if not _semantic.ENABLED or corpus.n_docs < _model.CALIBRATION_TEXTS:
+        return None
+    if len(routes) > _candidates.CANDIDATE_ROUTES:
+        return None
+    if warm is not None and warm.semantic_weight is None:
+        return None
+    return _static.table().vectors([text for route in routes for text in _route_texts(route)])
 
 
 # What `info.details["model"]` says of a model carried over from earlier route texts.
@@ -548,6 +567,7 @@ class LexicalScorer:
         floor: float | None = None,
         margin: float | None = None,
         bias: FloatArray | None = None,
+        semantic: Semantic | None = None,
     ):
         self._names = tuple(names)
         # The router's candidate tuple, once found equal to `_names` (see `_is_every`).
@@ -559,6 +579,7 @@ class LexicalScorer:
         self._calibrated = calibrated
         self._floor, self._margin = floor, margin
         self._bias = bias
+        self._semantic = semantic
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
@@ -575,6 +596,7 @@ class LexicalScorer:
                 "fitted_floor": floor,
                 "fitted_margin": margin,
                 "out_of_scope_examples": weights.n_routes > len(self._names),
+                "semantic_weight": None if semantic is None else semantic.weight,
                 "model": origin,
             },
         )
@@ -629,6 +651,7 @@ class LexicalScorer:
             model.floor,
             model.margin,
             stored_model.decode_bias(model),
+            stored_model.decode_semantic(model),
         )
         if model.stale:
             scorer.info.details.update(stale=True, trained_fingerprint=model.fingerprint)
@@ -650,6 +673,7 @@ class LexicalScorer:
             self._floor,
             self._margin,
             bias=self._bias,
+            semantic=self._semantic,
         )
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
@@ -692,6 +716,8 @@ class LexicalScorer:
         logits = self._weights.logits(features.ids, features.values)
         if self._bias is not None:
             logits += self._bias
+        if self._semantic is not None:
+            logits += self._semantic.logits(_static.table().vectors([message]))[0]
         return logits
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:

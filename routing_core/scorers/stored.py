@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers import _static
+from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._sparse import BlockWeights
 from routing_core.scorers._terms import is_segmented
 from routing_core.scorers.base import RouteText
 
 if TYPE_CHECKING:
-    from routing_core.pack import LexicalModel, Pack
+    from routing_core.pack import LexicalModel, Pack, SemanticView
 
 # Changing what a term is must invalidate stored models: their weights index the terms. A
 # change in how weights are learned does not: a stored model is still a valid model of its
@@ -67,6 +69,7 @@ def encode(
     margin: float | None = None,
     *,
     bias: FloatArray | None = None,
+    semantic: Semantic | None = None,
     in_place: bool = False,
     progress: Callable[[float], None] | None = None,
     known_fingerprint: str | None = None,
@@ -114,7 +117,37 @@ def encode(
         cells=_pack(cells),
         weights=_pack(np.concatenate(kept).astype("<f2")),
         bias=None if bias is None else _pack(bias.astype("<f2")),
+        semantic=None if semantic is None else _semantic_field(semantic),
     )
+
+
+def _semantic_field(semantic: Semantic) -> SemanticView:
+    """The semantic view as its pack field: weight carried in the stored numbers."""
+    from routing_core.pack import SemanticView
+
+    weight = np.float32(semantic.weight)
+    return SemanticView(
+        table=_static.TABLE,
+        weight=semantic.weight,
+        matrix=_pack((semantic.matrix * weight).astype("<f2")),
+        bias=_pack((semantic.bias * weight).astype("<f2")),
+    )
+
+
+def decode_semantic(model: LexicalModel) -> Semantic | None:
+    """The model's semantic view (its numbers as stored, with the weight they carry), or None."""
+    view = model.semantic
+    if view is None:
+        return None
+    unfold = np.float32(1.0 / view.weight)
+    matrix = _unpack(view.matrix, "<f2").astype(np.float32).reshape(-1, model.routes)
+    bias = _unpack(view.bias, "<f2").astype(np.float32)
+    return Semantic(matrix * unfold, bias * unfold, view.weight)
+
+
+def semantic_weight(model: LexicalModel) -> float | None:
+    """The weight the model's semantic view was fitted at (for a warm start), or None."""
+    return None if model.semantic is None else model.semantic.weight
 
 
 def row_medians(block: FloatArray) -> FloatArray:
@@ -196,6 +229,7 @@ def check_model(model: LexicalModel) -> None:
     if not (np.all(np.isfinite(idf)) and np.all(np.isfinite(values))):
         raise ValueError("model arrays must be finite")
     _check_bias(model)
+    _check_semantic(model)
 
 
 def _check_bias(model: LexicalModel) -> None:
@@ -210,6 +244,32 @@ def _check_bias(model: LexicalModel) -> None:
         raise ValueError(f"model.bias has {len(bias)} values for {model.routes} routes")
     if not np.all(np.isfinite(bias)):
         raise ValueError("model.bias must be finite")
+
+
+def _check_semantic(model: LexicalModel) -> None:
+    """Refuse a semantic view on a table this version lacks, or of the wrong shape."""
+    view = model.semantic
+    if view is None:
+        return
+    if view.table != _static.TABLE:
+        raise ValueError(
+            f"model.semantic.table {view.table!r} is not one this routing_core has"
+            f" ({_static.TABLE!r}); build the pack again with this version"
+        )
+    try:
+        matrix = _unpack(view.matrix, "<f2")
+        bias = _unpack(view.bias, "<f2")
+    except ValueError as exc:
+        raise ValueError(f"model.semantic arrays must be base64 of float16: {exc}") from None
+    if len(matrix) != _static.DIMENSIONS * model.routes:
+        raise ValueError(
+            f"model.semantic.matrix has {len(matrix)} values for {_static.DIMENSIONS}"
+            f" dimensions x {model.routes} routes"
+        )
+    if len(bias) != model.routes:
+        raise ValueError(f"model.semantic.bias has {len(bias)} values for {model.routes} routes")
+    if not (np.all(np.isfinite(matrix)) and np.all(np.isfinite(bias))):
+        raise ValueError("model.semantic arrays must be finite")
 
 
 def with_model(
@@ -359,6 +419,8 @@ def _carried(
     bias = moved_bias(old, np.asarray([was.get(r.name, -1) for r in routes], np.int64))
     return old.model_copy(
         update={
+            # Its columns were the old routes: a stale model answers by the words alone.
+            "semantic": None,
             "bias": None if bias is None else _pack(bias.astype("<f2")),
             "routes": len(routes),
             "stale": True,

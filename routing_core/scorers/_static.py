@@ -1,0 +1,161 @@
+"""Static sentence vectors: a word-piece table read by the lexical scorer's semantic view.
+
+The lexical scorer knows only the words a route's texts use; a message that says "lamp"
+where the examples say "light" gets nothing from its word. A sentence encoder knows, but a
+transformer costs torch, 90 MB and about 10 ms a message. This table keeps most of that
+knowledge at none of the cost: one vector per word piece of all-MiniLM-L6-v2's vocabulary,
+distilled from the model itself (`scripts/distill-static-table`, model2vec's method), so a
+message's vector is the mean of its pieces' rows: a tokenizer call and a small gather, tens
+of microseconds, no model at run time. docs/decisions.md, "A semantic view in the lexical
+scorer", says why it is part of the default scorer.
+
+The table ships with routing_core (`routing_core/static/`, 6.6 MB); it is loaded once per
+process, on first use, and only by packs that learned a semantic view.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from routing_core.scorers._terms import MAX_CHARS
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+FloatArray = npt.NDArray[np.float32]
+
+# The one table this version knows. A pack names the table its semantic view learned on; a
+# new table gets a new name, so that a pack keeps scoring as it was built or says it cannot.
+TABLE = "minilm-l6-static-256"
+DIMENSIONS = 256
+_FOLDER = Path(__file__).resolve().parents[1] / "static"
+# Pieces past this many are not read (the model's own limit; a message states its intent early).
+MAX_PIECES = 512
+# Texts are read up to this many characters, as the lexical scorer reads them.
+_MAX_CHARS = MAX_CHARS
+# Distinct words whose pieces are kept (a few MB); past it the cache starts afresh.
+WORD_CACHE = 65536
+
+
+class StaticTable:
+    """The word-piece vectors and their tokenizer; `vectors(texts)` encodes texts."""
+
+    def __init__(
+        self, pieces: npt.NDArray[np.int8], scales: FloatArray, tokenizer: Tokenizer
+    ) -> None:
+        """`pieces`: each piece's vector as int8, `scales` its float32 scale (a row's value
+        is int8 x scale): kept as stored, 7.6 MB, and read row by row."""
+        self.pieces, self.scales = pieces, scales
+        self.dimensions = pieces.shape[1]
+        self._tokenizer = tokenizer
+        self._unknown = tokenizer.token_to_id("[UNK]")
+        # word -> its pieces' ids. Texts repeat their words, so the tokenizer sees each word
+        # once (a CLINC150-size build: 15,000 texts, about 6,000 words) and a turn's words are
+        # mostly known already. Bounded like the lexical scorer's word cache.
+        self._pieces_of: dict[str, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
+
+    def vectors(self, texts: Sequence[str]) -> FloatArray:
+        """One L2-normalised row per text: the mean of its word pieces' vectors (a text with
+        no piece the table knows is a row of zeros).
+
+        A text is split at white space, and each part cut into the model's pieces by its
+        own tokenizer (lower case, accents, punctuation and CJK characters one piece each,
+        as the table was distilled); the parts' pieces are cached, so a build tokenizes
+        each distinct part once.
+        """
+        split = [text[:_MAX_CHARS].split() for text in texts]
+        if len(texts) == 1:  # a turn's message: a gather, no sparse matrix to set up
+            ids_of = self._ids_of(set(split[0]))
+            ids = [i for word in split[0] for i in ids_of[word]][:MAX_PIECES]
+            out = np.zeros((1, self.dimensions), np.float32)
+            if ids:
+                out[0] = self._rows(ids).sum(axis=0)
+        else:
+            out = self._means(split)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0.0] = 1.0
+        out /= norms
+        return out
+
+    def _means(self, split: list[list[str]]) -> FloatArray:
+        """Each text's summed piece vectors, as (texts x words) @ (words x summed pieces).
+
+        Summed by word, so that the work done per text is numpy's (a CLINC150-size build
+        is 15,000 texts of some 120,000 words over 6,000 distinct ones).
+        """
+        from scipy import sparse  # building only: a turn's message never needs it
+
+        ids_of = self._ids_of({word for words in split for word in words})
+        known = list(ids_of)
+        index = {word: i for i, word in enumerate(known)}
+        sizes = np.fromiter((len(ids_of[word]) for word in known), np.int64, len(known))
+        flat_ids = np.fromiter((i for word in known for i in ids_of[word]), np.int64)
+        sums = np.zeros((len(known), self.dimensions), np.float32)
+        if len(flat_ids):
+            starts_of = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            has = sizes > 0
+            sums[has] = np.add.reduceat(self._rows(flat_ids), starts_of[has], axis=0)
+        flat = np.fromiter((index[w] for words in split for w in words), np.int64)
+        starts = np.zeros(len(split) + 1, np.int64)
+        np.cumsum([len(words) for words in split], out=starts[1:])
+        words = sparse.csr_array(
+            (np.ones(len(flat), np.float32), flat, starts), shape=(len(split), len(known))
+        )
+        # Sums, not means: each row is normalised after, which makes them the same vector.
+        out: FloatArray = np.asarray(words @ sums, np.float32)
+        return out
+
+    def _rows(self, ids: Sequence[int] | npt.NDArray[np.int64]) -> FloatArray:
+        """The pieces' vectors as float32, one row per id."""
+        rows: FloatArray = self.pieces[ids].astype(np.float32)
+        rows *= self.scales[ids][:, None]
+        return rows
+
+    def _ids_of(self, words: set[str]) -> dict[str, tuple[int, ...]]:
+        """Each word's piece ids ([UNK] left out), tokenizing only the words not seen before."""
+        with self._lock:
+            new = [word for word in words if word not in self._pieces_of]
+            if len(self._pieces_of) + len(new) > WORD_CACHE:
+                self._pieces_of.clear()
+                new = list(words)
+            for word, encoding in zip(
+                new, self._tokenizer.encode_batch(new, add_special_tokens=False), strict=True
+            ):
+                self._pieces_of[word] = tuple(i for i in encoding.ids if i != self._unknown)
+            return {word: self._pieces_of[word] for word in words}
+
+
+_loaded: dict[str, StaticTable] = {}
+_lock = threading.Lock()
+
+
+def table(name: str = TABLE) -> StaticTable:
+    """The table called `name`, loaded once per process.
+
+    Raises:
+        ValueError: this version of routing_core has no table of that name.
+    """
+    with _lock:
+        if name not in _loaded:
+            _loaded[name] = _load(name)
+        return _loaded[name]
+
+
+def _load(name: str) -> StaticTable:
+    if name != TABLE:
+        raise ValueError(f"unknown semantic table {name!r} (this routing_core knows {TABLE!r})")
+    from tokenizers import Tokenizer
+
+    with np.load(_FOLDER / f"{name}.npz") as data:
+        pieces, scales = data["pieces"], data["scales"].astype(np.float32)
+    tokenizer = Tokenizer.from_file(str(_FOLDER / f"{name}.tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return StaticTable(pieces, scales, tokenizer)

@@ -1,0 +1,218 @@
+"""The lexical scorer's semantic view: static vectors (`_static`), the discriminant on them
+(`_semantic`), where `_model.train` joins it, and its pack field."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from routing_core import Pack, Router, dump_pack, load_pack
+from routing_core.build import build_pack
+from routing_core.pack import LexicalModel, LexicalScorerSettings
+from routing_core.scorers import _semantic, _static, lexical, route_texts, stored
+from routing_core.scorers.stored import with_model, with_stale_model
+
+# Four routes whose examples say the same few things over and over, except at the texts the
+# build holds out for calibration (every tenth text, the route's name first): there each
+# route says it in a word used nowhere else, so the words alone cannot place those texts
+# and only their meaning can.
+TEMPLATES = ["please help with the {}", "a question about my {}", "something is up with the {}"]
+COMMON = {
+    "lights": ["light", "lights", "lighting"],
+    "music": ["music", "song", "songs"],
+    "weather": ["weather", "rain", "forecast"],
+    "money": ["payment", "bill", "money"],
+}
+RARE = {
+    "lights": ["lamp", "chandelier", "lantern", "bulb", "sconce"],
+    "music": ["melody", "tune", "album", "playlist", "singer"],
+    "weather": ["drizzle", "thunderstorm", "humidity", "blizzard", "sunshine"],
+    "money": ["invoice", "refund", "wallet", "salary", "cash"],
+}
+PER_ROUTE = 50
+# Words no text of the pack uses; each plainly belongs to one route.
+UNSEEN = {
+    "lights": ["flashlight", "torch", "candle"],
+    "music": ["guitar", "karaoke", "piano"],
+    "weather": ["hurricane", "snowfall", "rainfall"],
+    "money": ["mortgage", "banknote", "salary"],
+}
+
+
+def _routes() -> list[dict[str, object]]:
+    routes: list[dict[str, object]] = []
+    position = 0
+    for name in COMMON:
+        position += 1  # the name is the route's first text
+        examples, rare = [], iter(RARE[name])
+        for i in range(PER_ROUTE):
+            held = position % 10 == 9
+            word = next(rare, COMMON[name][0]) if held else COMMON[name][i % 3]
+            examples.append(TEMPLATES[i % len(TEMPLATES)].format(word))
+            position += 1
+        routes.append({"name": name, "examples": examples})
+    return routes
+
+
+@pytest.fixture(scope="module")
+def built() -> Pack:
+    return build_pack(_routes(), slug="meaning")
+
+
+@pytest.fixture(scope="module")
+def words_only() -> Pack:
+    saved = _semantic.ENABLED
+    _semantic.ENABLED = False
+    try:
+        lexical._LEARNED.clear()
+        return build_pack(_routes(), slug="meaning")
+    finally:
+        _semantic.ENABLED = saved
+        lexical._LEARNED.clear()
+
+
+def _model_of(pack: Pack) -> LexicalModel:
+    assert isinstance(pack.scorer, LexicalScorerSettings) and pack.scorer.model is not None
+    return pack.scorer.model
+
+
+def _unseen_messages() -> list[tuple[str, str]]:
+    return [(f"a question about the {word}", name) for name, ws in UNSEEN.items() for word in ws]
+
+
+def test_static_vectors_are_unit_rows_that_know_what_words_mean() -> None:
+    table = _static.table()
+    lamp, light, rain, empty = table.vectors(["turn off the lamp", "switch the lights off",
+                                              "will it rain tomorrow", ""])  # fmt: skip
+    assert np.linalg.norm(lamp) == pytest.approx(1.0, abs=1e-5) and not empty.any()
+    assert float(lamp @ light) > float(lamp @ rain) + 0.3
+    # One text at a time (a turn) and a batch (a build) give the same vector.
+    one = table.vectors(["switch the lights off"])[0]
+    assert np.allclose(one, light, atol=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=300), min_size=1, max_size=4))
+def test_static_vectors_never_fail_and_are_unit_or_zero(texts: list[str]) -> None:
+    vectors = _static.table().vectors(texts)
+    assert vectors.shape == (len(texts), _static.DIMENSIONS)
+    norms = np.linalg.norm(vectors, axis=1)
+    assert np.all((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0))
+
+
+def test_the_discriminant_separates_routes_by_their_vectors() -> None:
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(3, 16)).astype(np.float32)
+    routes = np.repeat(np.arange(3), 40)
+    vectors = centres[routes] + 0.3 * rng.normal(size=(120, 16)).astype(np.float32)
+    matrix, bias = _semantic.fit(vectors, routes, 4, np.ones(120, bool))  # route 3: no text
+    scores = vectors @ matrix + bias
+    assert (scores[:, :3].argmax(axis=1) == routes).mean() > 0.95
+    # A route with no text scores as the average route: never the best, never the worst.
+    assert np.all(scores[:, 3] < scores.max(axis=1)) and np.all(scores[:, 3] > scores.min(axis=1))
+
+
+def test_a_pack_whose_words_miss_held_out_texts_learns_the_view(built: Pack) -> None:
+    view = _model_of(built).semantic
+    assert view is not None and view.table == _static.TABLE and view.weight > 0.0
+    document = json.loads(dump_pack(built))
+    assert document["format_minor"] == 6
+    assert Router(built).scorer.info.details["semantic_weight"] == view.weight
+
+
+def test_the_view_routes_words_no_text_used(built: Pack, words_only: Pack) -> None:
+    assert _model_of(words_only).semantic is None
+    with_view, without = Router(built), Router(words_only)
+    messages = _unseen_messages()
+    right = sum(with_view.route(text).route == name for text, name in messages)
+    before = sum(without.route(text).route == name for text, name in messages)
+    assert right >= len(messages) - 2 and right >= before + 4
+    # The words the examples use still decide as they did.
+    for route in _routes():
+        for text in list(route["examples"])[:5]:  # type: ignore[call-overload]
+            assert with_view.route(text).route == route["name"]
+
+
+def test_a_pack_the_words_already_place_learns_no_view() -> None:
+    from tests.routing_core.test_out_of_scope import ROUTES  # templates x each route's words
+
+    assert _model_of(build_pack(ROUTES, slug="topics")).semantic is None
+
+
+def test_the_view_round_trips_and_scores_the_same_after_loading(built: Pack) -> None:
+    loaded = load_pack(dump_pack(built))
+    assert loaded == built
+    first, second = Router(built).scorer, Router(loaded).scorer
+    assert isinstance(first, lexical.LexicalScorer) and isinstance(second, lexical.LexicalScorer)
+    for text, _ in _unseen_messages():
+        assert first.logits(text) == pytest.approx(second.logits(text), abs=1e-6)
+
+
+def test_the_view_adds_its_weighted_scores_to_the_logits(built: Pack) -> None:
+    view = stored.decode_semantic(_model_of(built))
+    assert view is not None
+    plain = built.model_copy(
+        update={
+            "scorer": LexicalScorerSettings(
+                model=_model_of(built).model_copy(update={"semantic": None})
+            )
+        }
+    )
+    with_view, without = Router(built).scorer, Router(plain).scorer
+    assert isinstance(with_view, lexical.LexicalScorer)
+    assert isinstance(without, lexical.LexicalScorer)
+    text = "a question about the guitar"
+    a, b = with_view.logits(text), without.logits(text)
+    assert a is not None and b is not None
+    expected = view.weight * (_static.table().vectors([text])[0] @ view.matrix + view.bias)
+    assert np.allclose(a - b, expected, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("update", "reason"),
+    [
+        ({"table": "another-table"}, "model.semantic.table 'another-table'"),
+        ({"bias": stored._pack(np.zeros(3, "<f2"))}, "model.semantic.bias has 3 values"),
+        ({"matrix": stored._pack(np.zeros(10, "<f2"))}, "model.semantic.matrix has 10 values"),
+        ({"matrix": "not base64!"}, "model.semantic arrays must be base64"),
+    ],
+)
+def test_a_malformed_view_is_refused_with_the_field_and_the_reason(
+    built: Pack, update: dict[str, str], reason: str
+) -> None:
+    document = json.loads(dump_pack(built))
+    document["scorer"]["model"]["semantic"].update(update)
+    with pytest.raises(ValueError, match=reason):
+        load_pack(json.dumps(document))
+
+
+def test_a_warm_start_learns_the_view_again_at_its_weight(built: Pack) -> None:
+    edited = built.model_copy(
+        update={
+            "routes": (
+                built.routes[0].model_copy(
+                    update={"examples": (*built.routes[0].examples, "please help with the lamp")}
+                ),
+                *built.routes[1:],
+            )
+        }
+    )
+    lexical._LEARNED.clear()
+    warm = with_model(edited, previous=built)
+    before, after = _model_of(built).semantic, _model_of(warm).semantic
+    assert before is not None and after is not None and after.weight == before.weight
+    assert after.matrix != before.matrix  # learned again, from the edited texts
+    router = Router(warm)
+    assert sum(router.route(t).route == n for t, n in _unseen_messages()) >= 10
+
+
+def test_a_stale_model_answers_by_the_words_alone(built: Pack) -> None:
+    edited = built.model_copy(update={"routes": built.routes[:-1]})
+    stale = load_pack(dump_pack(with_stale_model(edited, built)))
+    assert _model_of(stale).semantic is None
+    assert Router(stale).route("please help with the light").route == "lights"
+    assert len(route_texts(stale)) == 3
