@@ -19,6 +19,10 @@ Splits (all from `train`/`val`, so that choices made on them leave `test` unread
     u25         u3 with the first 25 training examples per route (7,270 texts), judged the same
     u3b, u25b   the same with fold 2 of Banking77 and HWU64 held out instead (a second look
                 at a choice made on u3 / u25)
+    cs15, bs15, hs15   small profiles: every 15th / 7th / 6th route (10-11 routes) with their
+                first 15 examples (160-176 texts: thresholds by cross-validation, no held-out
+                calibration), judged on CLINC150 val or the examples left out
+    cs10, bs10  every 10th / 5th route (15-16 routes), first 10 examples each (165-176 texts)
 
 `--set _model.NAME=VALUE` overrides a module constant of `routing_core.scorers` for this run
 (a variant measured before it is written as a rule). Prints one line per split: top-1, the
@@ -90,6 +94,17 @@ def _union(per_route: int | None, fold: int = 0) -> tuple[list[RouteText], Judge
     return train, judged
 
 
+def _small(name: str, every: int, shots: int) -> tuple[list[RouteText], Judged]:
+    """A small profile: every `every`-th route, its first `shots` examples; judged on the
+    val messages of those routes (CLINC150) or their training examples left out."""
+    routes = _routes(name)[::every]
+    train = [RouteText(r["name"], "", tuple(r["examples"][:shots])) for r in routes]
+    if name == "clinc150":
+        names = {r["name"] for r in routes}
+        return train, [(t, e) for t, e in _val(name) if e in names]
+    return train, [(t, r["name"]) for r in routes for t in r["examples"][shots:]]
+
+
 SPLITS = {
     "c10": lambda: _shots("clinc150", 10, True),
     "c20": lambda: _shots("clinc150", 20, True),
@@ -106,6 +121,11 @@ SPLITS = {
     "cf3": lambda: _fold("clinc150", 2),
     "bf3": lambda: _fold("banking77", 2),
     "hf3": lambda: _fold("hwu64", 2),
+    "cs15": lambda: _small("clinc150", 15, 15),
+    "bs15": lambda: _small("banking77", 7, 15),
+    "hs15": lambda: _small("hwu64", 6, 15),
+    "cs10": lambda: _small("clinc150", 10, 10),
+    "bs10": lambda: _small("banking77", 5, 10),
     "u3": lambda: _union(None),
     "u25": lambda: _union(25),
     "u3b": lambda: _union(None, 1),

@@ -324,14 +324,15 @@ def train(
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
         menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
     learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
+    share = None if meaning is None else meaning[0]
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
-        floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
-    model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
-    if meaning is not None and vectors is not None:
-        matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
-        model = dataclasses.replace(
-            model, semantic=_semantic.Semantic(matrix, intercepts, meaning[0])
+        floor, menu_margin, share = _cross_validated(
+            corpus, n_routes, out_of_scope, vectors if columns is None else None
         )
+    model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+    if share is not None and vectors is not None:
+        matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
+        model = dataclasses.replace(model, semantic=_semantic.Semantic(matrix, intercepts, share))
     if hinge is None:
         return model
     hinge.fit(
@@ -370,6 +371,15 @@ def _semantic_weight(
         return None
     matrix, intercepts = _semantic.fit(vectors, routes, n_routes, ~held)
     scores = (vectors[held] @ matrix + intercepts).astype(np.float32)
+    fitted = _semantic_share(logits, temperature, scores, labels)
+    return None if fitted is None else (*fitted, scores)
+
+
+def _semantic_share(
+    logits: FloatArray, temperature: float, scores: FloatArray, labels: IntArray
+) -> tuple[float, float] | None:
+    """(the view's weight in units of the lexical logits, the sum's temperature) minimising
+    the log-loss of texts neither view learned from; None when the view earns no weight."""
     # Start (and centre the prior) at the calibrated lexical logits plus SEMANTIC_START
     # times the view's calibrated scores.
     start = (1.0 / temperature, SEMANTIC_START / fit_temperature(scores, labels))
@@ -379,24 +389,35 @@ def _semantic_weight(
     # The words' share kept within fit_temperature's range (T in [0.05, 20]): on held-out
     # texts whose words mislead, the fit would drive it to 0 or below.
     words = min(max(float(theta[0]), 1.0 / 20.0), 1.0 / 0.05)
-    return float(theta[1]) / words, round(1.0 / words, 4), scores
+    return float(theta[1]) / words, round(1.0 / words, 4)
 
 
 def _cross_validated(
-    corpus: Corpus, n_routes: int, out_of_scope: bool
-) -> tuple[float | None, float | None]:
+    corpus: Corpus, n_routes: int, out_of_scope: bool, vectors: FloatArray | None = None
+) -> tuple[float | None, float | None, float | None]:
     """The floor and margin of a pack too small to calibrate, fitted on out-of-fold scores
-    (temperature 1, as the pack scores)."""
-    logits, labels = [], []
+    (temperature 1, as the pack scores), and with `vectors` the semantic view's weight,
+    fitted on the same folds (None: no view), the floor and margin then fitted on the sum."""
+    logits, labels, meaning = [], [], []
     for held in _few.folds(corpus.n_docs):
         model = train(
             _select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
         )
         logits.append(_logits(_sparse.dense(model.weights), _select(corpus, held)))
         labels.append(corpus.routes[held])
+        if vectors is not None:
+            matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, ~held)
+            meaning.append((vectors[held] @ matrix + intercepts).astype(np.float32))
     every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
+    share = None
+    if meaning and int((every.argmax(axis=1) != right).sum()) >= SEMANTIC_MIN_MISSES:
+        scores = np.vstack(meaning)
+        fitted = _semantic_share(every, 1.0, scores, right)
+        if fitted is not None:
+            share = fitted[0]
+            every = every + share * scores
     floor = fit_floor(every, right, n_scored)
-    return floor, fit_margin(every, right, n_scored, floor)
+    return floor, fit_margin(every, right, n_scored, floor), share
 
 
 def _affected(

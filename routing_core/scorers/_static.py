@@ -9,12 +9,13 @@ message's vector is the mean of its pieces' rows: a tokenizer call and a small g
 of microseconds, no model at run time. docs/decisions.md, "A semantic view in the lexical
 scorer", says why it is part of the default scorer.
 
-The table ships with routing_core (`routing_core/static/`, 6.6 MB); it is loaded once per
+The table ships with routing_core (`routing_core/static/`, 7.7 MB); it is loaded once per
 process, on first use, and only by packs that learned a semantic view.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,12 +47,10 @@ WORD_CACHE = 65536
 class StaticTable:
     """The word-piece vectors and their tokenizer; `vectors(texts)` encodes texts."""
 
-    def __init__(
-        self, pieces: npt.NDArray[np.int8], scales: FloatArray, tokenizer: Tokenizer
-    ) -> None:
-        """`pieces`: each piece's vector as int8, `scales` its float32 scale (a row's value
-        is int8 x scale): kept as stored, 7.6 MB, and read row by row."""
-        self.pieces, self.scales = pieces, scales
+    def __init__(self, pieces: FloatArray, tokenizer: Tokenizer) -> None:
+        """`pieces`: each piece's vector, float32 (30 MB: summing float16 rows costs a turn
+        three times as much)."""
+        self.pieces = pieces
         self.dimensions = pieces.shape[1]
         self._tokenizer = tokenizer
         self._unknown = tokenizer.token_to_id("[UNK]")
@@ -70,18 +69,30 @@ class StaticTable:
         as the table was distilled); the parts' pieces are cached, so a build tokenizes
         each distinct part once.
         """
-        split = [text[:_MAX_CHARS].split() for text in texts]
-        if len(texts) == 1:  # a turn's message: a gather, no sparse matrix to set up
-            ids_of = self._ids_of(set(split[0]))
-            ids = [i for word in split[0] for i in ids_of[word]][:MAX_PIECES]
-            out = np.zeros((1, self.dimensions), np.float32)
-            if ids:
-                out[0] = self._rows(ids).sum(axis=0)
-        else:
-            out = self._means(split)
+        if len(texts) == 1:
+            return self.vector(texts[0])[None, :]
+        out = self._means([text[:_MAX_CHARS].split() for text in texts])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0.0] = 1.0
         out /= norms
+        return out
+
+    def vector(self, text: str) -> FloatArray:
+        """A turn's message: `vectors([text])[0]`, by a gather and one sum (no sparse
+        matrix to set up, no lock unless a word is new)."""
+        known = self._pieces_of
+        ids: list[int] = []
+        for word in text[:_MAX_CHARS].split():
+            pieces = known.get(word)
+            if pieces is None:
+                pieces = self._ids_of({word})[word]
+            ids.extend(pieces)
+        if not ids:
+            return np.zeros(self.dimensions, np.float32)
+        out: FloatArray = self.pieces.take(ids[:MAX_PIECES], axis=0).sum(axis=0)
+        norm = math.sqrt(float(out @ out))
+        if norm > 0.0:
+            out /= np.float32(norm)
         return out
 
     def _means(self, split: list[list[str]]) -> FloatArray:
@@ -101,7 +112,8 @@ class StaticTable:
         if len(flat_ids):
             starts_of = np.concatenate([[0], np.cumsum(sizes)[:-1]])
             has = sizes > 0
-            sums[has] = np.add.reduceat(self._rows(flat_ids), starts_of[has], axis=0)
+            rows = self.pieces.take(flat_ids, axis=0)
+            sums[has] = np.add.reduceat(rows, starts_of[has], axis=0)
         flat = np.fromiter((index[w] for words in split for w in words), np.int64)
         starts = np.zeros(len(split) + 1, np.int64)
         np.cumsum([len(words) for words in split], out=starts[1:])
@@ -112,12 +124,6 @@ class StaticTable:
         out: FloatArray = np.asarray(words @ sums, np.float32)
         return out
 
-    def _rows(self, ids: Sequence[int] | npt.NDArray[np.int64]) -> FloatArray:
-        """The pieces' vectors as float32, one row per id."""
-        rows: FloatArray = self.pieces[ids].astype(np.float32)
-        rows *= self.scales[ids][:, None]
-        return rows
-
     def _ids_of(self, words: set[str]) -> dict[str, tuple[int, ...]]:
         """Each word's piece ids ([UNK] left out), tokenizing only the words not seen before."""
         with self._lock:
@@ -125,10 +131,14 @@ class StaticTable:
             if len(self._pieces_of) + len(new) > WORD_CACHE:
                 self._pieces_of.clear()
                 new = list(words)
-            for word, encoding in zip(
-                new, self._tokenizer.encode_batch(new, add_special_tokens=False), strict=True
-            ):
-                self._pieces_of[word] = tuple(i for i in encoding.ids if i != self._unknown)
+            # One word at a time: `encode_batch` starts the tokenizer's thread pool, whose
+            # threads go on spinning after the batch and took a core from the turns that
+            # followed (route() p50 130 -> 145-230 us on 2 cores), and a pool started before
+            # a fork makes the child warn. A word is a few microseconds on its own.
+            encode = self._tokenizer.encode
+            for word in new:
+                ids = encode(word, add_special_tokens=False).ids
+                self._pieces_of[word] = tuple(i for i in ids if i != self._unknown)
             return {word: self._pieces_of[word] for word in words}
 
 
@@ -153,9 +163,9 @@ def _load(name: str) -> StaticTable:
         raise ValueError(f"unknown semantic table {name!r} (this routing_core knows {TABLE!r})")
     from tokenizers import Tokenizer
 
-    with np.load(_FOLDER / f"{name}.npz") as data:
-        pieces, scales = data["pieces"], data["scales"].astype(np.float32)
+    with np.load(_FOLDER / f"{name}.npz") as data:  # int8 x a float32 scale per piece
+        pieces = (data["pieces"] * data["scales"][:, None]).astype(np.float32)
     tokenizer = Tokenizer.from_file(str(_FOLDER / f"{name}.tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    return StaticTable(pieces, scales, tokenizer)
+    return StaticTable(pieces, tokenizer)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates, _model, _semantic, _static, _terms
+from routing_core.scorers import _candidates, _few, _model, _semantic, _static, _terms
 from routing_core.scorers import stored as stored_model
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
@@ -540,7 +540,7 @@ def _meaning_vectors(
     """Each training text's static vector, in corpus order, when the model can learn a
     semantic view from them (`_model.train` says where); None where it cannot, so that a
     pack that would not use them does not pay for them."""
-    if not _semantic.ENABLED or corpus.n_docs < _model.CALIBRATION_TEXTS:
+    if not _semantic.ENABLED or corpus.n_docs < min(_model.CALIBRATION_TEXTS, _few.CV_TEXTS):
         return None
     if len(routes) > _candidates.CANDIDATE_ROUTES:
         return None
@@ -580,6 +580,10 @@ class LexicalScorer:
         self._floor, self._margin = floor, margin
         self._bias = bias
         self._semantic = semantic
+        if semantic is not None:  # loaded with the pack, not on its first turn
+            self._table = _static.table()
+            weight = np.float32(semantic.weight)
+            self._meaning = (semantic.matrix * weight, semantic.bias * weight)
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
@@ -717,7 +721,9 @@ class LexicalScorer:
         if self._bias is not None:
             logits += self._bias
         if self._semantic is not None:
-            logits += self._semantic.logits(_static.table().vectors([message]))[0]
+            matrix, bias = self._meaning
+            logits += self._table.vector(message) @ matrix
+            logits += bias
         return logits
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:
