@@ -324,15 +324,16 @@ def train(
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
         menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
     learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
-    share = None if meaning is None else meaning[0]
+    semantic_share = None if meaning is None else meaning[0]
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
-        floor, menu_margin, share = _cross_validated(
+        floor, menu_margin, semantic_share = _cross_validated(
             corpus, n_routes, out_of_scope, vectors if columns is None else None
         )
     model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
-    if share is not None and vectors is not None:
+    if semantic_share is not None and vectors is not None:
         matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
-        model = dataclasses.replace(model, semantic=_semantic.Semantic(matrix, intercepts, share))
+        view = _semantic.Semantic(matrix, intercepts, semantic_share)
+        model = dataclasses.replace(model, semantic=view)
     if hinge is None:
         return model
     hinge.fit(
