@@ -324,15 +324,12 @@ def train(
         floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
         menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
     learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
-    semantic_share = None if meaning is None else meaning[0]
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
-        floor, menu_margin, semantic_share = _cross_validated(
-            corpus, n_routes, out_of_scope, vectors if columns is None else None
-        )
+        floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
     model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
-    if semantic_share is not None and vectors is not None:
+    if meaning is not None and vectors is not None:
         matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
-        view = _semantic.Semantic(matrix, intercepts, semantic_share)
+        view = _semantic.Semantic(matrix, intercepts, meaning[0])
         model = dataclasses.replace(model, semantic=view)
     if hinge is None:
         return model
@@ -394,31 +391,20 @@ def _semantic_share(
 
 
 def _cross_validated(
-    corpus: Corpus, n_routes: int, out_of_scope: bool, vectors: FloatArray | None = None
-) -> tuple[float | None, float | None, float | None]:
+    corpus: Corpus, n_routes: int, out_of_scope: bool
+) -> tuple[float | None, float | None]:
     """The floor and margin of a pack too small to calibrate, fitted on out-of-fold scores
-    (temperature 1, as the pack scores), and with `vectors` the semantic view's weight,
-    fitted on the same folds (None: no view), the floor and margin then fitted on the sum."""
-    logits, labels, meaning = [], [], []
+    (temperature 1, as the pack scores)."""
+    logits, labels = [], []
     for held in _few.folds(corpus.n_docs):
         model = train(
             _select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
         )
         logits.append(_logits(_sparse.dense(model.weights), _select(corpus, held)))
         labels.append(corpus.routes[held])
-        if vectors is not None:
-            matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, ~held)
-            meaning.append((vectors[held] @ matrix + intercepts).astype(np.float32))
     every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
-    share = None
-    if meaning and int((every.argmax(axis=1) != right).sum()) >= SEMANTIC_MIN_MISSES:
-        scores = np.vstack(meaning)
-        fitted = _semantic_share(every, 1.0, scores, right)
-        if fitted is not None:
-            share = fitted[0]
-            every = every + share * scores
     floor = fit_floor(every, right, n_scored)
-    return floor, fit_margin(every, right, n_scored, floor), share
+    return floor, fit_margin(every, right, n_scored, floor)
 
 
 def _affected(

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates, _few, _model, _semantic, _static, _terms
+from routing_core.scorers import _candidates, _model, _semantic, _static, _terms
 from routing_core.scorers import stored as stored_model
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
@@ -540,7 +540,7 @@ def _meaning_vectors(
     """Each training text's static vector, in corpus order, when the model can learn a
     semantic view from them (`_model.train` says where); None where it cannot, so that a
     pack that would not use them does not pay for them."""
-    if not _semantic.ENABLED or corpus.n_docs < min(_model.CALIBRATION_TEXTS, _few.CV_TEXTS):
+    if not _semantic.ENABLED or corpus.n_docs < _model.CALIBRATION_TEXTS:
         return None
     if len(routes) > _candidates.CANDIDATE_ROUTES:
         return None
