@@ -117,6 +117,9 @@ class ScorerDefaults:
     is_fitted: bool
     margin: float | None
     training: bool = False  # the draft's model is still learning: nothing fitted to show yet
+    # The model compares what messages mean as well as their words (routing_core's semantic
+    # view, learned where the words alone missed some held-out examples).
+    learns_meaning: bool = False
 
 
 def scorer_defaults(profile: Profile) -> ScorerDefaults | None:
@@ -136,6 +139,7 @@ def scorer_defaults(profile: Profile) -> ScorerDefaults | None:
         info.floor or 0.0,
         info.details.get("fitted_floor") is not None,
         margin if isinstance(margin, float) else None,
+        learns_meaning=info.details.get("semantic_weight") is not None,
     )
 
 

@@ -186,3 +186,24 @@ def test_a_version_diff_lists_the_out_of_scope_examples_added_and_removed(
         ("tell me a joke about cats",),
     )
     assert not [c for c in diff_packs(old, old).changes if c.name == "out_of_scope"]
+
+
+def test_the_policy_page_says_when_routing_compares_meanings(
+    large: Profile, db: Any, viewer: Any, client_for: Any
+) -> None:
+    from tests.routing_core.test_semantic import _routes
+
+    meaning = Profile.objects.create(slug="meaning", name="Meaning")
+    for order, route in enumerate(_routes()):
+        Route.objects.create(
+            profile=meaning, name=route["name"], order=order, examples=route["examples"]
+        )
+    pages = {
+        p.slug: client_for(viewer).get(reverse("policy", args=[p.slug])).content.decode()
+        for p in (meaning, large)
+    }
+    assert compiled_router(meaning).scorer.info.details["semantic_weight"] is not None
+    assert 'data-testid="learns-meaning"' in pages["meaning"]
+    assert "in other words" in pages["meaning"]
+    # Templates filled with each route's own words: the words place every example.
+    assert 'data-testid="learns-meaning"' not in pages["large"]
