@@ -135,11 +135,20 @@ class StaticTable:
             # threads go on spinning after the batch and took a core from the turns that
             # followed (route() p50 130 -> 145-230 us on 2 cores), and a pool started before
             # a fork makes the child warn. A word is a few microseconds on its own.
-            encode = self._tokenizer.encode
             for word in new:
-                ids = encode(word, add_special_tokens=False).ids
+                ids = self._encode(word)
                 self._pieces_of[word] = tuple(i for i in ids if i != self._unknown)
             return {word: self._pieces_of[word] for word in words}
+
+    def _encode(self, word: str) -> list[int]:
+        """The word's piece ids; a lone surrogate (which no UTF-8 tokenizer accepts, and a
+        JSON message may carry) is read as U+FFFD, as a decoder would have."""
+        try:
+            ids: list[int] = self._tokenizer.encode(word, add_special_tokens=False).ids
+        except (TypeError, UnicodeEncodeError):
+            clean = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in word)
+            ids = self._tokenizer.encode(clean, add_special_tokens=False).ids
+        return ids
 
 
 _loaded: dict[str, StaticTable] = {}

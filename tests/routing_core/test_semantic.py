@@ -96,12 +96,25 @@ def test_static_vectors_are_unit_rows_that_know_what_words_mean() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.text(max_size=300), min_size=1, max_size=4))
+@given(
+    st.lists(
+        # Any character, lone surrogates included (a JSON message may carry one).
+        st.text(st.one_of(st.characters(), st.sampled_from("\ud800\udbff\udc00")), max_size=300),
+        max_size=4,
+    )
+)
 def test_static_vectors_never_fail_and_are_unit_or_zero(texts: list[str]) -> None:
     vectors = _static.table().vectors(texts)
     assert vectors.shape == (len(texts), _static.DIMENSIONS)
     norms = np.linalg.norm(vectors, axis=1)
     assert np.all((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0))
+
+
+def test_a_lone_surrogate_is_read_as_a_replacement_character(built: Pack) -> None:
+    table = _static.table()
+    assert np.allclose(table.vectors(["lamp \ud800"])[0], table.vectors(["lamp \ufffd"])[0])
+    decision = Router(built).route("a question about the lamp \udfff")
+    assert decision.route == "lights" and decision.tiers[0].error is None
 
 
 def test_the_discriminant_separates_routes_by_their_vectors() -> None:
