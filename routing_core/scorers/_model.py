@@ -286,6 +286,7 @@ def train(
             # Closed form: learned again on every text, at the weight fitted before.
             matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
             semantic = _semantic.Semantic(matrix, intercepts, warm.semantic_weight)
+            semantic = semantic if semantic.storable() else None
         return dataclasses.replace(model, bias=warm.bias, semantic=semantic)
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
@@ -330,7 +331,8 @@ def train(
     if meaning is not None and vectors is not None:
         matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
         view = _semantic.Semantic(matrix, intercepts, meaning[0])
-        model = dataclasses.replace(model, semantic=view)
+        if view.storable():
+            model = dataclasses.replace(model, semantic=view)
     if hinge is None:
         return model
     hinge.fit(
@@ -352,9 +354,9 @@ def _semantic_weight(
     held: npt.NDArray[np.bool_],
 ) -> tuple[float, float, FloatArray] | None:
     """The semantic view's weight beside the held-out texts' lexical `logits` (fitted at
-    `temperature`), and the
-    temperature of their sum: the pair minimising the held-out log-loss (`fit_weights`),
-    the view learned without the held-out texts. None when it earns no positive weight,
+    `temperature`), and the temperature of their sum: the pair minimising the held-out
+    log-loss (`fit_weights`), the view learned without the held-out texts. None when it
+    earns no positive weight,
     or when the words miss fewer than SEMANTIC_MIN_MISSES of the held-out texts: then
     nothing tells how far to trust the view, and on such texts (templates filled with a
     route's words) the fit trusts both without bound, so that a message of a template's

@@ -31,6 +31,8 @@ IntArray = npt.NDArray[np.int64]
 # 0.1 and 0.3 scored within 0.3 of each other on every dev split; 0.3 was ahead on the
 # few-example ones (docs/benchmarks.md).
 SHRINK = 0.3
+# The largest weighted number a view may hold (float16 reaches 65,504).
+STORABLE = 60_000.0
 # Off: models learn the words alone, as before this view existed (for measuring it).
 ENABLED = True
 
@@ -43,6 +45,15 @@ class Semantic:
     matrix: FloatArray
     bias: FloatArray
     weight: float
+
+    def storable(self) -> bool:
+        """Whether the weighted numbers fit the pack's float16 (a degenerate covariance,
+        texts identical within each route, could overflow it; such a view is left out)."""
+        weight = np.float32(self.weight)
+        largest = max(
+            float(np.abs(self.matrix).max(initial=0.0)), float(np.abs(self.bias).max(initial=0.0))
+        )
+        return bool(np.isfinite(largest)) and largest * float(weight) < STORABLE
 
     def logits(self, vectors: FloatArray) -> FloatArray:
         """Each row of `vectors` scored over every route, weight included."""

@@ -129,6 +129,13 @@ def test_the_discriminant_separates_routes_by_their_vectors() -> None:
     assert np.all(scores[:, 3] < scores.max(axis=1)) and np.all(scores[:, 3] > scores.min(axis=1))
 
 
+def test_a_view_too_large_for_the_pack_s_float16_is_not_stored() -> None:
+    matrix, bias = np.ones((4, 3), np.float32), np.zeros(3, np.float32)
+    assert _semantic.Semantic(matrix, bias, 1.0).storable()
+    assert not _semantic.Semantic(matrix * 1e5, bias, 1.0).storable()
+    assert not _semantic.Semantic(matrix, bias + np.inf, 1.0).storable()
+
+
 def test_a_pack_whose_words_miss_held_out_texts_learns_the_view(built: Pack) -> None:
     view = _model_of(built).semantic
     assert view is not None and view.table == _static.TABLE and view.weight > 0.0
