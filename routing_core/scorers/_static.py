@@ -38,8 +38,6 @@ DIMENSIONS = 256
 _FOLDER = Path(__file__).resolve().parents[1] / "static"
 # Pieces past this many are not read (the model's own limit; a message states its intent early).
 MAX_PIECES = 512
-# Texts are read up to this many characters, as the lexical scorer reads them.
-_MAX_CHARS = MAX_CHARS
 # Distinct words whose pieces are kept (a few MB); past it the cache starts afresh.
 WORD_CACHE = 65536
 
@@ -71,7 +69,7 @@ class StaticTable:
         """
         if len(texts) == 1:
             return self.vector(texts[0])[None, :]
-        out = self._means([text[:_MAX_CHARS].split() for text in texts])
+        out = self._means([text[:MAX_CHARS].split() for text in texts])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0.0] = 1.0
         out /= norms
@@ -82,7 +80,7 @@ class StaticTable:
         matrix to set up, no lock unless a word is new)."""
         known = self._pieces_of
         ids: list[int] = []
-        for word in text[:_MAX_CHARS].split():
+        for word in text[:MAX_CHARS].split():
             pieces = known.get(word)
             if pieces is None:
                 pieces = self._ids_of({word})[word]
@@ -170,11 +168,24 @@ def table(name: str = TABLE) -> StaticTable:
 def _load(name: str) -> StaticTable:
     if name != TABLE:
         raise ValueError(f"unknown semantic table {name!r} (this routing_core knows {TABLE!r})")
-    from tokenizers import Tokenizer
-
     with np.load(_FOLDER / f"{name}.npz") as data:  # int8 x a float32 scale per piece
         pieces = (data["pieces"] * data["scales"][:, None]).astype(np.float32)
-    tokenizer = Tokenizer.from_file(str(_FOLDER / f"{name}.tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return StaticTable(pieces, tokenizer)
+        vocabulary = data["vocabulary"].tobytes().decode("utf-8").split("\n")
+    return StaticTable(pieces, word_piece_tokenizer(vocabulary))
+
+
+def word_piece_tokenizer(vocabulary: Sequence[str]) -> Tokenizer:
+    """all-MiniLM-L6-v2's tokenizer (BERT's uncased WordPiece) over `vocabulary`, piece i
+    having id i: its settings are BERT's, so only the pieces need storing (the table's
+    `vocabulary`, one piece a line) and not the model's tokenizer file."""
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers
+    from tokenizers.models import WordPiece
+
+    ids = {piece: i for i, piece in enumerate(vocabulary)}
+    tokenizer = Tokenizer(WordPiece(ids, unk_token="[UNK]", max_input_chars_per_word=100))
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.add_special_tokens(["[PAD]", "[UNK]"])
+    return tokenizer

@@ -46,9 +46,8 @@ def test_the_wheel_and_sdist_hold_routing_core_only(tmp_path):
     packages = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert packages == {"routing_core"}
     assert "routing_core/py.typed" in names
-    # The semantic view's table and tokenizer ship with the engine (scorers/_static.py).
+    # The semantic view's table (vectors and word pieces) ships with the engine.
     assert "routing_core/static/minilm-l6-static-256.npz" in names
-    assert "routing_core/static/minilm-l6-static-256.tokenizer.json" in names
     metadata = next(n for n in names if n.endswith("METADATA"))
     requires = [
         line

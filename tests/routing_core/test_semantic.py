@@ -95,6 +95,21 @@ def test_static_vectors_are_unit_rows_that_know_what_words_mean() -> None:
     assert np.allclose(one, light, atol=1e-6)
 
 
+def test_the_table_cuts_words_into_bert_s_uncased_word_pieces() -> None:
+    # The tokenizer is built from the table's pieces with BERT's settings: lower case,
+    # accents stripped, punctuation and each CJK character apart, "##" continuations.
+    tokenizer = _static.word_piece_tokenizer(
+        ["[PAD]", "[UNK]", "una", "##ffa", "##ble", "cafe", "!"]
+    )
+    assert tokenizer.encode("unaffable", add_special_tokens=False).tokens == [
+        "una",
+        "##ffa",
+        "##ble",
+    ]
+    assert tokenizer.encode("Café!", add_special_tokens=False).ids == [5, 6]
+    assert tokenizer.encode("我", add_special_tokens=False).tokens == ["[UNK]"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
