@@ -371,15 +371,6 @@ def _semantic_weight(
         return None
     matrix, intercepts = _semantic.fit(vectors, routes, n_routes, ~held)
     scores = (vectors[held] @ matrix + intercepts).astype(np.float32)
-    fitted = _semantic_share(logits, temperature, scores, labels)
-    return None if fitted is None else (*fitted, scores)
-
-
-def _semantic_share(
-    logits: FloatArray, temperature: float, scores: FloatArray, labels: IntArray
-) -> tuple[float, float] | None:
-    """(the view's weight in units of the lexical logits, the sum's temperature) minimising
-    the log-loss of texts neither view learned from; None when the view earns no weight."""
     # Start (and centre the prior) at the calibrated lexical logits plus SEMANTIC_START
     # times the view's calibrated scores.
     start = (1.0 / temperature, SEMANTIC_START / fit_temperature(scores, labels))
@@ -389,7 +380,7 @@ def _semantic_share(
     # The words' share kept within fit_temperature's range (T in [0.05, 20]): on held-out
     # texts whose words mislead, the fit would drive it to 0 or below.
     words = min(max(float(theta[0]), 1.0 / 20.0), 1.0 / 0.05)
-    return float(theta[1]) / words, round(1.0 / words, 4)
+    return float(theta[1]) / words, round(1.0 / words, 4), scores
 
 
 def _cross_validated(

@@ -46,19 +46,17 @@ class Semantic:
     bias: FloatArray
     weight: float
 
+    def folded(self) -> tuple[FloatArray, FloatArray]:
+        """(matrix, bias) with the weight in them: what a turn adds is vector @ matrix + bias,
+        and what the pack stores."""
+        weight = np.float32(self.weight)
+        return self.matrix * weight, self.bias * weight
+
     def storable(self) -> bool:
         """Whether the weighted numbers fit the pack's float16 (a degenerate covariance,
         texts identical within each route, could overflow it; such a view is left out)."""
-        weight = np.float32(self.weight)
-        largest = max(
-            float(np.abs(self.matrix).max(initial=0.0)), float(np.abs(self.bias).max(initial=0.0))
-        )
-        return bool(np.isfinite(largest)) and largest * float(weight) < STORABLE
-
-    def logits(self, vectors: FloatArray) -> FloatArray:
-        """Each row of `vectors` scored over every route, weight included."""
-        out: FloatArray = (vectors @ self.matrix + self.bias) * np.float32(self.weight)
-        return out
+        largest = max(float(np.abs(part).max(initial=0.0)) for part in self.folded())
+        return bool(np.isfinite(largest)) and largest < STORABLE
 
 
 def fit(

@@ -374,7 +374,7 @@ def _warm(
         margin=model.margin,
         changed=changed | ~known_routes,
         bias=stored_model.moved_bias(model, route_map),
-        semantic_weight=stored_model.semantic_weight(model),
+        semantic_weight=None if model.semantic is None else model.semantic.weight,
     )
 
 
@@ -582,8 +582,7 @@ class LexicalScorer:
         self._semantic = semantic
         if semantic is not None:  # loaded with the pack, not on its first turn
             self._table = _static.table()
-            weight = np.float32(semantic.weight)
-            self._meaning = (semantic.matrix * weight, semantic.bias * weight)
+            self._meaning = semantic.folded()
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()

@@ -125,12 +125,12 @@ def _semantic_field(semantic: Semantic) -> SemanticView:
     """The semantic view as its pack field: weight carried in the stored numbers."""
     from routing_core.pack import SemanticView
 
-    weight = np.float32(semantic.weight)
+    matrix, bias = semantic.folded()
     return SemanticView(
         table=_static.TABLE,
         weight=semantic.weight,
-        matrix=_pack((semantic.matrix * weight).astype("<f2")),
-        bias=_pack((semantic.bias * weight).astype("<f2")),
+        matrix=_pack(matrix.astype("<f2")),
+        bias=_pack(bias.astype("<f2")),
     )
 
 
@@ -143,11 +143,6 @@ def decode_semantic(model: LexicalModel) -> Semantic | None:
     matrix = _unpack(view.matrix, "<f2").astype(np.float32).reshape(-1, model.routes)
     bias = _unpack(view.bias, "<f2").astype(np.float32)
     return Semantic(matrix * unfold, bias * unfold, view.weight)
-
-
-def semantic_weight(model: LexicalModel) -> float | None:
-    """The weight the model's semantic view was fitted at (for a warm start), or None."""
-    return None if model.semantic is None else model.semantic.weight
 
 
 def row_medians(block: FloatArray) -> FloatArray:
