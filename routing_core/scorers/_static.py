@@ -9,7 +9,7 @@ message's vector is the mean of its pieces' rows: a tokenizer call and a small g
 of microseconds, no model at run time. docs/decisions.md, "A semantic view in the lexical
 scorer", says why it is part of the default scorer.
 
-The table ships with routing_core (`routing_core/static/`, 7.7 MB); it is loaded once per
+The table ships with routing_core (`routing_core/static/`, 7.9 MB); it is loaded once per
 process, on first use, and only by packs that learned a semantic view.
 """
 
