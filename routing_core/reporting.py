@@ -3,7 +3,8 @@
 An agent's turn must never wait for, or fail because of, reporting. `EventReporter.report()`
 only puts a record on a bounded queue (a full queue drops it and counts it); one daemon thread
 takes batches off the queue and POSTs them. A studio that is down or slow costs that thread
-time, never a turn. Messages are redacted (`routing_core.redaction`) before they are queued.
+time, never a turn. Messages are redacted (`routing_core.redaction`) before they are queued,
+and the evidence that quotes them keeps no more of them than the redacted message does.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from routing_core.decision import Decision
-from routing_core.redaction import redact
+from routing_core.redaction import redact, scrub_evidence
 from routing_core.version import user_agent
 
 log = logging.getLogger("routing_core.reporting")
@@ -137,7 +138,8 @@ class EventReporter:
             "conversation": conversation,
             "turn": turn,
             "message": text,
-            "event": decision.to_event(),
+            # Its evidence quotes the message: no more of it than the message keeps.
+            "event": scrub_evidence(decision.to_event(), text),
         }
 
     def _ensure_thread(self) -> None:

@@ -3,7 +3,7 @@
 The event itself is routing_core's `route-decision/1` (docs/event-schema.md); the few columns the
 Traffic page charts and the review queue filters on are copied out of it on the way in. Message
 text is redacted again here (an agent may have turned its redactor off) and dropped altogether
-when the profile keeps none.
+when the profile keeps none; so are the words of it that the event's evidence quotes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 
-from routing_core.redaction import redact
+from routing_core.redaction import redact, scrub_evidence
 from studio.models import Profile, ReadToken, TokenScope
 from studio.traffic_models import Event, TrafficSettings
 
@@ -91,6 +91,7 @@ def _row(profile: Profile, item: EventIn, now: datetime, keep_text: bool) -> Eve
     top = d.ranked[0].get("score") if d.ranked else None
     gap = d.runner_up.get("gap") if d.runner_up else None
     version = d.pack.get("version")
+    message = redact(item.message) if keep_text and item.message is not None else None
     return Event(
         profile=profile,
         received=now,
@@ -106,8 +107,10 @@ def _row(profile: Profile, item: EventIn, now: datetime, keep_text: bool) -> Eve
         top_score=_number(top),
         gap=_number(gap),
         decisive=d.decisive,
-        message=redact(item.message) if keep_text and item.message is not None else None,
-        event=d.model_dump(by_alias=True, mode="json"),
+        message=message,
+        # The evidence quotes the message (a rule's match, a scorer's words): what the
+        # message does not keep, it does not keep either.
+        event=scrub_evidence(d.model_dump(by_alias=True, mode="json"), message),
     )
 
 

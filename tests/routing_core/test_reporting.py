@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from routing_core import Router, load_pack
-from routing_core.redaction import redact
+from routing_core.redaction import redact, scrub_evidence
 from routing_core.remote import PackFetcher, RemoteRouter
 from routing_core.reporting import EventReporter
 from tests.routing_core.conftest import PACKS
@@ -89,6 +89,77 @@ def test_a_remote_router_reports_each_turn_it_routes(sink, router):
     (record,) = sink.records
     assert record["event"]["route"] == decision.route  # type: ignore[index]
     assert (record["conversation"], record["turn"]) == ("c9", 2)
+
+
+@pytest.fixture(scope="module")
+def email_rule_router() -> Router:
+    """The support pack with a first rule that quotes an e-mail address as its evidence."""
+    pack = json.loads((PACKS / "support.json").read_text(encoding="utf-8"))
+    rule = {"route": "account", "match": {"regex": r"[\w.]+@[\w.]+"}, "examples": ["a@b.co"]}
+    pack["rules"].insert(0, rule)
+    return Router(load_pack(json.dumps(pack)))
+
+
+def test_the_evidence_sent_quotes_the_message_only_as_redacted(sink, email_rule_router):
+    reporter = EventReporter(sink.url, token="t", flush_every=0.01)
+    decision = email_rule_router.route("change my login to jo@example.com")
+    assert decision.evidence is not None and decision.evidence.text == "jo@example.com"
+    reporter.report(decision, "change my login to jo@example.com")
+    assert reporter.flush(5)
+    (record,) = sink.records
+    assert record["message"] == "change my login to [email]"
+    assert record["event"]["evidence"]["text"] == "[email]"  # type: ignore[index]
+    assert "jo@example.com" not in json.dumps(record)
+
+
+def test_without_a_redactor_no_quoted_word_of_the_message_is_sent(sink, email_rule_router):
+    reporter = EventReporter(sink.url, token="t", redactor=None, flush_every=0.01)
+    for text in ["write to jo@example.com", "I was charged twice on my card"]:
+        reporter.report(email_rule_router.route(text), text)
+    assert reporter.flush(5)
+    rule, scored = (r["event"]["evidence"] for r in sink.records)  # type: ignore[index]
+    assert rule["source"] == "rule" and rule["text"] is None
+    assert scored["source"] == "scorer" and scored["terms"] == []
+    assert "jo@example" not in json.dumps(sink.records) and "charged" not in json.dumps(
+        sink.records
+    )
+
+
+def test_scrubbed_evidence_keeps_the_words_the_kept_message_holds():
+    event = {
+        "route": "billing",
+        "evidence": {
+            "source": "scorer",
+            "text": None,
+            "terms": [
+                {"term": "charged", "weight": 1.2},
+                {"term": "smithson", "weight": 0.4},
+                {"term": "charged twice", "weight": 0.3},
+                {"term": "I was billed twice", "weight": 0.8, "kind": "example"},
+            ],
+        },
+    }
+    # A redactor of the agent's own took the name out of the message: out of the terms too.
+    scrubbed = scrub_evidence(event, "mr [name] was charged twice")
+    terms = [t["term"] for t in scrubbed["evidence"]["terms"]]
+    assert terms == ["charged", "charged twice", "I was billed twice"]
+    assert [t["term"] for t in event["evidence"]["terms"]][1] == "smithson"  # not changed
+    assert scrub_evidence({"evidence": None}, None) == {"evidence": None}
+
+
+@given(
+    st.text(max_size=60),
+    st.lists(st.text(max_size=12), max_size=5),
+    st.one_of(st.none(), st.text(max_size=60)),
+)
+def test_scrubbed_evidence_never_quotes_a_word_the_kept_message_lacks(text, terms, kept):
+    event = {"evidence": {"text": text, "terms": [{"term": t, "weight": 1.0} for t in terms]}}
+    kept_words = set(re.findall(r"\w+", kept.lower())) if kept else set()
+    evidence = scrub_evidence(event, kept)["evidence"]
+    quoted = [evidence["text"] or "", *(t["term"] for t in evidence["terms"])]
+    for part in quoted:
+        assert set(re.findall(r"\w+", part.lower())) <= kept_words
+        assert not re.search(r"[0-9]{6,}", part)
 
 
 def test_without_a_redactor_no_message_text_is_sent(sink, router):

@@ -67,8 +67,30 @@ def test_an_event_token_stores_a_batch_with_its_columns_and_redacted_text(profil
 
 def test_a_profile_that_keeps_no_text_stores_none(profile, event_token):
     TrafficSettings.objects.create(profile=profile, keep_message_text=False)
-    post(event_token, {"events": _records(profile, ["download my invoice"])})
-    assert Event.objects.get().message is None
+    records = _records(profile, ["download my invoice", "why was I charged twice"])
+    quoted = [r["event"]["evidence"] for r in records]
+    assert any(e and (e["text"] or e["terms"]) for e in quoted)  # the agent sent quotes
+    post(event_token, {"events": records})
+    for event in Event.objects.all():
+        assert event.message is None
+        evidence = event.event["evidence"]
+        assert evidence is None or (evidence["text"] is None and evidence["terms"] == [])
+
+
+def test_evidence_an_agent_sent_unredacted_is_stored_redacted(profile, event_token):
+    (record,) = _records(profile, ["why was I charged twice"])
+    record["message"] = "why was I charged twice, mail jo@x.org"
+    record["event"]["evidence"] = {
+        "source": "rule",
+        "route": "billing",
+        "text": "jo@x.org",
+        "terms": [{"term": "charged", "weight": 1.0}, {"term": "smithson", "weight": 0.5}],
+    }
+    post(event_token, {"events": [record]})
+    stored = Event.objects.get()
+    assert stored.message == "why was I charged twice, mail [email]"
+    assert stored.event["evidence"]["text"] == "[email]"
+    assert [t["term"] for t in stored.event["evidence"]["terms"]] == ["charged"]
 
 
 @pytest.mark.parametrize(

@@ -388,15 +388,13 @@ def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_histor
     assert Current.objects.get(pk=unknown.pk).floor is None
 
 
-def test_0014_decides_with_frozen_logic_not_the_live_code() -> None:
-    """A later change to routing_core or the studio's helpers must not change what 0014
-    clears on a database migrated later: it imports nothing of the project."""
-    source = (
-        Path(__file__).parents[2] / "studio/migrations/0014_clear_cosine_embedding_thresholds.py"
-    )
+def project_imports(migration: str) -> list[str]:
+    """The project modules (studio, routing_core) a migration file imports."""
+    source = Path(__file__).parents[2] / "studio/migrations" / f"{migration}.py"
+    tree = ast.parse(source.read_text())
     imported = [
         name
-        for node in ast.walk(ast.parse(source.read_text()))
+        for node in ast.walk(tree)
         for name in (
             [a.name for a in node.names]
             if isinstance(node, ast.Import)
@@ -405,7 +403,17 @@ def test_0014_decides_with_frozen_logic_not_the_live_code() -> None:
             else []
         )
     ]
-    assert imported and not [n for n in imported if n.split(".")[0] in {"studio", "routing_core"}]
+    assert imported  # it imports django at least: the walk saw the imports
+    return [n for n in imported if n.split(".")[0] in {"studio", "routing_core"}]
+
+
+@pytest.mark.parametrize(
+    "migration", ["0014_clear_cosine_embedding_thresholds", "0015_scrub_stored_evidence"]
+)
+def test_data_migrations_decide_with_frozen_logic_not_the_live_code(migration: str) -> None:
+    """A later change to routing_core or the studio's helpers must not change what a data
+    migration does to a database migrated later: it imports nothing of the project."""
+    assert project_imports(migration) == []
 
 
 def test_0014_judges_an_imported_floor_by_when_imports_began_refusing_cosines(
@@ -445,3 +453,50 @@ def test_the_names_0014_wrote_are_the_names_the_pages_read() -> None:
         cosine_thresholds.CLEARED_ACTION,
         cosine_thresholds.NOTICE_KEY,
     )
+
+
+@pytest.fixture
+def at_cosines_cleared(transactional_db: None) -> Iterator[Apps]:
+    yield from at_migration("0014_clear_cosine_embedding_thresholds")
+
+
+def test_0015_takes_out_of_stored_events_the_quoted_words_their_messages_do_not_keep(
+    at_cosines_cleared: Apps,
+) -> None:
+    apps = at_cosines_cleared
+    profile = apps.get_model("studio", "Profile").objects.create(slug="shop", name="Shop")
+    Event = apps.get_model("studio", "Event")
+    evidence = {
+        "source": "scorer",
+        "route": "billing",
+        "text": "jo@x.org",
+        "terms": [
+            {"term": "charged", "weight": 1.0},
+            {"term": "smithson", "weight": 0.5},
+            {"term": "I was billed twice", "weight": 0.7, "kind": "example"},
+        ],
+    }
+    rows = {
+        message: Event.objects.create(
+            profile=profile,
+            received=PROBABILITIES_SINCE,
+            verdict="move",
+            by="scorer",
+            message=message,
+            event={"schema": "route-decision/1", "route": "billing", "evidence": evidence},
+        )
+        for message in ("smithson was charged, mail [email]", None)
+    }
+    untouched = Event.objects.create(
+        profile=profile, received=PROBABILITIES_SINCE, verdict="menu", by="menu", event={}
+    )
+    migrate([("studio", "0015_scrub_stored_evidence")])
+
+    Current = current_apps.get_model("studio", "Event")
+    kept = Current.objects.get(pk=rows["smithson was charged, mail [email]"].pk).event["evidence"]
+    assert kept["text"] == "[email]"
+    assert [t["term"] for t in kept["terms"]] == ["charged", "smithson", "I was billed twice"]
+    dropped = Current.objects.get(pk=rows[None].pk).event
+    assert dropped["route"] == "billing" and dropped["evidence"]["text"] is None
+    assert [t["term"] for t in dropped["evidence"]["terms"]] == ["I was billed twice"]
+    assert Current.objects.get(pk=untouched.pk).event == {}
