@@ -191,8 +191,14 @@ def render_decision(decision: Decision, top: int = 5) -> str:
             f"  evidence: {decision.evidence.text!r} (keyword {decision.evidence.keyword!r})"
         )
     if decision.evidence and decision.evidence.terms:
-        terms = ", ".join(f"{t.term} {t.weight:.2f}" for t in decision.evidence.terms)
-        lines.append(f"  terms:    {terms}")
+        words = [t for t in decision.evidence.terms if t.kind == "word"]
+        if words:
+            lines.append("  terms:    " + ", ".join(f"{t.term} {t.weight:.2f}" for t in words))
+        for example in decision.evidence.terms:
+            if example.kind == "example":
+                lines.append(
+                    f"  close in meaning to the example “{example.term}” {example.weight:.2f}"
+                )
     lines.append("  scores:")
     for ranked in decision.ranked[:top]:
         bar = "█" * round(ranked.relevance * BAR_WIDTH)

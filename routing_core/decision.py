@@ -113,7 +113,9 @@ class Evidence:
             "text": self.text,
             "keyword": self.keyword,
             "span": list(self.span) if self.span else None,
-            "terms": [{"term": t.term, "weight": _num(t.weight)} for t in self.terms],
+            "terms": [
+                {"term": t.term, "weight": _num(t.weight), "kind": t.kind} for t in self.terms
+            ],
         }
 
 

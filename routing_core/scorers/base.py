@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -26,12 +26,22 @@ class RouteText:
         return self.name.replace("_", " ").replace("-", " ")
 
 
+TermKind = Literal["word", "example"]
+
+
 @dataclass(frozen=True, slots=True)
 class Term:
-    """One term's contribution to a route's score, for explaining a scorer win."""
+    """One term's contribution to a route's score, for explaining a scorer win.
+
+    `kind` says what `term` is: "word", a word or bigram of the message (its weight is what
+    it added to the route's score); "example", one of the route's own texts that the message
+    is close to in meaning (a scorer that compares meanings says so with the nearest example
+    a person wrote, rather than with a number alone).
+    """
 
     term: str
     weight: float
+    kind: TermKind = "word"
 
 
 @dataclass(frozen=True, slots=True)

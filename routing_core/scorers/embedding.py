@@ -331,7 +331,7 @@ class EmbeddingScorer:
         stop = start + int(np.count_nonzero(self._owners == column))
         sims = self._vectors[start:stop] @ self._encoder.encode([message])[0]
         best = np.argsort(-sims, kind="stable")[: min(limit, _EXPLAIN_EXAMPLES)]
-        return [Term(self._texts[start + int(i)], float(sims[i])) for i in best]
+        return [Term(self._texts[start + int(i)], float(sims[i]), "example") for i in best]
 
     def _route_scores(self, query: FloatArray) -> FloatArray:
         best: FloatArray = np.maximum.reduceat(self._vectors @ query, self._starts)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -568,8 +568,11 @@ class LexicalScorer:
         margin: float | None = None,
         bias: FloatArray | None = None,
         semantic: Semantic | None = None,
+        examples: Mapping[str, tuple[str, ...]] | None = None,
     ):
         self._names = tuple(names)
+        # Each route's examples, for saying which one a message is close to in meaning.
+        self._examples = examples or {}
         # The router's candidate tuple, once found equal to `_names` (see `_is_every`).
         self._every = self._names
         self._index = {name: i for i, name in enumerate(self._names)}
@@ -630,16 +633,23 @@ class LexicalScorer:
         if len(set(names)) != len(names):
             raise ValueError("route names must be unique")
         texts = learning_texts(routes, out_of_scope)
+        examples = {route.name: route.examples for route in routes}
         if stored is not None and stored.stale and stored.routes == len(texts):
-            return cls._from_model(names, stored, STALE_ORIGIN)
+            return cls._from_model(names, stored, STALE_ORIGIN, examples)
         fingerprint = stored_model.fingerprint(texts)
         if stored is not None and stored.fingerprint == fingerprint and not stored.stale:
-            return cls._from_model(names, stored, "stored in the pack")
+            return cls._from_model(names, stored, "stored in the pack", examples)
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
-        return cls._from_model(names, learned_model(texts, fingerprint), origin)
+        return cls._from_model(names, learned_model(texts, fingerprint), origin, examples)
 
     @classmethod
-    def _from_model(cls, names: list[str], model: LexicalModel, origin: str) -> LexicalScorer:
+    def _from_model(
+        cls,
+        names: list[str],
+        model: LexicalModel,
+        origin: str,
+        examples: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> LexicalScorer:
         idf = stored_model.decode_idf(model)
         cells, values = stored_model.decode_cells(model)
         weights = weights_of(cells, values, len(model.terms), model.routes)
@@ -655,6 +665,7 @@ class LexicalScorer:
             model.margin,
             stored_model.decode_bias(model),
             stored_model.decode_semantic(model),
+            examples,
         )
         if model.stale:
             scorer.info.details.update(stale=True, trained_fingerprint=model.fingerprint)
@@ -731,7 +742,10 @@ class LexicalScorer:
         A word's weight includes its character n-grams' share, so "refunds" is credited
         even when only its n-grams were seen in the route's text. Lone stop words are left
         out when the message has a content word (they count in the score but explain
-        nothing to a person); a message of stop words only is explained by them.
+        nothing to a person); a message of stop words only is explained by them. Where the
+        semantic view raised the route, what it added is one more term, ranked with the
+        words: the route's example nearest the message in meaning (`_meaning_term`), so
+        "turn the chandelier up" is explained by "lights up please" and not by "up" alone.
 
         Raises:
             KeyError: `route` is not one of the routes this scorer was built from.
@@ -749,8 +763,26 @@ class LexicalScorer:
             for t, w in by_source.items()
             if w > 0.0 and (_terms.is_content(t) or not features.has_content)
         ]
-        ranked = sorted(kept, key=lambda item: (-item[1], item[0]))
-        return [Term(term, weight) for term, weight in ranked[:limit]]
+        terms = [Term(term, weight) for term, weight in kept]
+        meaning = self._meaning_term(message, column)
+        terms += [meaning] if meaning is not None else []
+        return sorted(terms, key=lambda t: (-t.weight, t.term))[:limit]
+
+    def _meaning_term(self, message: str, column: int) -> Term | None:
+        """What the semantic view added to the route at `column`, beside the average route
+        (as a word's weight is, its weights being centred per term), as the route's example
+        nearest the message; None when it added nothing, or the route has no example."""
+        examples = self._examples.get(self._names[column], ())
+        if self._semantic is None or not examples:
+            return None
+        vector = self._table.vector(message)
+        matrix, bias = self._meaning
+        scores = vector @ matrix + bias
+        lead = float(scores[column] - scores.mean())
+        if not vector.any() or not lead > 0.0:
+            return None
+        nearest = int((self._table.vectors(examples) @ vector).argmax())
+        return Term(examples[nearest], lead, "example")
 
     def unscored_reason(self, message: str) -> str | None:
         """Why the message scores zero on every route, said so a person can act on it.

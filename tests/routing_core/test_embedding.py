@@ -97,6 +97,7 @@ def test_explain_names_the_routes_nearest_texts_with_their_cosines():
     terms = s.explain("will it rain", "weather")
     assert terms[0].term == "will it rain tomorrow"
     assert terms[0].weight >= terms[-1].weight
+    assert {t.kind for t in terms} == {"example"}  # the route's own texts, not the user's words
 
 
 def test_a_route_without_text_is_represented_by_its_name():

@@ -253,3 +253,39 @@ def test_a_stale_model_answers_by_the_words_alone(built: Pack) -> None:
     assert router.scorer.info.details["stale"] is True
     assert router.scorer.info.details["semantic_weight"] is None
     assert router.route("please help with the light").route == "lights"
+
+
+def test_a_win_the_meaning_decided_is_explained_by_the_route_s_nearest_example(
+    built: Pack, words_only: Pack
+) -> None:
+    router, examples = Router(built), {r["name"]: r["examples"] for r in _routes()}
+    explained = 0
+    for text, name in _unseen_messages():
+        decision = router.route(text)
+        if decision.route != name or decision.evidence is None:
+            continue
+        meaning = [t for t in decision.evidence.terms if t.kind == "example"]
+        assert len(meaning) <= 1 and all(t.weight > 0 for t in meaning)
+        if meaning:
+            assert meaning[0].term in examples[name]  # type: ignore[operator]
+            event_terms = decision.to_event()["evidence"]["terms"]
+            assert {"term": meaning[0].term, "kind": "example"}.items() <= next(
+                t for t in event_terms if t["kind"] == "example"
+            ).items()
+            explained += 1
+    # The unseen word is in no example: most such wins are the meaning's, and say so.
+    assert explained >= len(_unseen_messages()) // 2
+    # Without the view, no term is an example.
+    plain = Router(words_only).route("a question about the guitar")
+    assert plain.evidence is None or all(t.kind == "word" for t in plain.evidence.terms)
+
+
+def test_the_cli_names_the_example_a_meaning_win_is_close_to(built: Pack) -> None:
+    from routing_core.cli import render_decision
+
+    decision = Router(built).route("a question about the flashlight")
+    assert decision.route == "lights" and decision.evidence is not None
+    (example,) = [t for t in decision.evidence.terms if t.kind == "example"]
+    lines = render_decision(decision).splitlines()
+    assert f"  close in meaning to the example “{example.term}” {example.weight:.2f}" in lines
+    assert not [line for line in lines if line.startswith("  terms:") and example.term in line]

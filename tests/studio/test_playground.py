@@ -192,6 +192,29 @@ def test_a_scorer_win_lists_the_terms_behind_it(profile, viewer, client_for):
     assert "charged" in terms
 
 
+def test_a_win_by_meaning_shows_the_route_s_example_it_is_close_to(db, viewer, client_for):
+    from tests.routing_core.test_semantic import _routes
+
+    meaning = Profile.objects.create(slug="meaning", name="Meaning")
+    for order, route in enumerate(_routes()):
+        Route.objects.create(
+            profile=meaning, name=route["name"], order=order, examples=route["examples"]
+        )
+    lights = next(r["examples"] for r in _routes() if r["name"] == "lights")
+
+    response = client_for(viewer).post(
+        url(meaning), {"message": "a question about the flashlight"}, **htmx()
+    )
+
+    assert by_testid(response, "verdict-route") == ["lights"]
+    shown = re.findall(
+        r'data-testid="evidence-example"><span[^>]*>close in meaning to its example</span> '
+        r'<q class="term">([^<]+)</q>',
+        text(response),
+    )
+    assert len(shown) == 1 and shown[0] in lights
+
+
 @pytest.mark.parametrize(
     "message",
     [
