@@ -501,7 +501,9 @@ def learned_model(
         model = _LEARNED.pop(fingerprint, None)
         if model is None:
             vocabulary, corpus = _build_corpus(routes, progress.part(0.0, _CORPUS_SHARE))
-            warm = None if previous is None else _warm(vocabulary, routes, *previous)
+            warm = None
+            if previous is not None and _warm_starts(previous[0], corpus, len(routes)):
+                warm = _warm(vocabulary, routes, *previous)
             has_none = routes[-1].name == OUT_OF_SCOPE
             trained = _model.train(
                 corpus,
@@ -532,6 +534,29 @@ def learned_model(
             _LEARNED.pop(next(iter(_LEARNED)))
     progress(1.0)
     return model
+
+
+def _warm_starts(model: LexicalModel, corpus: _model.Corpus, n_routes: int) -> bool:
+    """Whether an earlier model may start the learning of this corpus's.
+
+    A warm start keeps what the earlier model fitted on held-out texts (its temperature,
+    floor and margin, its semantic view's weight) and learns nothing of them anew. That is
+    right only when the earlier model fitted them: a profile that grew past the size that
+    calibrates (CALIBRATION_TEXTS) from an uncalibrated model would keep temperature 1 and a
+    floor fitted by cross-validation on a few texts (0.16 where learning afresh fits 0.54),
+    and no second model and no view, edit after edit. So it learns afresh once: when the
+    earlier model was not calibrated and this one can be, or when this one could learn a
+    semantic view and the earlier model has none (learned before the view existed, or by a
+    pack too small for it). A pack whose words leave the view nothing to add learns afresh
+    on each edit then, as a pack without an earlier model does.
+    """
+    can_calibrate = corpus.n_docs >= _model.CALIBRATION_TEXTS and n_routes >= 2
+    if can_calibrate and not model.calibrated:
+        return False
+    could_see_meaning = (
+        _semantic.ENABLED and can_calibrate and n_routes <= _candidates.CANDIDATE_ROUTES
+    )
+    return not (could_see_meaning and model.semantic is None)
 
 
 def _meaning_vectors(

@@ -245,6 +245,41 @@ def test_a_warm_start_learns_the_view_again_at_its_weight(built: Pack) -> None:
     assert sum(router.route(t).route == n for t, n in _unseen_messages()) >= 10
 
 
+def _without_model(pack: Pack) -> Pack:
+    return pack.model_copy(update={"scorer": LexicalScorerSettings()})
+
+
+def test_a_profile_that_grows_past_calibrating_learns_afresh_once(built: Pack) -> None:
+    """Edit after edit a profile warm-starts from its last model; one that was too small to
+    calibrate must not hand its temperature 1 and its few-text floor to the grown one."""
+    small = build_pack(
+        [{**r, "examples": list(r["examples"])[:30]} for r in _routes()],  # type: ignore[call-overload]
+        slug="meaning",
+    )
+    assert not _model_of(small).calibrated and _model_of(small).temperature == 1.0
+    lexical._LEARNED.clear()  # learned afresh below, not taken from this process's cache
+    grown = _model_of(with_model(_without_model(built), previous=small))
+    afresh = _model_of(built)
+    assert grown.calibrated and grown.temperature == afresh.temperature != 1.0
+    assert (grown.floor, grown.margin) == (afresh.floor, afresh.margin)
+    assert grown.semantic is not None and grown.semantic == afresh.semantic
+    assert grown.bias == afresh.bias  # the second model too
+
+
+def test_a_model_learned_before_the_view_existed_gains_it_on_the_next_edit(
+    built: Pack, words_only: Pack
+) -> None:
+    assert _model_of(words_only).calibrated and _model_of(words_only).semantic is None
+    routes = _routes()
+    routes[-1]["examples"] = [*routes[-1]["examples"], "a question about my bill"]  # type: ignore[misc]
+    draft = load_pack({"profile": built.profile.model_dump(), "routes": routes})
+    lexical._LEARNED.clear()
+    edited = _model_of(with_model(draft, previous=words_only))
+    lexical._LEARNED.clear()
+    afresh = _model_of(with_model(draft))
+    assert edited.semantic is not None and edited == afresh
+
+
 def test_a_stale_model_answers_by_the_words_alone(built: Pack) -> None:
     edited = built.model_copy(update={"routes": built.routes[:-1]})
     stale = load_pack(dump_pack(with_stale_model(edited, built)))
