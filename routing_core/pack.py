@@ -28,7 +28,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 6
+FORMAT_MINOR = 7
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -39,6 +39,7 @@ MINOR_CHANGES: dict[int, str] = {
     4: "a hybrid tier's fit_weight (at the top or in a cascade's tiers)",
     5: "an embedding or hybrid tier's head (at the top or in a cascade's tiers)",
     6: "scorer.model.semantic",
+    7: "scorer.model.fitted_on",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -58,6 +59,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "head"): 5,
     ("scorer", "tiers", "*", "head"): 5,
     ("scorer", "model", "semantic"): 6,
+    ("scorer", "model", "fitted_on"): 7,
 }
 
 MAX_ROUTES = 2_000
@@ -285,6 +287,11 @@ class LexicalModel(_Model):
     older packs and in packs that learn without it (0 for every route). `semantic` is the
     view of the texts' meaning (`SemanticView`); absent in older packs and in packs that
     learn without it (a pack that cannot calibrate, or of more than 200 routes).
+    `fitted_on` is how many texts the model had that fitted the temperature, floor, margin
+    and view weight on its held-out tenth: this one's when it was learned afresh, the
+    earlier model's when it was warm-started (which keeps them); a warm start that would
+    carry them to half as many texts again or more learns afresh instead
+    (`lexical._warm_starts`). Absent in older packs and in models that did not calibrate.
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -301,6 +308,7 @@ class LexicalModel(_Model):
     weights: str
     bias: str | None = None
     semantic: SemanticView | None = None
+    fitted_on: int | None = Field(None, ge=1, le=2**31)
 
     @model_serializer(mode="wrap")
     def _omit_fresh(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -120,6 +120,9 @@ class ScorerDefaults:
     # The model compares what messages mean as well as their words (routing_core's semantic
     # view, learned where the words alone missed some held-out examples).
     learns_meaning: bool = False
+    # How many route texts the profile had when the floor and margin were fitted (None: not
+    # known, a model from before routing_core recorded it, or nothing fitted).
+    fitted_on: int | None = None
 
 
 def scorer_defaults(profile: Profile) -> ScorerDefaults | None:
@@ -140,7 +143,12 @@ def scorer_defaults(profile: Profile) -> ScorerDefaults | None:
         info.details.get("fitted_floor") is not None,
         margin if isinstance(margin, float) else None,
         learns_meaning=info.details.get("semantic_weight") is not None,
+        fitted_on=_count_or_none(info.details.get("fitted_on")),
     )
+
+
+def _count_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _router(pack: Pack) -> Router:

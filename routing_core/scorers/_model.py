@@ -129,6 +129,9 @@ class Model:
     bias: FloatArray | None = None  # per route, added to its logit (None: 0 everywhere)
     # The semantic view's scores, added to the logits (`_semantic`); None: the words alone.
     semantic: _semantic.Semantic | None = None
+    # How many texts the model had that fitted temperature, floor, margin and view weight
+    # (None: not calibrated); a warm start keeps the earlier model's.
+    fitted_on: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +193,8 @@ class Warm:
     bias: FloatArray | None = None  # its per-route intercepts (0 for a route it did not know)
     # Its semantic view's weight (None: it had none, and the warm model has none either).
     semantic_weight: float | None = None
+    # How many texts had the model that fitted what it keeps (`Model.fitted_on`).
+    fitted_on: int | None = None
 
 
 def train(
@@ -287,7 +292,9 @@ def train(
             matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
             semantic = _semantic.Semantic(matrix, intercepts, warm.semantic_weight)
             semantic = semantic if semantic.storable() else None
-        return dataclasses.replace(model, bias=warm.bias, semantic=semantic)
+        return dataclasses.replace(
+            model, bias=warm.bias, semantic=semantic, fitted_on=warm.fitted_on
+        )
     # The first epochs without the held-out texts, to see how confident the model is on
     # text it never saw; the last epoch then learns from every text.
     # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
@@ -328,6 +335,8 @@ def train(
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
         floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
     model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+    if calibrate:
+        model = dataclasses.replace(model, fitted_on=corpus.n_docs)
     if meaning is not None and vectors is not None:
         matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
         view = _semantic.Semantic(matrix, intercepts, meaning[0])

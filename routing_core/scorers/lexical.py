@@ -375,7 +375,13 @@ def _warm(
         changed=changed | ~known_routes,
         bias=stored_model.moved_bias(model, route_map),
         semantic_weight=None if model.semantic is None else model.semantic.weight,
+        fitted_on=model.fitted_on or _text_count(learned_from),
     )
+
+
+def _text_count(routes: Sequence[RouteText]) -> int:
+    """How many texts (documents) these routes make."""
+    return sum(1 for route in routes for _ in _route_texts(route))
 
 
 def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> FloatArray:
@@ -502,7 +508,7 @@ def learned_model(
         if model is None:
             vocabulary, corpus = _build_corpus(routes, progress.part(0.0, _CORPUS_SHARE))
             warm = None
-            if previous is not None and _warm_starts(previous[0], corpus, len(routes)):
+            if previous is not None and _warm_starts(*previous, corpus, len(routes)):
                 warm = _warm(vocabulary, routes, *previous)
             has_none = routes[-1].name == OUT_OF_SCOPE
             trained = _model.train(
@@ -525,6 +531,7 @@ def learned_model(
                 trained.margin,
                 bias=trained.bias,
                 semantic=trained.semantic,
+                fitted_on=trained.fitted_on,
                 in_place=True,
                 progress=progress.part(_TRAIN_END, 1.0),
                 known_fingerprint=fingerprint,
@@ -536,7 +543,17 @@ def learned_model(
     return model
 
 
-def _warm_starts(model: LexicalModel, corpus: _model.Corpus, n_routes: int) -> bool:
+# How much a profile's texts may grow (or shrink, as a factor) on warm starts before its
+# model is learned afresh, refitting temperature, floor, margin and the view's weight.
+REFIT_GROWTH = 1.5
+
+
+def _warm_starts(
+    model: LexicalModel,
+    learned_from: Sequence[RouteText],
+    corpus: _model.Corpus,
+    n_routes: int,
+) -> bool:
     """Whether an earlier model may start the learning of this corpus's.
 
     A warm start keeps what the earlier model fitted on held-out texts (its temperature,
@@ -548,7 +565,12 @@ def _warm_starts(model: LexicalModel, corpus: _model.Corpus, n_routes: int) -> b
     earlier model was not calibrated and this one can be, or when this one could learn a
     semantic view and the earlier model has none (learned before the view existed, or by a
     pack too small for it). A pack whose words leave the view nothing to add learns afresh
-    on each edit then, as a pack without an earlier model does.
+    on each edit then, as a pack without an earlier model does. And it learns afresh when the
+    texts have grown or shrunk by REFIT_GROWTH since the model that fitted what is kept
+    (`fitted_on`; an older model's own texts): a profile calibrated at 200 texts fitted its
+    floor on 20 held-out ones, and would keep that floor at 2,000 texts. Growth by half
+    again at a time keeps the learning afresh to a few times in a profile's life, their cost
+    a geometric series (at most three full learnings of its largest size in all).
     """
     can_calibrate = corpus.n_docs >= _model.CALIBRATION_TEXTS and n_routes >= 2
     if can_calibrate and not model.calibrated:
@@ -556,7 +578,10 @@ def _warm_starts(model: LexicalModel, corpus: _model.Corpus, n_routes: int) -> b
     could_see_meaning = (
         _semantic.ENABLED and can_calibrate and n_routes <= _candidates.CANDIDATE_ROUTES
     )
-    return not (could_see_meaning and model.semantic is None)
+    if could_see_meaning and model.semantic is None:
+        return False
+    fitted = model.fitted_on or _text_count(learned_from)
+    return fitted < corpus.n_docs * REFIT_GROWTH and corpus.n_docs < fitted * REFIT_GROWTH
 
 
 def _meaning_vectors(
@@ -692,6 +717,9 @@ class LexicalScorer:
             stored_model.decode_semantic(model),
             examples,
         )
+        # How many texts the profile had when its thresholds were fitted (a warm start keeps
+        # them until the texts grow or shrink by REFIT_GROWTH): None when not calibrated.
+        scorer.info.details["fitted_on"] = model.fitted_on
         if model.stale:
             scorer.info.details.update(stale=True, trained_fingerprint=model.fingerprint)
         return scorer

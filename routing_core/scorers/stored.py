@@ -70,6 +70,7 @@ def encode(
     *,
     bias: FloatArray | None = None,
     semantic: Semantic | None = None,
+    fitted_on: int | None = None,
     in_place: bool = False,
     progress: Callable[[float], None] | None = None,
     known_fingerprint: str | None = None,
@@ -118,6 +119,7 @@ def encode(
         weights=_pack(np.concatenate(kept).astype("<f2")),
         bias=None if bias is None else _pack(bias.astype("<f2")),
         semantic=None if semantic is None else _semantic_field(semantic),
+        fitted_on=fitted_on,
     )
 
 

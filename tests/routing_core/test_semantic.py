@@ -154,7 +154,9 @@ def test_a_view_too_large_for_the_pack_s_float16_is_not_stored() -> None:
 def test_a_pack_whose_words_miss_held_out_texts_learns_the_view(built: Pack) -> None:
     view = _model_of(built).semantic
     assert view is not None and view.table == _static.TABLE and view.weight > 0.0
-    document = json.loads(dump_pack(built))
+    without_later_fields = _model_of(built).model_copy(update={"fitted_on": None})
+    older = built.model_copy(update={"scorer": LexicalScorerSettings(model=without_later_fields)})
+    document = json.loads(dump_pack(older))
     assert document["format_minor"] == 6
     assert Router(built).scorer.info.details["semantic_weight"] == view.weight
 
@@ -278,6 +280,56 @@ def test_a_model_learned_before_the_view_existed_gains_it_on_the_next_edit(
     lexical._LEARNED.clear()
     afresh = _model_of(with_model(draft))
     assert edited.semantic is not None and edited == afresh
+
+
+def _grown(built: Pack, extra: int) -> Pack:
+    """The view's pack with `extra` more examples on its last route (the texts before them,
+    the held-out ones among them, unchanged), without a model."""
+    routes = _routes()
+    more = [f"a question about my money order {i}" for i in range(extra)]
+    routes[-1]["examples"] = [*routes[-1]["examples"], *more]  # type: ignore[misc]
+    return load_pack({"profile": built.profile.model_dump(), "routes": routes})
+
+
+def test_a_warm_start_keeps_what_was_fitted_and_on_how_many_texts(built: Pack) -> None:
+    fitted = _model_of(built)
+    assert fitted.fitted_on == sum(1 + len(r["examples"]) for r in _routes())  # type: ignore[arg-type]
+    lexical._LEARNED.clear()
+    warm = _model_of(with_model(_grown(built, 50), previous=built))
+    assert warm.fitted_on == fitted.fitted_on
+    assert (warm.temperature, warm.floor, warm.margin) == (
+        fitted.temperature,
+        fitted.floor,
+        fitted.margin,
+    )
+    assert json.loads(dump_pack(built))["format_minor"] == 7  # fitted_on's minor
+    assert load_pack(dump_pack(built)) == built
+
+
+def test_texts_grown_by_half_since_the_fit_are_learned_afresh(built: Pack) -> None:
+    """Warm starts in steps under half each still add up: the fit is judged against the
+    model that made it, not the last one."""
+    n = _model_of(built).fitted_on
+    assert n is not None
+    step = with_model(_grown(built, n // 3), previous=built)  # +33%: warm
+    assert _model_of(step).fitted_on == n
+    lexical._LEARNED.clear()
+    grown = _grown(built, n // 2 + 1)  # +50% of the fitted texts in all: afresh
+    chained = _model_of(with_model(grown, previous=step))
+    lexical._LEARNED.clear()
+    assert chained == _model_of(with_model(grown))
+    assert chained.fitted_on == n + n // 2 + 1
+
+
+def test_a_model_written_before_fitted_on_is_judged_by_its_own_texts(built: Pack) -> None:
+    older = _model_of(built).model_copy(update={"fitted_on": None})
+    previous = built.model_copy(update={"scorer": LexicalScorerSettings(model=older)})
+    n = sum(1 + len(r["examples"]) for r in _routes())  # type: ignore[arg-type]
+    lexical._LEARNED.clear()
+    assert _model_of(with_model(_grown(built, 50), previous=previous)).fitted_on == n
+    lexical._LEARNED.clear()
+    grown = _grown(built, n // 2 + 1)
+    assert _model_of(with_model(grown, previous=previous)).fitted_on == n + n // 2 + 1
 
 
 def test_a_stale_model_answers_by_the_words_alone(built: Pack) -> None:

@@ -64,6 +64,8 @@ def test_the_policy_page_shows_the_floor_fitted_on_the_examples(
     page = client_for(viewer).get(reverse("policy", args=[large.slug])).content.decode()
     assert f"Effective floor now: {fitted:.2f}, fitted on this profile's examples" in page
     assert "Type a floor to override it." in page
+    texts = sum(1 + len(r.examples) for r in large.routes.all())  # each name is a text
+    assert f'<span data-testid="fitted-on">when it had {texts} route texts</span>' in page
 
 
 def test_a_small_profile_says_its_scorer_has_no_fitted_floor_yet(
