@@ -563,9 +563,9 @@ def _warm_starts(
     floor fitted by cross-validation on a few texts (0.16 where learning afresh fits 0.54),
     and no second model and no view, edit after edit. So it learns afresh once: when the
     earlier model was not calibrated and this one can be, or when this one could learn a
-    semantic view and the earlier model has none (learned before the view existed, or by a
-    pack too small for it). A pack whose words leave the view nothing to add learns afresh
-    on each edit then, as a pack without an earlier model does. And it learns afresh when the
+    semantic view and the earlier model, written before models recorded `fitted_on`, has
+    none (it was learned before the view existed; a model that records it and has no view
+    was judged to need none, as its words placed the held-out texts). And it learns afresh when the
     texts have grown or shrunk by REFIT_GROWTH since the model that fitted what is kept
     (`fitted_on`; an older model's own texts): a profile calibrated at 200 texts fitted its
     floor on 20 held-out ones, and would keep that floor at 2,000 texts. Growth by half
@@ -578,7 +578,7 @@ def _warm_starts(
     could_see_meaning = (
         _semantic.ENABLED and can_calibrate and n_routes <= _candidates.CANDIDATE_ROUTES
     )
-    if could_see_meaning and model.semantic is None:
+    if could_see_meaning and model.semantic is None and model.fitted_on is None:
         return False
     fitted = model.fitted_on or _text_count(learned_from)
     return fitted < corpus.n_docs * REFIT_GROWTH and corpus.n_docs < fitted * REFIT_GROWTH

@@ -10,7 +10,7 @@ import pytest
 from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
-from routing_core.scorers import _hinge, _model, _semantic, lexical, stored
+from routing_core.scorers import _hinge, _model, lexical, stored
 from routing_core.scorers.stored import with_stale_model
 from tests.routing_core.test_out_of_scope import ROUTES
 
@@ -64,8 +64,9 @@ def test_an_intercept_changes_the_decision_it_should(built: Pack) -> None:
     gap = float(logits[names.index("orders")] - logits[names.index("weather")])
 
     def routed_with(weather: float) -> str | None:
+        """The top-ranked route (a gap this small would offer a menu of the two)."""
         bias = [weather if name == "weather" else 0.0 for name in names]
-        return Router(_with_model(built, bias=_bias(bias))).route(message).route
+        return Router(_with_model(built, bias=_bias(bias))).route(message).ranked[0].route
 
     assert routed_with(gap - 0.05) == "orders"
     assert routed_with(gap + 0.05) == "weather"
@@ -139,12 +140,7 @@ def test_intercepts_move_to_new_route_indices_and_an_unknown_route_gets_the_medi
     assert stored.moved_bias(model.model_copy(update={"bias": None}), np.zeros(3, np.int64)) is None
 
 
-def test_a_warm_start_keeps_each_route_s_intercept(
-    built: Pack, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # These template routes leave the semantic view nothing to add; with it possible, a model
-    # without one is learned afresh (`lexical._warm_starts`), and this is about warm starts.
-    monkeypatch.setattr(_semantic, "ENABLED", False)
+def test_a_warm_start_keeps_each_route_s_intercept(built: Pack) -> None:
     routes = [route.model_dump() for route in built.routes]
     routes[0]["examples"] = [*routes[0]["examples"], "where is my parcel this week"]
     draft = load_pack({"profile": built.profile.model_dump(), "routes": routes})

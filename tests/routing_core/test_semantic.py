@@ -271,12 +271,15 @@ def test_a_profile_that_grows_past_calibrating_learns_afresh_once(built: Pack) -
 def test_a_model_learned_before_the_view_existed_gains_it_on_the_next_edit(
     built: Pack, words_only: Pack
 ) -> None:
-    assert _model_of(words_only).calibrated and _model_of(words_only).semantic is None
+    # As an older routing_core wrote it: no view, and no record of the fit (`fitted_on`).
+    old = _model_of(words_only).model_copy(update={"fitted_on": None})
+    written_before = words_only.model_copy(update={"scorer": LexicalScorerSettings(model=old)})
+    assert old.calibrated and old.semantic is None
     routes = _routes()
     routes[-1]["examples"] = [*routes[-1]["examples"], "a question about my bill"]  # type: ignore[misc]
     draft = load_pack({"profile": built.profile.model_dump(), "routes": routes})
     lexical._LEARNED.clear()
-    edited = _model_of(with_model(draft, previous=words_only))
+    edited = _model_of(with_model(draft, previous=written_before))
     lexical._LEARNED.clear()
     afresh = _model_of(with_model(draft))
     assert edited.semantic is not None and edited == afresh
