@@ -49,6 +49,7 @@ from routing_core.scorers.calibration import (
 )
 from routing_core.scorers.calibration import fit_floor as _floor_of
 from routing_core.scorers.calibration import fit_margin as _margin_of
+from routing_core.scorers.calibration import fit_temperature as _fit_temperature
 
 if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
     from scipy import sparse
@@ -697,23 +698,23 @@ def _step(
 
 
 def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
-    """The temperature T minimising the log-loss of softmax(logits / T) (golden section).
+    """The temperature T minimising the held-out log-loss of softmax(logits / T), against a
+    prior at 1, the temperature of a pack too small to calibrate (`calibration.
+    fit_temperature`: as if PRIOR_TEXTS more held-out texts had asked for it).
+
+    Without the prior, held-out texts that are all placed right, as they are in a small
+    profile of distinct routes (200-400 texts hold out 20-40), ask for T -> 0: the fit ran
+    to its bound 0.05, every score came out 0 or 1, the floor could refuse nothing, and on
+    CLINC150 subsets of 8-30 routes x 10-40 examples half the packs let 96-99% of val's
+    out-of-scope messages through (docs/benchmarks.md). With 1,500 held-out texts the prior
+    moves T by under 1%.
 
     Returns:
         T in [0.05, 20]; 1.0 when there is nothing to fit on.
     """
     if len(labels) == 0:
         return 1.0
-    low, high = math.log(0.05), math.log(20.0)
-    ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(40):
-        left = high - ratio * (high - low)
-        right = low + ratio * (high - low)
-        if log_loss(logits, labels, math.exp(left)) <= log_loss(logits, labels, math.exp(right)):
-            high = right
-        else:
-            low = left
-    return round(math.exp((low + high) / 2.0), 4)
+    return round(_fit_temperature(logits, labels, 1.0, (0.05, 20.0)), 4)
 
 
 def fit_floor(

@@ -137,8 +137,15 @@ def test_the_temperature_is_fitted_when_there_are_enough_held_out_examples(
     assert isinstance(pack_with_model.scorer, LexicalScorerSettings)
     model = pack_with_model.scorer.model
     assert model is not None
-    temperature = model.temperature
-    assert 0.05 <= temperature <= 20.0 and temperature != 1.0
+    # Templates: every held-out text is placed with certainty at T = 1 already, so the texts
+    # ask for nothing the prior (T = 1) does not: the fit keeps it, and says it calibrated.
+    assert model.calibrated and model.temperature == 1.0
+    from tests.routing_core.test_semantic import _routes as meaning_routes
+
+    # Held-out texts in words no other text uses: some are missed, and the fit moves T.
+    missed = build_pack(meaning_routes(), slug="meaning").scorer.model  # type: ignore[union-attr]
+    assert missed is not None and missed.calibrated
+    assert 0.05 <= missed.temperature <= 20.0 and missed.temperature != 1.0
     tiny = LexicalScorer.build([RouteText("a", "", ("hello there",)), RouteText("b", "", ("bye",))])
     assert tiny.info.details["calibration_temperature"] == 1.0
 
@@ -230,6 +237,19 @@ def test_fit_temperature_recovers_the_temperature_that_made_the_labels() -> None
     labels = np.array([rng.choice(5, p=p) for p in probabilities])
     assert _model.fit_temperature(logits, labels) == pytest.approx(2.5, rel=0.1)
     assert _model.fit_temperature(logits[:0], labels[:0]) == 1.0
+
+
+def test_held_out_texts_all_placed_right_keep_the_temperature_near_one() -> None:
+    """20-40 held-out texts of a small profile of distinct routes, every one right by a wide
+    margin, ask for T -> 0 (scores of 0 and 1, a floor that refuses nothing); the prior at 1,
+    as if PRIOR_TEXTS more texts had asked for an uncalibrated pack's temperature, holds it."""
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 6, size=30)
+    logits = rng.normal(0.0, 0.5, size=(30, 6)).astype(np.float32)
+    logits[np.arange(30), labels] += 6.0
+    free = calibration.fit_temperature(logits, labels, None, (0.05, 20.0))  # likelihood alone
+    assert free == pytest.approx(0.05, abs=0.01)  # ... runs to the bound of the search
+    assert 0.5 <= _model.fit_temperature(logits, labels) <= 1.0
 
 
 def test_explain_after_score_describes_the_message_it_is_given() -> None:
