@@ -183,3 +183,25 @@ def test_a_reload_keeps_the_conversation_and_it_saves_as_one_multi_turn_case(
         (2, "do you deliver on saturdays", "shipping", "stay"),
     ]
     _shot(page, "playground-conversation-saved.png")
+
+
+def test_a_win_by_meaning_names_the_example_it_is_close_to(page: Page, live_server, demo) -> None:
+    from studio.models import Profile, Route
+    from tests.routing_core.test_semantic import _routes
+
+    meaning = Profile.objects.create(slug="meaning", name="Meaning")
+    for order, route in enumerate(_routes()):
+        Route.objects.create(
+            profile=meaning, name=route["name"], order=order, examples=route["examples"]
+        )
+    lights = next(r["examples"] for r in _routes() if r["name"] == "lights")
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/meaning/playground/")
+
+    page.get_by_label("Message").press_sequentially("a question about the flashlight", delay=10)
+
+    expect(page.get_by_test_id("verdict-route")).to_have_text("lights")
+    example = page.get_by_test_id("evidence-example")
+    expect(example).to_have_count(1)
+    expect(example).to_contain_text("close in meaning to its example")
+    assert example.locator("q").inner_text() in lights  # one of the route's own examples
