@@ -120,13 +120,17 @@ def fit_temperature(
 
     low, high = math.log(bounds[0]), math.log(bounds[1])
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(48):
-        left = high - ratio * (high - low)
-        right = low + ratio * (high - low)
-        if cost(left) <= cost(right):
-            high = right
+    left, right = high - ratio * (high - low), low + ratio * (high - low)
+    at_left, at_right = cost(left), cost(right)
+    for _ in range(48):  # one new cost a step: the kept point is the next step's other one
+        if at_left <= at_right:
+            high, right, at_right = right, left, at_left
+            left = high - ratio * (high - low)
+            at_left = cost(left)
         else:
-            low = left
+            low, left, at_left = left, right, at_right
+            right = low + ratio * (high - low)
+            at_right = cost(right)
     return round(math.exp((low + high) / 2.0), 5)
 
 
