@@ -11,7 +11,8 @@ the studio does), then learns the full pack afresh, and judges both on `val` (in
 of scope) at the pack's own defaults. Prints, per model: where it was learned afresh, its
 fitted thresholds and `fitted_on`, in-scope decision accuracy, out-of-scope recall and menus.
 `--routes N` keeps the first N routes (a small profile: `--routes 12 --start 10` starts below
-the 200 texts that calibrate). `--refit-growth inf` measures the warm starts as they were before they refitted (session 10).
+the 200 texts that calibrate). `--refit-growth inf` measures the warm starts as they were
+before they refitted (session 10).
 Dev data only (val); asserts nothing.
 """
 

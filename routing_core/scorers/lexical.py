@@ -565,8 +565,8 @@ def _warm_starts(
     earlier model was not calibrated and this one can be, or when this one could learn a
     semantic view and the earlier model, written before models recorded `fitted_on`, has
     none (it was learned before the view existed; a model that records it and has no view
-    was judged to need none, as its words placed the held-out texts). And it learns afresh when the
-    texts have grown or shrunk by REFIT_GROWTH since the model that fitted what is kept
+    was judged to need none, as its words placed the held-out texts). And it learns afresh
+    when the texts have grown or shrunk by REFIT_GROWTH since the model that fitted what is kept
     (`fitted_on`; an older model's own texts): a profile calibrated at 200 texts fitted its
     floor on 20 held-out ones, and would keep that floor at 2,000 texts. Growth by half
     again at a time keeps the learning afresh to a few times in a profile's life, their cost
