@@ -1,4 +1,7 @@
-"""The Router: one compiled pack, one `route()` call per turn, one full Decision back (DESIGN §1)."""
+"""The Router: one compiled pack, one `route()` call per turn, one full Decision back.
+
+Specified in docs/pack-format.md.
+"""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ FLOOR_REFUSED = 0.03
 # every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
 FLOOR_CAP = 0.7
 # The default near-tie margin offers a menu to about this share of the held-out in-scope
-# texts the floor keeps (`fit_margin`), and is never wider than DESIGN's 0.15. At 0.15 a
+# texts the floor keeps (`fit_margin`), and is never wider than the policy's default 0.15. At 0.15 a
 # profile of 10-20 examples per route offered a menu on 16% of dev-fold messages (HWU64
 # 10-shot: in-scope accuracy 61.7% vs 71.1% without menus); chosen on dev folds of the
 # training splits (docs/lab/benchmarks.md).
@@ -145,7 +145,8 @@ def fit_floor(probabilities: npt.ArrayLike) -> float | None:
 
 
 def fit_margin(probabilities: npt.ArrayLike, floor: float | None) -> float | None:
-    """The pairwise gap (DESIGN §4: tanh of half the difference) under which MENU_SHARE of the
+    """The pairwise gap (tanh of half the difference; docs/pack-format.md, Floors and
+    margins) under which MENU_SHARE of the
     held-out texts above the floor fall (at most MARGIN_CAP): a menu for what is a near-tie
     on text like the examples. None without two routes or a text above the floor."""
     rows = np.asarray(probabilities, np.float64)
