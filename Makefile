@@ -108,7 +108,7 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .pytest_cache test-artifacts
 
-# The embedding tier's tests (issue 8) need torch. Its CPU wheel is on this machine's disk for
+# The embedding tier's tests need torch. Its CPU wheel is on this machine's disk for
 # Python 3.11 only (on 3.12 pip would download a multi-GB CUDA build), so they run in a second
 # venv; there a model that does not load fails the run (REQUIRE_EMBEDDINGS=1), never skips.
 # pytest-django is not installed there, hence the ignored "unknown config option" warning.
