@@ -295,7 +295,10 @@ def score_all(router: Router, cases: list[Case]) -> Scored:
 
 
 def simulate(s: Scored, floor: float | None, margin: float) -> tuple[float, float, float, float]:
-    """DESIGN §4 on the top two scores: (in-scope acc, oos recall, menu rate, overall acc)."""
+    """The verdict on the top two scores (docs/pack-format.md, Verdicts).
+
+    Returns (in-scope acc, oos recall, menu rate, overall acc).
+    """
     f = -math.inf if floor is None else floor
     alive = s.top > f
     second_alive = s.second > f

@@ -1,4 +1,4 @@
-"""Benchmark the optional tiers at the pack's own defaults (issues 8 and 18 item 5).
+"""Benchmark the optional tiers at the pack's own defaults.
 
 Usage (needs the `embeddings` extra, i.e. `.venv-embed`; one torch thread leaves a core to others):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/bench_tiers.py [--data ../shared/datasets]

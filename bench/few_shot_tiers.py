@@ -1,4 +1,4 @@
-"""Few examples per route: every tier at the pack's own defaults (issue 18 items 3 and 5).
+"""Few examples per route: every tier at the pack's own defaults.
 
 Usage (needs `.venv-embed`; reuses bench_tiers' vector cache):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/few_shot_tiers.py [--data ../shared/datasets]

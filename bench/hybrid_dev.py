@@ -1,4 +1,4 @@
-"""Choose how the hybrid tier mixes its halves, on development splits only (issue 18 item 5).
+"""Choose how the hybrid tier mixes its halves, on development splits only.
 
 Usage (needs `.venv-embed`; encodes what the vector cache lacks, with the real model):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py collect [--cache DIR]

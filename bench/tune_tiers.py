@@ -1,4 +1,4 @@
-"""Choose the optional tiers' settings on CLINC150 `val` (issue 18 item 5); never reads `test`.
+"""Choose the optional tiers' settings on CLINC150 `val`: never reads `test`.
 
 Usage (needs `.venv-embed`; reuses bench_tiers' vector cache, encoding what it lacks):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/tune_tiers.py [--data ../shared/datasets]

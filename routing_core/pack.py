@@ -1,4 +1,4 @@
-"""The pack: the one JSON document the studio exports and an agent runs (DESIGN §6)."""
+"""The pack: the one JSON document the studio exports and an agent runs (docs/pack-format.md)."""
 
 from __future__ import annotations
 
@@ -442,7 +442,9 @@ TierSettings = Annotated[
 
 
 class CascadeScorerSettings(_Model):
-    """Tiers tried in order, each only when the one before was not decisive (DESIGN §4).
+    """Tiers tried in order, each only when the one before was not decisive.
+
+    Specified in docs/pack-format.md, Cascade.
 
     An `llm` tier runs only on a near-tie and only over its contenders, so it comes last.
     The `decider` (an llm) resolves a menu that is still outstanding after the last tier.

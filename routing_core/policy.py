@@ -1,4 +1,7 @@
-"""Tier 2's judgement: turn one score per route into move / stay / menu / unmatched (DESIGN §4)."""
+"""Tier 2's judgement: turn one score per route into move / stay / menu / unmatched.
+
+Specified in docs/pack-format.md, Verdicts.
+"""
 
 from __future__ import annotations
 
@@ -223,8 +226,9 @@ def decide_scores(
     if decisive:
         kind: VerdictKind = "stay" if names[top] == incumbent else "move"
         return Verdict(kind, names[top], (), True, ranked, runner_up, floor, alive_names)
-    # DESIGN §4 step 5: a near-tie opens a menu mid-conversation only when the scorer scored
-    # the incumbent at or below the floor; an incumbent it did not score at all stays.
+    # docs/pack-format.md, Verdicts, step 3: a near-tie opens a menu mid-conversation only
+    # when the scorer scored the incumbent at or below the floor; an incumbent it did not
+    # score at all stays.
     if incumbent is not None and (incumbent in alive_names or incumbent not in names):
         return Verdict("stay", incumbent, (), False, ranked, runner_up, floor, alive_names)
     offered = _menu(alive_names, raw[alive], policy)

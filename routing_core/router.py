@@ -1,4 +1,7 @@
-"""The Router: one compiled pack, one `route()` call per turn, one full Decision back (DESIGN §1)."""
+"""The Router: one compiled pack, one `route()` call per turn, one full Decision back.
+
+Specified in docs/pack-format.md.
+"""
 
 from __future__ import annotations
 
@@ -45,7 +48,7 @@ class Router:
     A process that loads a large pack once and then serves turns may call `gc.freeze()`
     after making its routers: Python's collector then never walks the loaded pack again (a
     full collection over a 2,000-route pack's objects took ~56 ms inside a turn, about once
-    in thousands of turns; docs/benchmarks.md). The library does not call it: it is the
+    in thousands of turns; docs/lab/benchmarks.md). The library does not call it: it is the
     whole process's setting.
 
     Args:

@@ -1,4 +1,5 @@
-"""Scorers: tier 2's one-score-per-route judges, behind one protocol (DESIGN §4).
+"""Scorers: tier 2's one-score-per-route judges, behind one protocol
+(docs/pack-format.md, Tier 2: scores).
 
 `build_tiers` turns the pack's scorer settings into the cascade's tiers (one tier unless the
 pack names a cascade); optional scorers are imported only when a pack names them, so

@@ -47,7 +47,7 @@ CANDIDATE_MARGIN = 1.5
 # The last pass over every text reuses the held-out passes' batches and batches only the
 # held-out texts anew (the full softmax, `_model._Correction`, batches every text anew):
 # 176 of the 196 last-pass batches at 2,000 x 25 are not made twice (~0.8 s of 11 s). The
-# batches differ, so the model does, by about what a seed changes (docs/benchmarks.md,
+# batches differ, so the model does, by about what a seed changes (docs/lab/benchmarks.md,
 # "fourth pass"). False only to compare with the full softmax step for step.
 REUSE_BATCHES = True
 # The first EARLY_EPOCHS of the four held-out passes push each text's EARLY_CANDIDATES

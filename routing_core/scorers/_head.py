@@ -5,7 +5,7 @@ learned, so two routes whose texts sit close in the encoder's space stay close h
 examples tell them apart. The head is softmax regression on the route texts' vectors (one
 weight vector and an intercept per route), learned at compile time where the vectors are
 already encoded; its logits join the cosine logits, each at a weight fitted on held-out
-texts (`EmbeddingScorer`; docs/benchmarks.md, "A trained head on the sentence vectors").
+texts (`EmbeddingScorer`; docs/lab/benchmarks.md, "A trained head on the sentence vectors").
 
 Learned by full-batch Nesterov gradient descent for a fixed number of passes (no seed, no
 order: the same texts give the same head), on features first rescaled by a shrunk

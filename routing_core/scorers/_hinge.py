@@ -1,7 +1,7 @@
 """A second, differently trained model inside the lexical one: a squared hinge on 3-grams.
 
 The lexical model (`_model.py`) is naive Bayes plus a softmax correction. Every variant of
-that one family plateaued (docs/benchmarks.md, issue 18); what gained on every development
+that one family plateaued (docs/lab/benchmarks.md); what gained on every development
 split was adding a *differently trained* linear model, a one-vs-rest linear SVM with
 per-route intercepts (scikit-learn's liblinear), to its logits. Most of that gain comes
 from the SVM on the character 3-grams alone, and it needs the intercepts.

@@ -25,7 +25,7 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
 
 Everything is numpy, deterministic (fixed seeds, fixed order) and sized for a playground
 that rebuilds on every edit: a CLINC150-size profile (15,000 texts, 150 routes) takes about
-2.5-3.5 s of CPU alone on a 2-core machine, depending on the machine (docs/benchmarks.md); a
+2.5-3.5 s of CPU alone on a 2-core machine, depending on the machine (docs/lab/benchmarks.md); a
 small profile trains for at least MIN_HELD_STEPS steps and takes a fraction of a second.
 Built packs store the result (`stored.py`), so loading one does not train.
 """
@@ -70,7 +70,7 @@ BATCH = 256
 # ... and at least this many steps before the last epoch, in a pack big enough to calibrate:
 # ten examples per route make a handful of batches, so four passes would be a few dozen
 # steps and leave the correction barely trained (10-shot sets gained 1-3 points; see
-# docs/benchmarks.md).
+# docs/lab/benchmarks.md).
 MIN_HELD_STEPS = 200
 LEARNING_RATE = 20.0
 # Character n-grams of these sizes are learned by the correction too, at CHAR_RATE times the
@@ -706,7 +706,7 @@ def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
     profile of distinct routes (200-400 texts hold out 20-40), ask for T -> 0: the fit ran
     to its bound 0.05, every score came out 0 or 1, the floor could refuse nothing, and on
     CLINC150 subsets of 8-30 routes x 10-40 examples 8 packs of 18 let 96-99% of val's
-    out-of-scope messages through (docs/benchmarks.md). With 1,500 held-out texts the prior
+    out-of-scope messages through (docs/lab/benchmarks.md). With 1,500 held-out texts the prior
     moves T by under 1%.
 
     Returns:

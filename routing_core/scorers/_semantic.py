@@ -11,7 +11,7 @@ its scores are one (dimensions x routes) product per turn.
 `_model.train` adds these scores to the lexical logits at a weight fitted on the held-out
 texts, with the temperature, before the floor and margin are fitted on the sum (so they
 keep their meaning). Its gain is largest where the lexical model is weakest, on routes with
-few examples, whose messages use words no example used (docs/benchmarks.md, "A semantic
+few examples, whose messages use words no example used (docs/lab/benchmarks.md, "A semantic
 view in the lexical scorer").
 """
 
@@ -29,7 +29,7 @@ IntArray = npt.NDArray[np.int64]
 # mean variance on the diagonal: with 10 examples per route a pooled covariance of 256
 # dimensions is poorly estimated, and the shrunk one also keeps the solve well posed.
 # 0.1 and 0.3 scored within 0.3 of each other on every dev split; 0.3 was ahead on the
-# few-example ones (docs/benchmarks.md).
+# few-example ones (docs/lab/benchmarks.md).
 SHRINK = 0.3
 # The largest weighted number a view may hold (float16 reaches 65,504).
 STORABLE = 60_000.0

@@ -28,7 +28,7 @@ DENSE_ROUTES = 400
 # (115,200 x its GEMM_MULTITHREAD_THRESHOLD, 4). On a 2-core machine shared with other work
 # the turn then waits for the second core: at 2,000 routes a long message's dense rows
 # crossed it and route() p99 rose from 0.4 ms to 3-7 ms, in CPU time as in wall time
-# (docs/benchmarks.md, issue 16). Products of at most this many elements stay on the
+# (docs/lab/benchmarks.md, "Scale"). Products of at most this many elements stay on the
 # calling thread, and their gathered rows (1 MB) stay in the core's cache.
 BLAS_BLOCK = 1 << 18
 

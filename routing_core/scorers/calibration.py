@@ -32,17 +32,17 @@ MIN_CALIBRATION = 20
 # The default floor refuses this share of held-out in-scope texts (`fit_floor`). Chosen on
 # CLINC150 val, the one shared set with out-of-scope messages: 0.025-0.045 all keep in-scope
 # accuracy >= 90% with out-of-scope recall >= 60%, with or without out-of-scope examples
-# (docs/benchmarks.md). Held-out texts come from the examples, so they are surer than real
+# (docs/lab/benchmarks.md). Held-out texts come from the examples, so they are surer than real
 # traffic: the floor that 3% of them fall under holds 4.2% of CLINC150 val's in-scope ones.
 FLOOR_REFUSED = 0.03
 # ... but never above this calibrated probability: on examples made from a few templates
 # every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
 FLOOR_CAP = 0.7
 # The default near-tie margin offers a menu to about this share of the held-out in-scope
-# texts the floor keeps (`fit_margin`), and is never wider than DESIGN's 0.15. At 0.15 a
+# texts the floor keeps (`fit_margin`), and is never wider than the policy's default 0.15. At 0.15 a
 # profile of 10-20 examples per route offered a menu on 16% of dev-fold messages (HWU64
 # 10-shot: in-scope accuracy 61.7% vs 71.1% without menus); chosen on dev folds of the
-# training splits (docs/benchmarks.md).
+# training splits (docs/lab/benchmarks.md).
 MENU_SHARE = 0.02
 MARGIN_CAP = 0.15
 # Cosine temperatures are searched in this range: intent clusters sit hundredths of cosine
@@ -145,7 +145,8 @@ def fit_floor(probabilities: npt.ArrayLike) -> float | None:
 
 
 def fit_margin(probabilities: npt.ArrayLike, floor: float | None) -> float | None:
-    """The pairwise gap (DESIGN §4: tanh of half the difference) under which MENU_SHARE of the
+    """The pairwise gap (tanh of half the difference; docs/pack-format.md, Floors and
+    margins) under which MENU_SHARE of the
     held-out texts above the floor fall (at most MARGIN_CAP): a menu for what is a near-tie
     on text like the examples. None without two routes or a text above the floor."""
     rows = np.asarray(probabilities, np.float64)

@@ -4,7 +4,7 @@ Every route text (its name in words, description, each example, each keyword) is
 once when the scorer is built, i.e. when the Router compiles the pack; a turn encodes only
 the message. A route's cosine is the best cosine among its texts (`max`), the cosine with the
 normalised mean of its texts (`centroid`), or the mean of the two (`mean`, the default: top-1
-on CLINC150 `val` is 88.3%, 91.8% and 92.4%; docs/benchmarks.md).
+on CLINC150 `val` is 88.3%, 91.8% and 92.4%; docs/lab/benchmarks.md).
 
 Scores are calibrated like the lexical scorer's (`calibration.py`): a route's score is its
 probability, softmax(cosine / T) over every route, with T fitted at compile time on held-out
@@ -18,7 +18,7 @@ hundredths apart, and nothing says where its out-of-scope messages would fall.
 With `head` (a new pack's default: `pack.new_scorer_settings`), a linear head trained on the
 route texts' vectors (`_head.py`) adds its logits to the cosines': score = softmax((a cosine
 + b head) / T), a and b fitted on the held-out examples, which the head learned without,
-before it finishes on every text (docs/benchmarks.md, "A trained head on the sentence
+before it finishes on every text (docs/lab/benchmarks.md, "A trained head on the sentence
 vectors": the embedding tier +0.16 to +1.43 points of top-1 on the seven dev splits, the
 hybrid +0.05 to +0.57 on six of them and one message lost on the seventh).
 
@@ -47,19 +47,19 @@ FloatArray = npt.NDArray[np.float32]
 # Scores are probabilities, so relevance is read as the lexical scorer's is (its TEMPERATURE).
 RELEVANCE_TEMPERATURE = 0.1
 # The cosine temperature of a pack too small to fit one: CLINC150 and banking77 both fit
-# 0.031 (docs/benchmarks.md). Before calibration every pack used 0.02 for relevance.
+# 0.031 (docs/lab/benchmarks.md). Before calibration every pack used 0.02 for relevance.
 DEFAULT_TEMPERATURE = 0.03
 # The hybrid's embedding weight, in log space: its scores are softmax((w log embedding +
 # (1 - w) log lexical) / T), a weighted geometric mean of the halves. A hybrid tier that
 # sets `fit_weight` (what the studio writes: `pack.new_scorer_settings`) has w fitted on its
 # held-out texts (the function `fit_weight`); HYBRID_WEIGHT is what that fit's prior pulls
 # towards, and the declared weight's default. 0.5 was chosen on dev splits (CLINC150 val,
-# Banking77 and HWU64 fold 1 of 3; docs/benchmarks.md, "The hybrid's mixture"): the product
+# Banking77 and HWU64 fold 1 of 3; docs/lab/benchmarks.md, "The hybrid's mixture"): the product
 # gave 95.90 / 92.35 / 90.08% top-1 where the mean of the probabilities (the mixture before)
 # gave 95.50 / 92.26 / 89.95%.
 HYBRID_WEIGHT = 0.5
 # A fitted weight stays in this range: each half keeps a say, whatever a few held-out texts
-# ask (fits on the dev splits land in 0.50-0.72; docs/benchmarks.md, "A weight per pack").
+# ask (fits on the dev splits land in 0.50-0.72; docs/lab/benchmarks.md, "A weight per pack").
 WEIGHT_RANGE = (0.1, 0.9)
 # The mixture's temperature T is fitted on the held-out mixture like each half's, searched
 # around 1 (both halves are calibrated already; CLINC150, Banking77, HWU64 fit 0.96-1.0).
@@ -478,7 +478,7 @@ class HybridScorer:
 
     score = softmax((w log embedding + (1 - w) log lexical) / T) over every route (`mix`): a
     route both halves find likely leads, and one half's confident mistake is tempered by the
-    other's doubt more than an average tempers it (docs/benchmarks.md). w (when the pack
+    other's doubt more than an average tempers it (docs/lab/benchmarks.md). w (when the pack
     asks for it: `fit_weight`), T, the floor and the margin are fitted like each half's
     temperature, floor and margin, on held-out examples: the embedding's leave-one-out
     scores of them, mixed with the scores of a lexical scorer trained without them (`build`;
@@ -588,7 +588,7 @@ def fit_weight(
     model, softmax(a log embedding + b log lexical), whose held-out log-loss is convex in
     (a, b) (`calibration.fit_weights`, prior at HYBRID_WEIGHT); w = a / (a + b), kept in
     WEIGHT_RANGE. A half that predicts the held-out routes better gets more of the say: on
-    10 examples per route the lexical half is weak and w rises to about 0.7 (docs/benchmarks.md).
+    10 examples per route the lexical half is weak and w rises to about 0.7 (docs/lab/benchmarks.md).
     None when there is nothing to fit on (fewer than MIN_CALIBRATION texts): the pack's
     declared weight stays.
     """
