@@ -16,8 +16,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from routing_core._types import ScoreArray
 from routing_core.decision import TierRecord
-from routing_core.policy import Policy, ScoreArray, Verdict, decide_scores, gap
+from routing_core.policy import Policy, Verdict, decide_scores, gap
 from routing_core.scorers.base import NO_USAGE, Scored, Scorer, Usage, measure
 
 

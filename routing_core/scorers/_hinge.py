@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array
+
 if TYPE_CHECKING:
-    from routing_core.scorers._model import Corpus, FloatArray, _Batch
+    from routing_core.scorers._model import Corpus, _Batch
 
 # The character n-gram sizes the hinge learns (3-5 gained no more than 3 alone, at twice
 # the cost; chosen on CLINC150 val, 3-fold CV folds and the 10-per-route subsamples).
@@ -90,13 +92,13 @@ class Hinge:
             for index in order.permutation(len(batches)):
                 self._step(batches[index], train.routes)
 
-    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
+    def logits(self, docs: npt.NDArray[np.bool_]) -> Float32Array:
         """The hinge's scores of the texts `docs` over every route."""
         from routing_core.scorers._model import _logits, _select
 
         return _logits(self.weights, _select(self.corpus, docs)) + self.bias
 
-    def add_to(self, weights: FloatArray, bias: FloatArray, factor: float) -> None:
+    def add_to(self, weights: Float32Array, bias: Float32Array, factor: float) -> None:
         """Add `factor` times the hinge's scores to a model's `weights` and `bias`, in place."""
         weights[self.terms] += np.float32(factor * self.scale) * self.weights
         bias += np.float32(factor) * self.bias

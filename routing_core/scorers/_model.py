@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array, IntArray
 from routing_core.scorers import _candidates, _few, _hinge, _semantic, _sparse
 from routing_core.scorers.calibration import (
     HOLD_OUT,
@@ -54,8 +55,6 @@ from routing_core.scorers.calibration import fit_temperature as _fit_temperature
 if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
     from scipy import sparse
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
 
 # Additive smoothing of the per-route term distributions, in units of one normalised text.
 SMOOTHING = 0.03
@@ -103,7 +102,7 @@ class Corpus:
 
     rows: IntArray
     ids: IntArray
-    values: FloatArray
+    values: Float32Array
     routes: IntArray
     n_terms: int
     char_sizes: IntArray  # per term: 0 for a word term, n for a character n-gram
@@ -122,12 +121,12 @@ class Model:
     `margin`: the near-tie margin fitted on them (`fit_margin`); None when uncalibrated.
     """
 
-    weights: FloatArray | _sparse.BlockWeights  # block by block past CANDIDATE_ROUTES routes
+    weights: Float32Array | _sparse.BlockWeights  # block by block past CANDIDATE_ROUTES routes
     temperature: float
     calibrated: bool = False
     floor: float | None = None
     margin: float | None = None
-    bias: FloatArray | None = None  # per route, added to its logit (None: 0 everywhere)
+    bias: Float32Array | None = None  # per route, added to its logit (None: 0 everywhere)
     # The semantic view's scores, added to the logits (`_semantic`); None: the words alone.
     semantic: _semantic.Semantic | None = None
     # How many texts the model had that fitted temperature, floor, margin and view weight
@@ -182,7 +181,7 @@ class Warm:
     both the term and the route (`known_terms`, `known_routes`), 0 elsewhere.
     """
 
-    weights: FloatArray
+    weights: Float32Array
     known_terms: npt.NDArray[np.bool_]
     known_routes: npt.NDArray[np.bool_]
     temperature: float
@@ -191,7 +190,7 @@ class Warm:
     margin: float | None = None
     # Per route: new, or its texts are not the earlier model's texts of it (None: every route).
     changed: npt.NDArray[np.bool_] | None = None
-    bias: FloatArray | None = None  # its per-route intercepts (0 for a route it did not know)
+    bias: Float32Array | None = None  # its per-route intercepts (0 for a route it did not know)
     # Its semantic view's weight (None: it had none, and the warm model has none either).
     semantic_weight: float | None = None
     # How many texts had the model that fitted what it keeps (`Model.fitted_on`).
@@ -206,7 +205,7 @@ def train(
     warm: Warm | None = None,
     progress: Progress = NO_PROGRESS,
     cross_validate: bool = True,
-    vectors: FloatArray | None = None,
+    vectors: Float32Array | None = None,
 ) -> Model:
     """Learn the weights and the temperature from the corpus (see the module docstring).
 
@@ -229,7 +228,7 @@ def train(
         progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     preparing, progress = progress.part(0.0, PREPARING_SHARE), progress.part(PREPARING_SHARE, 1)
-    bayes: FloatArray | _sparse.SparseBayes
+    bayes: Float32Array | _sparse.SparseBayes
     if n_routes > _candidates.CANDIDATE_ROUTES:  # never a dense terms x routes matrix
         bayes, totals, own_mass = _sparse.sparse_bayes(corpus, n_routes, SMOOTHING)
     else:
@@ -356,13 +355,13 @@ def train(
 
 
 def _semantic_weight(
-    logits: FloatArray,
+    logits: Float32Array,
     temperature: float,
-    vectors: FloatArray,
+    vectors: Float32Array,
     routes: IntArray,
     n_routes: int,
     held: npt.NDArray[np.bool_],
-) -> tuple[float, float, FloatArray] | None:
+) -> tuple[float, float, Float32Array] | None:
     """The semantic view's weight beside the held-out texts' lexical `logits` (fitted at
     `temperature`), and the temperature of their sum: the pair minimising the held-out
     log-loss (`fit_weights`), the view learned without the held-out texts. None when it
@@ -411,8 +410,8 @@ def _cross_validated(
 
 
 def _affected(
-    corpus: Corpus, own_mass: FloatArray, chosen: IntArray, warm: Warm
-) -> tuple[Corpus, FloatArray, IntArray, npt.NDArray[np.bool_], Warm]:
+    corpus: Corpus, own_mass: Float32Array, chosen: IntArray, warm: Warm
+) -> tuple[Corpus, Float32Array, IntArray, npt.NDArray[np.bool_], Warm]:
     """The corpus, masses, candidates and warm start cut to the texts an edit can move."""
     assert warm.changed is not None
     docs = warm.changed[chosen].any(axis=1)
@@ -424,7 +423,7 @@ def _affected(
 
 def _finish(
     learner: _Correction | _candidates.CandidateCorrection,
-    bayes: FloatArray | _sparse.SparseBayes,
+    bayes: Float32Array | _sparse.SparseBayes,
     temperature: float,
     calibrated: bool,
     floor: float | None = None,
@@ -439,7 +438,7 @@ def _finish(
         assert isinstance(learner, _candidates.CandidateCorrection)
         sparse_bayes, candidate_learner = bayes, learner
 
-        def rows(first: int, last: int) -> FloatArray:
+        def rows(first: int, last: int) -> Float32Array:
             block = sparse_bayes.rows(first, last)
             block *= NB_SCALE
             candidate_learner.add_rows(block, first)
@@ -454,7 +453,7 @@ def _finish(
     return Model(bayes, temperature, calibrated, floor, margin)
 
 
-def _bayes_rows(bayes: FloatArray | _sparse.SparseBayes, first: int, last: int) -> FloatArray:
+def _bayes_rows(bayes: Float32Array | _sparse.SparseBayes, first: int, last: int) -> Float32Array:
     """Naive Bayes' rows of terms [first, last), centred, whichever form it is in."""
     if isinstance(bayes, _sparse.SparseBayes):
         return bayes.rows(first, last)
@@ -467,7 +466,9 @@ def held_epochs(n_docs: int) -> int:
     return max(HELD_EPOCHS, math.ceil(MIN_HELD_STEPS / batches))
 
 
-def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _bayes_weights(
+    corpus: Corpus, n_routes: int
+) -> tuple[Float32Array, Float32Array, Float32Array]:
     """Centred, smoothed log-likelihood of each term under each route (terms x routes).
 
     Centring each term's row changes no posterior but makes a weight readable: > 0 means
@@ -494,12 +495,12 @@ def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArra
 
 def _leave_one_out_logits(
     corpus: Corpus,
-    bayes: FloatArray | _sparse.SparseBayes,
-    totals: FloatArray,
-    own_mass: FloatArray,
+    bayes: Float32Array | _sparse.SparseBayes,
+    totals: Float32Array,
+    own_mass: Float32Array,
     chosen: IntArray | None = None,
     progress: Progress | None = None,
-) -> FloatArray:
+) -> Float32Array:
     """Each text's naive-Bayes logits as if the text had not been counted.
 
     Only the text's own route changes: its counts lose the text's values. Row centring
@@ -522,9 +523,9 @@ def _leave_one_out_logits(
     return logits
 
 
-def _logits(weights: FloatArray, corpus: Corpus) -> FloatArray:
+def _logits(weights: Float32Array, corpus: Corpus) -> Float32Array:
     """Every row's logits, X @ W (a sparse product)."""
-    out: FloatArray = (_matrix(corpus) @ weights).astype(np.float32, copy=False)
+    out: Float32Array = (_matrix(corpus) @ weights).astype(np.float32, copy=False)
     return out
 
 
@@ -552,12 +553,12 @@ def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
 
 def _rates(
     corpus: Corpus, chars: bool, char_sizes: tuple[int, ...] = CORRECTED_CHAR_SIZES
-) -> FloatArray:
+) -> Float32Array:
     """Each term's learning rate (terms x 1): words, CHAR_RATE for the character n-grams of
     `char_sizes` when `chars`, else 0."""
     sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
     rates = np.where(sizes == 0, 1.0, np.where(np.isin(sizes, char_sizes), CHAR_RATE, 0.0))
-    result: FloatArray = (LEARNING_RATE * rates).astype(np.float32)[:, None]
+    result: Float32Array = (LEARNING_RATE * rates).astype(np.float32)[:, None]
     return result
 
 
@@ -595,17 +596,17 @@ class _Correction:
         """Scale every learning rate by `factor`."""
         self.rates *= np.float32(factor)
 
-    def add_to(self, weights: FloatArray) -> None:
+    def add_to(self, weights: Float32Array) -> None:
         """Add the learned correction to `weights` (terms x routes), in place."""
         weights += self.weights
 
-    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
+    def logits(self, docs: npt.NDArray[np.bool_]) -> Float32Array:
         """The correction's logits of the texts `docs` over every route."""
         return _logits(self.weights, _select(self.corpus, docs))
 
     def fit(
         self,
-        base: FloatArray,
+        base: Float32Array,
         docs: npt.NDArray[np.bool_],
         epochs: int,
         seed: int,
@@ -671,10 +672,10 @@ def _batches(corpus: Corpus, progress: Progress = NO_PROGRESS) -> list[_Batch]:
 def _step(
     batch: _Batch,
     routes: IntArray,
-    base: FloatArray,
-    weights: FloatArray,
-    velocity: FloatArray,
-    rates: FloatArray,
+    base: Float32Array,
+    weights: Float32Array,
+    velocity: Float32Array,
+    rates: Float32Array,
     margin: float = 0.0,
 ) -> None:
     """One momentum-SGD step of the softmax loss with an additive `margin`, in place."""
@@ -697,7 +698,7 @@ def _step(
     weights[batch.terms] = active - moved
 
 
-def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
+def fit_temperature(logits: Float32Array, labels: IntArray) -> float:
     """The temperature T minimising the held-out log-loss of softmax(logits / T), against a
     prior at 1, the temperature of a pack too small to calibrate (`calibration.
     fit_temperature`: as if PRIOR_TEXTS more held-out texts had asked for it).
@@ -718,7 +719,7 @@ def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
 
 
 def fit_floor(
-    logits: FloatArray, labels: IntArray, n_scored: int, routes_of: IntArray | None = None
+    logits: Float32Array, labels: IntArray, n_scored: int, routes_of: IntArray | None = None
 ) -> float | None:
     """The score under which FLOOR_REFUSED of the held-out in-scope texts' top routes fall
     (at most FLOOR_CAP).
@@ -742,7 +743,7 @@ def fit_floor(
 
 
 def fit_margin(
-    logits: FloatArray,
+    logits: Float32Array,
     labels: IntArray,
     n_scored: int,
     floor: float | None,
@@ -765,7 +766,7 @@ def fit_margin(
 
 
 def _route_probabilities(
-    logits: FloatArray, labels: IntArray, n_scored: int, routes_of: IntArray | None
+    logits: Float32Array, labels: IntArray, n_scored: int, routes_of: IntArray | None
 ) -> npt.NDArray[np.float64] | None:
     """The in-scope texts' softmax over every column, the out-of-scope class's cells at 0."""
     if routes_of is None:
@@ -782,7 +783,7 @@ def _route_probabilities(
     return probabilities
 
 
-def log_loss(logits: FloatArray, labels: IntArray, temperature: float) -> float:
+def log_loss(logits: Float32Array, labels: IntArray, temperature: float) -> float:
     """Mean negative log-probability of the right route under softmax(logits / T)."""
     scaled = logits.astype(np.float64) / temperature
     scaled -= scaled.max(axis=1, keepdims=True)

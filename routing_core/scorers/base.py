@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+from routing_core._types import ScoreArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +87,6 @@ class Usage:
 
 
 NO_USAGE = Usage()
-
-
-ScoreArray = npt.NDArray[np.floating[Any]]
 
 
 class Scored:

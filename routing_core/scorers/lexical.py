@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array, IntArray
 from routing_core.scorers import _candidates, _model, _semantic, _static, _terms
 from routing_core.scorers import stored as stored_model
 from routing_core.scorers._semantic import Semantic
@@ -47,8 +48,6 @@ from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
 if TYPE_CHECKING:
     from routing_core.pack import LexicalModel
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
 
 # The word block (stems and bigrams) weighs this much more than the character block once
 # each is normalised: whole words are the stronger evidence; n-grams are the safety net.
@@ -114,7 +113,7 @@ class _Vocabulary:
     """
 
     ids: dict[str, int]
-    idf: FloatArray
+    idf: Float32Array
     is_char: npt.NDArray[np.bool_]
     words: dict[str, _Word] = field(default_factory=dict, compare=False)
 
@@ -144,7 +143,7 @@ class _Vocabulary:
             previous = stemmed
         return resolved, has_content
 
-    def vector(self, words: list[_Resolved]) -> tuple[IntArray, FloatArray]:
+    def vector(self, words: list[_Resolved]) -> tuple[IntArray, Float32Array]:
         """The words' normalised TF-IDF vector as (term ids, values), ids in first-seen order.
 
         Terms in text order: per word its stem, its bigram with the word before, its n-grams.
@@ -173,7 +172,7 @@ class _Vocabulary:
         word_scale = WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total
         char_scale = 1.0 / (char_norm or 1.0) / total
         scales = np.array([word_scale, char_scale], np.float32)
-        scaled: FloatArray = (values * np.take(scales, is_char)).astype(np.float32, copy=False)
+        scaled: Float32Array = (values * np.take(scales, is_char)).astype(np.float32, copy=False)
         return ids, scaled
 
 
@@ -182,7 +181,7 @@ def _normalise(
     rows: IntArray,
     is_char: npt.NDArray[np.bool_],
     n_rows: int,
-) -> FloatArray:
+) -> Float32Array:
     """L2-normalise each row's word and character blocks, weight them, then the row.
 
     Separate blocks keep the many character n-grams of a text from drowning its few words.
@@ -200,7 +199,7 @@ def _normalise(
     return out / _row_norms(out, rows, n_rows)[rows]
 
 
-def _row_norms(values: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
+def _row_norms(values: Float32Array, rows: IntArray, n_rows: int) -> Float32Array:
     norms = np.sqrt(np.bincount(rows, values.astype(np.float64) ** 2, minlength=n_rows))
     norms[norms == 0.0] = 1.0
     return norms.astype(np.float32)
@@ -385,7 +384,7 @@ def _fit_size(model: LexicalModel, learned_from: Sequence[RouteText]) -> int:
     return model.fitted_on or sum(1 for route in learned_from for _ in _route_texts(route))
 
 
-def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> FloatArray:
+def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> Float32Array:
     """The model's centred weights (`stored.decode`) moved to new term and route indices.
 
     `term_map` / `route_map`: each new term's / route's index in the model (each at most
@@ -412,7 +411,7 @@ def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray
 
 def text_vectors(
     model: LexicalModel, routes: Sequence[RouteText]
-) -> tuple[list[str], FloatArray, IntArray, FloatArray, IntArray]:
+) -> tuple[list[str], Float32Array, IntArray, Float32Array, IntArray]:
     """Every text of `routes` over the model's terms, plus the terms they add.
 
     A term the model does not know gets an idf as if the model's texts had not held it
@@ -433,7 +432,7 @@ def text_vectors(
     new_idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
     vocabulary = _vocabulary_of([*model.terms, *added], np.concatenate([idf, new_idf]))
     ids: list[IntArray] = [np.zeros(0, np.int64)]
-    values: list[FloatArray] = [np.zeros(0, np.float32)]
+    values: list[Float32Array] = [np.zeros(0, np.float32)]
     owners: list[IntArray] = [np.zeros(0, np.int64)]
     for index, route in enumerate(routes):
         for text in _route_texts(route):
@@ -444,7 +443,7 @@ def text_vectors(
     return list(added), new_idf, np.concatenate(ids), np.concatenate(values), np.concatenate(owners)
 
 
-def _vocabulary_of(names: Sequence[str], idf: FloatArray) -> _Vocabulary:
+def _vocabulary_of(names: Sequence[str], idf: Float32Array) -> _Vocabulary:
     terms = {term: i for i, term in enumerate(names)}
     is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool, len(terms))
     return _Vocabulary(terms, idf, is_char)
@@ -458,7 +457,7 @@ class _Features:
     words: list[_Resolved]
     has_content: bool
     ids: IntArray
-    values: FloatArray
+    values: Float32Array
 
 
 # Learned models by fingerprint of their route texts, most recent last. Editing a profile's
@@ -587,7 +586,7 @@ def _warm_starts(
 
 def _meaning_vectors(
     routes: Sequence[RouteText], corpus: _model.Corpus, warm: _model.Warm | None
-) -> FloatArray | None:
+) -> Float32Array | None:
     """Each training text's static vector, in corpus order, when the model can learn a
     semantic view from them (`_model.train` says where); None where it cannot, so that a
     pack that would not use them does not pay for them."""
@@ -617,7 +616,7 @@ class LexicalScorer:
         calibrated: bool = False,
         floor: float | None = None,
         margin: float | None = None,
-        bias: FloatArray | None = None,
+        bias: Float32Array | None = None,
         semantic: Semantic | None = None,
         examples: Mapping[str, tuple[str, ...]] | None = None,
     ):
@@ -764,19 +763,19 @@ class LexicalScorer:
         chosen.flags.writeable = False
         return Scored(array=chosen)
 
-    def _scores_of(self, message: str, candidates: Sequence[str]) -> FloatArray:
+    def _scores_of(self, message: str, candidates: Sequence[str]) -> Float32Array:
         """The scores as an array: `score` lists them, `score_metered` hands the array on."""
         columns = None if self._is_every(candidates) else self._columns(candidates)
         posterior = self._posterior(message)
         if posterior is None or self._is_out_of_scope(posterior):
             return np.zeros(len(candidates), dtype=np.float32)
         # Without reordering, the routes are the first columns (the out-of-scope class follows).
-        chosen: FloatArray = (
+        chosen: Float32Array = (
             posterior[: len(self._names)] if columns is None else posterior[columns]
         )
         return chosen
 
-    def logits(self, message: str) -> FloatArray | None:
+    def logits(self, message: str) -> Float32Array | None:
         """The message's uncalibrated logits over every route, or None with nothing to score."""
         features = self._features(message)
         if features is None:
@@ -871,7 +870,7 @@ class LexicalScorer:
             return True
         return False
 
-    def _is_out_of_scope(self, posterior: FloatArray) -> bool:
+    def _is_out_of_scope(self, posterior: Float32Array) -> bool:
         """Whether the out-of-scope examples' class (the last column, if any) leads."""
         return len(posterior) > len(self._names) and int(posterior.argmax()) >= len(self._names)
 
@@ -907,7 +906,7 @@ class LexicalScorer:
         self._last.features = features
         return features
 
-    def _posterior(self, message: str) -> FloatArray | None:
+    def _posterior(self, message: str) -> Float32Array | None:
         """Softmax over every route of the message's calibrated logits, or None."""
         logits = self.logits(message)
         if logits is None:
@@ -920,7 +919,7 @@ class LexicalScorer:
         return logits
 
 
-def _credit(words: list[_Resolved], ids: IntArray, contributions: FloatArray) -> dict[str, float]:
+def _credit(words: list[_Resolved], ids: IntArray, contributions: Float32Array) -> dict[str, float]:
     """Each term's contribution, credited to the surface word or pair it first came from.
 
     Sources read as the person typed them ("charged twice", not the stems "charg twice").

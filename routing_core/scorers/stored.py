@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array
 from routing_core.scorers import _static
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._sparse import BlockWeights
@@ -44,8 +45,6 @@ MEDIAN_BLOCK = 8192
 # new array, so a smaller one (16 MB at 2,000 routes) is reused by the allocator.
 BLOCK_ROWS = 2048
 
-FloatArray = npt.NDArray[np.float32]
-
 
 def fingerprint(routes: Sequence[RouteText]) -> str:
     """`sha256:<hex>` of everything the scorer learns from, in order, plus the feature version."""
@@ -61,14 +60,14 @@ def fingerprint(routes: Sequence[RouteText]) -> str:
 def encode(
     routes: Sequence[RouteText],
     terms: Sequence[str],
-    idf: FloatArray,
-    weights: FloatArray | BlockWeights,
+    idf: Float32Array,
+    weights: Float32Array | BlockWeights,
     temperature: float,
     calibrated: bool,
     floor: float | None = None,
     margin: float | None = None,
     *,
-    bias: FloatArray | None = None,
+    bias: Float32Array | None = None,
     semantic: Semantic | None = None,
     fitted_on: int | None = None,
     in_place: bool = False,
@@ -92,7 +91,7 @@ def encode(
     # Cells kept block by block: the same ascending cells and values as pruning the whole
     # matrix at once, without a terms x routes temporary (most of a GB at 2,000 routes).
     found: list[npt.NDArray[np.int64]] = [np.zeros(0, np.int64)]
-    kept: list[FloatArray] = [np.zeros(0, np.float32)]
+    kept: list[Float32Array] = [np.zeros(0, np.float32)]
     for first in range(0, n_terms, size):
         if progress is not None:
             progress(first / n_terms)
@@ -147,7 +146,7 @@ def decode_semantic(model: LexicalModel) -> Semantic | None:
     return Semantic(matrix * unfold, bias * unfold, view.weight)
 
 
-def row_medians(block: FloatArray) -> FloatArray:
+def row_medians(block: Float32Array) -> Float32Array:
     """`np.median(block, axis=1, keepdims=True)`, to the bit, at a fifth of its cost.
 
     One partition at the lower middle, then the upper middle is the least element above it;
@@ -157,7 +156,7 @@ def row_medians(block: FloatArray) -> FloatArray:
     """
     n = block.shape[1]
     if n == 0 or len(block) == 0:
-        result: FloatArray = np.median(block, axis=1, keepdims=True)
+        result: Float32Array = np.median(block, axis=1, keepdims=True)
         return result
     low, high = (n - 1) // 2, n // 2
     parted = np.partition(block, low, axis=1)
@@ -165,32 +164,32 @@ def row_medians(block: FloatArray) -> FloatArray:
     if low == high:
         return lower.copy()
     upper = parted[:, low + 1 :].min(axis=1, keepdims=True)
-    middle: FloatArray = np.mean(np.concatenate([lower, upper], axis=1), axis=1, keepdims=True)
+    middle: Float32Array = np.mean(np.concatenate([lower, upper], axis=1), axis=1, keepdims=True)
     return middle
 
 
-def decode_bias(model: LexicalModel) -> FloatArray | None:
+def decode_bias(model: LexicalModel) -> Float32Array | None:
     """The model's per-route intercepts as float32, or None (a model without them)."""
     if model.bias is None:
         return None
-    bias: FloatArray = _unpack(model.bias, "<f2").astype(np.float32)
+    bias: Float32Array = _unpack(model.bias, "<f2").astype(np.float32)
     return bias
 
 
-def decode_idf(model: LexicalModel) -> FloatArray:
+def decode_idf(model: LexicalModel) -> Float32Array:
     """The model's idf, one per term, as float32."""
-    idf: FloatArray = _unpack(model.idf, "<f2").astype(np.float32)
+    idf: Float32Array = _unpack(model.idf, "<f2").astype(np.float32)
     return idf
 
 
-def decode_cells(model: LexicalModel) -> tuple[npt.NDArray[np.int64], FloatArray]:
+def decode_cells(model: LexicalModel) -> tuple[npt.NDArray[np.int64], Float32Array]:
     """The model's stored cells (ascending `term * routes + route`) and their values."""
     cells = _unpack(model.cells, "<u4").astype(np.int64)
-    values: FloatArray = _unpack(model.weights, "<f2").astype(np.float32)
+    values: Float32Array = _unpack(model.weights, "<f2").astype(np.float32)
     return cells, values
 
 
-def decode(model: LexicalModel) -> tuple[FloatArray, FloatArray]:
+def decode(model: LexicalModel) -> tuple[Float32Array, Float32Array]:
     """The model's idf (per term) and dense weights (terms x routes, centred), as float32."""
     idf = decode_idf(model)
     weights = np.zeros(len(model.terms) * model.routes, np.float32)
@@ -429,7 +428,7 @@ def _carried(
     )
 
 
-def moved_bias(model: LexicalModel, source: npt.NDArray[np.int64]) -> FloatArray | None:
+def moved_bias(model: LexicalModel, source: npt.NDArray[np.int64]) -> Float32Array | None:
     """`model`'s intercepts moved to new route indices (`source`: each new route's index in
     the model, or -1), for a stale carry (`_carried`) and a warm start (`lexical._warm`)
     alike. A route it did not know gets their median, the intercept of a typical route (with
@@ -455,11 +454,11 @@ def _bayes_share(old: LexicalModel) -> float:
 
 def _bayes_cells(
     ids: npt.NDArray[np.int64],
-    values: FloatArray,
+    values: Float32Array,
     owners: npt.NDArray[np.int64],
     n_routes: int,
     share: float = 1.0,
-) -> tuple[npt.NDArray[np.int64], FloatArray]:
+) -> tuple[npt.NDArray[np.int64], Float32Array]:
     """Cells (`term * n_routes + route`) and weights of uncorrected naive-Bayes columns.
 
     `share * NB_SCALE * log(1 + mass / SMOOTHING)`: a term's naive-Bayes weight for a route
