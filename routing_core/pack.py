@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from routing_core._stored_arrays import check_model
 from routing_core.policy import Policy
 from routing_core.text import compile_user_regex
 
@@ -321,8 +322,6 @@ class LexicalModel(_Model):
 
     @model_validator(mode="after")
     def _check_arrays(self) -> LexicalModel:
-        from routing_core.scorers.stored import check_model
-
         check_model(self)
         return self
 

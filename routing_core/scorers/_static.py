@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from routing_core._stored_arrays import TABLE
 from routing_core._types import Float32Array
 from routing_core.scorers._terms import MAX_CHARS
 
@@ -30,10 +31,6 @@ if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 
-# The one table this version knows. A pack names the table its semantic view learned on; a
-# new table gets a new name, so that a pack keeps scoring as it was built or says it cannot.
-TABLE = "minilm-l6-static-256"
-DIMENSIONS = 256
 _FOLDER = Path(__file__).resolve().parents[1] / "static"
 # Pieces past this many are not read (the model's own limit; a message states its intent early).
 MAX_PIECES = 512

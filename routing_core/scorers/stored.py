@@ -9,7 +9,6 @@ folds), in float16. A CLINC150-size model is about 2-3 MB of base64 JSON.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -18,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._stored_arrays import TABLE, pack_array, unpack_array
 from routing_core._types import Float32Array
-from routing_core.scorers import _static
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._sparse import BlockWeights
 from routing_core.scorers._terms import is_segmented
@@ -113,10 +112,10 @@ def encode(
         floor=floor,
         margin=margin,
         terms=tuple(terms),
-        idf=_pack(idf.astype("<f2")),
-        cells=_pack(cells),
-        weights=_pack(np.concatenate(kept).astype("<f2")),
-        bias=None if bias is None else _pack(bias.astype("<f2")),
+        idf=pack_array(idf.astype("<f2")),
+        cells=pack_array(cells),
+        weights=pack_array(np.concatenate(kept).astype("<f2")),
+        bias=None if bias is None else pack_array(bias.astype("<f2")),
         semantic=None if semantic is None else _semantic_field(semantic),
         fitted_on=fitted_on,
     )
@@ -128,10 +127,10 @@ def _semantic_field(semantic: Semantic) -> SemanticView:
 
     matrix, bias = semantic.folded()
     return SemanticView(
-        table=_static.TABLE,
+        table=TABLE,
         weight=semantic.weight,
-        matrix=_pack(matrix.astype("<f2")),
-        bias=_pack(bias.astype("<f2")),
+        matrix=pack_array(matrix.astype("<f2")),
+        bias=pack_array(bias.astype("<f2")),
     )
 
 
@@ -141,8 +140,8 @@ def decode_semantic(model: LexicalModel) -> Semantic | None:
     if view is None:
         return None
     unfold = np.float32(1.0 / view.weight)
-    matrix = _unpack(view.matrix, "<f2").astype(np.float32).reshape(-1, model.routes)
-    bias = _unpack(view.bias, "<f2").astype(np.float32)
+    matrix = unpack_array(view.matrix, "<f2").astype(np.float32).reshape(-1, model.routes)
+    bias = unpack_array(view.bias, "<f2").astype(np.float32)
     return Semantic(matrix * unfold, bias * unfold, view.weight)
 
 
@@ -172,20 +171,20 @@ def decode_bias(model: LexicalModel) -> Float32Array | None:
     """The model's per-route intercepts as float32, or None (a model without them)."""
     if model.bias is None:
         return None
-    bias: Float32Array = _unpack(model.bias, "<f2").astype(np.float32)
+    bias: Float32Array = unpack_array(model.bias, "<f2").astype(np.float32)
     return bias
 
 
 def decode_idf(model: LexicalModel) -> Float32Array:
     """The model's idf, one per term, as float32."""
-    idf: Float32Array = _unpack(model.idf, "<f2").astype(np.float32)
+    idf: Float32Array = unpack_array(model.idf, "<f2").astype(np.float32)
     return idf
 
 
 def decode_cells(model: LexicalModel) -> tuple[npt.NDArray[np.int64], Float32Array]:
     """The model's stored cells (ascending `term * routes + route`) and their values."""
-    cells = _unpack(model.cells, "<u4").astype(np.int64)
-    values: Float32Array = _unpack(model.weights, "<f2").astype(np.float32)
+    cells = unpack_array(model.cells, "<u4").astype(np.int64)
+    values: Float32Array = unpack_array(model.weights, "<f2").astype(np.float32)
     return cells, values
 
 
@@ -193,79 +192,11 @@ def decode(model: LexicalModel) -> tuple[Float32Array, Float32Array]:
     """The model's idf (per term) and dense weights (terms x routes, centred), as float32."""
     idf = decode_idf(model)
     weights = np.zeros(len(model.terms) * model.routes, np.float32)
-    weights[_unpack(model.cells, "<u4")] = _unpack(model.weights, "<f2")
+    weights[unpack_array(model.cells, "<u4")] = unpack_array(model.weights, "<f2")
     dense = weights.reshape(len(model.terms), model.routes)
     # Centred again as learned, so that an explanation's weight means the same either way.
     dense -= dense.mean(axis=1, keepdims=True)
     return idf, dense
-
-
-def check_model(model: LexicalModel) -> None:
-    """Refuse arrays that do not decode or do not fit the declared shape.
-
-    Raises:
-        ValueError: with what is wrong.
-    """
-    try:
-        idf = _unpack(model.idf, "<f2")
-        cells = _unpack(model.cells, "<u4").astype(np.int64)
-        values = _unpack(model.weights, "<f2")
-    except ValueError as exc:
-        raise ValueError(f"model arrays must be base64 of whole numbers: {exc}") from None
-    if len(idf) != len(model.terms):
-        raise ValueError(f"model.idf has {len(idf)} values for {len(model.terms)} terms")
-    if len(values) != len(cells):
-        raise ValueError(f"model.weights has {len(values)} values for {len(cells)} cells")
-    if len(set(model.terms)) != len(model.terms):
-        raise ValueError("model.terms must be distinct")
-    if len(cells) and (
-        cells[-1] >= len(model.terms) * model.routes or np.any(cells[1:] <= cells[:-1])
-    ):
-        raise ValueError("model.cells must be ascending and inside terms x routes")
-    if not (np.all(np.isfinite(idf)) and np.all(np.isfinite(values))):
-        raise ValueError("model arrays must be finite")
-    _check_bias(model)
-    _check_semantic(model)
-
-
-def _check_bias(model: LexicalModel) -> None:
-    """Refuse intercepts that do not decode, are not one per route column, or not finite."""
-    if model.bias is None:
-        return
-    try:
-        bias = _unpack(model.bias, "<f2")
-    except ValueError as exc:
-        raise ValueError(f"model.bias must be base64 of float16 numbers: {exc}") from None
-    if len(bias) != model.routes:
-        raise ValueError(f"model.bias has {len(bias)} values for {model.routes} routes")
-    if not np.all(np.isfinite(bias)):
-        raise ValueError("model.bias must be finite")
-
-
-def _check_semantic(model: LexicalModel) -> None:
-    """Refuse a semantic view on a table this version lacks, or of the wrong shape."""
-    view = model.semantic
-    if view is None:
-        return
-    if view.table != _static.TABLE:
-        raise ValueError(
-            f"model.semantic.table {view.table!r} is not one this routing_core has"
-            f" ({_static.TABLE!r}); build the pack again with this version"
-        )
-    try:
-        matrix = _unpack(view.matrix, "<f2")
-        bias = _unpack(view.bias, "<f2")
-    except ValueError as exc:
-        raise ValueError(f"model.semantic arrays must be base64 of float16: {exc}") from None
-    if len(matrix) != _static.DIMENSIONS * model.routes:
-        raise ValueError(
-            f"model.semantic.matrix has {len(matrix)} values for {_static.DIMENSIONS}"
-            f" dimensions x {model.routes} routes"
-        )
-    if len(bias) != model.routes:
-        raise ValueError(f"model.semantic.bias has {len(bias)} values for {model.routes} routes")
-    if not (np.all(np.isfinite(matrix)) and np.all(np.isfinite(bias))):
-        raise ValueError("model.semantic arrays must be finite")
 
 
 def with_model(
@@ -386,7 +317,7 @@ def _carried(
 
     column = {route.name: i for i, route in enumerate(routes)}
     mapping = np.asarray([column.get(route.name, -1) for route in old_routes], np.int64)
-    cells = _unpack(old.cells, "<u4").astype(np.int64)
+    cells = unpack_array(old.cells, "<u4").astype(np.int64)
     terms, old_columns = np.divmod(cells, old.routes)
     new_columns = mapping[old_columns]
     kept = new_columns >= 0
@@ -400,7 +331,7 @@ def _carried(
     )
     new_terms, which = np.divmod(new_cells[fills], max(1, len(changed)))
     carried_cells = terms[kept] * len(routes) + new_columns[kept]
-    carried_values = _unpack(old.weights, "<f2")[kept]
+    carried_values = unpack_array(old.weights, "<f2")[kept]
     if np.any(carried_cells[1:] <= carried_cells[:-1]):  # routes reordered: sort them all
         order = np.argsort(carried_cells, kind="stable")
         carried_cells, carried_values = carried_cells[order], carried_values[order]
@@ -417,13 +348,13 @@ def _carried(
         update={
             # Its columns were the old routes: a stale model answers by the words alone.
             "semantic": None,
-            "bias": None if bias is None else _pack(bias.astype("<f2")),
+            "bias": None if bias is None else pack_array(bias.astype("<f2")),
             "routes": len(routes),
             "stale": True,
             "terms": (*old.terms, *added),
-            "idf": _pack(idf.astype("<f2")),
-            "cells": _pack(all_cells.astype("<u4")),
-            "weights": _pack(all_values.astype("<f2")),
+            "idf": pack_array(idf.astype("<f2")),
+            "cells": pack_array(all_cells.astype("<u4")),
+            "weights": pack_array(all_values.astype("<f2")),
         }
     )
 
@@ -471,12 +402,3 @@ def _bayes_cells(
     weights = (share * NB_SCALE * np.log1p(mass / SMOOTHING)).astype(np.float32)
     keep = weights > PRUNE
     return keys[keep], weights[keep]
-
-
-def _pack(array: npt.NDArray[np.generic]) -> str:
-    return base64.b64encode(array.tobytes()).decode("ascii")
-
-
-def _unpack(text: str, dtype: str) -> npt.NDArray[np.generic]:
-    raw = base64.b64decode(text.encode("ascii"), validate=True)
-    return np.frombuffer(raw, dtype=dtype)

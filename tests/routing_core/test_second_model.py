@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from routing_core import Pack, Router, dump_pack, load_pack
+from routing_core._stored_arrays import pack_array
 from routing_core.build import build_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
 from routing_core.scorers import _hinge, _model, lexical, stored
@@ -31,7 +32,7 @@ def _with_model(pack: Pack, **update: object) -> Pack:
 
 
 def _bias(values: list[float]) -> str:
-    return stored._pack(np.asarray(values, "<f2"))
+    return pack_array(np.asarray(values, "<f2"))
 
 
 def test_a_calibrated_pack_stores_one_intercept_per_route_and_round_trips(built: Pack) -> None:
