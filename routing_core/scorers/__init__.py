@@ -19,10 +19,9 @@ from routing_core.pack import (
     LlmScorerSettings,
     Pack,
 )
-from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term
+from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term, Tier
 
 if TYPE_CHECKING:
-    from routing_core.cascade import Tier
     from routing_core.scorers.llm import LlmDecider
 
 __all__ = [
@@ -30,6 +29,7 @@ __all__ = [
     "Scorer",
     "ScorerInfo",
     "Term",
+    "Tier",
     "build_decider",
     "build_scorer",
     "build_tiers",
@@ -66,8 +66,6 @@ def build_tiers(pack: Pack) -> tuple[Tier, ...]:
     Raises:
         PackError: a tier needs an optional extra that is not installed.
     """
-    from routing_core.cascade import Tier
-
     settings = pack.scorer
     if not isinstance(settings, CascadeScorerSettings):
         located: list[tuple[str, TierSettings]] = [("scorer", settings)]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from routing_core._types import ScoreArray
+
+if TYPE_CHECKING:
+    from routing_core.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,3 +192,29 @@ def measure(scorer: Scorer, message: str, candidates: Sequence[str]) -> Scored:
         if isinstance(result, Scored):
             return result
     return Scored(tuple(map(float, scorer.score(message, candidates))))
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """One scorer in the cascade, with the thresholds it declares (None: the policy's).
+
+    Here beside `Scorer` because `scorers.build_tiers` makes them from a pack's settings and
+    the cascade runs them: both import this module, neither the other.
+    """
+
+    scorer: Scorer
+    floor: float | None = None
+    near_tie_margin: float | None = None
+
+    @property
+    def name(self) -> str:
+        """The scorer's name, as tier records and reports show it."""
+        return self.scorer.info.name
+
+    def policy(self, policy: Policy) -> Policy:
+        """`policy` with this tier's own thresholds in place of the policy's."""
+        if self.floor is None and self.near_tie_margin is None:  # the usual tier: every turn
+            return policy
+        update = {"floor": self.floor, "near_tie_margin": self.near_tie_margin}
+        update = {k: v for k, v in update.items() if v is not None}
+        return policy.model_copy(update=update) if update else policy
