@@ -19,7 +19,7 @@ from routing_core.pack import (
     LlmScorerSettings,
     Pack,
 )
-from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term, Tier
+from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term, Tier, route_texts
 
 if TYPE_CHECKING:
     from routing_core.scorers.llm import LlmDecider
@@ -39,13 +39,6 @@ __all__ = [
 TierSettings = (
     LexicalScorerSettings | EmbeddingScorerSettings | HybridScorerSettings | LlmScorerSettings
 )
-
-
-def route_texts(pack: Pack) -> list[RouteText]:
-    """What a scorer may learn from: names, descriptions, examples, keywords (never messages)."""
-    return [
-        RouteText(r.name, r.description, tuple(r.examples), tuple(r.keywords)) for r in pack.routes
-    ]
 
 
 def build_scorer(pack: Pack, settings: TierSettings | None = None) -> Scorer:

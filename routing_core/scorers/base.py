@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 from routing_core._types import ScoreArray
 
 if TYPE_CHECKING:
+    from routing_core.pack import Pack
     from routing_core.policy import Policy
 
 
@@ -26,6 +27,13 @@ class RouteText:
         """The name as the words a person meant ("refund_request" -> "refund request"): every
         scorer learns it as the route's first text (docs/decisions.md)."""
         return self.name.replace("_", " ").replace("-", " ")
+
+
+def route_texts(pack: Pack) -> list[RouteText]:
+    """What a scorer may learn from: names, descriptions, examples, keywords (never messages)."""
+    return [
+        RouteText(r.name, r.description, tuple(r.examples), tuple(r.keywords)) for r in pack.routes
+    ]
 
 
 TermKind = Literal["word", "example"]

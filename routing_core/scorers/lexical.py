@@ -39,8 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from routing_core._types import Float32Array, IntArray
-from routing_core.scorers import _candidates, _model, _semantic, _static, _terms
-from routing_core.scorers import stored as stored_model
+from routing_core.scorers import _candidates, _encoding, _model, _semantic, _static, _terms
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
@@ -372,7 +371,7 @@ def _warm(
         floor=model.floor,
         margin=model.margin,
         changed=changed | ~known_routes,
-        bias=stored_model.moved_bias(model, route_map),
+        bias=_encoding.moved_bias(model, route_map),
         semantic_weight=None if model.semantic is None else model.semantic.weight,
         fitted_on=_fit_size(model, learned_from),
     )
@@ -385,13 +384,13 @@ def _fit_size(model: LexicalModel, learned_from: Sequence[RouteText]) -> int:
 
 
 def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> Float32Array:
-    """The model's centred weights (`stored.decode`) moved to new term and route indices.
+    """The model's centred weights (`_encoding.decode`) moved to new term and route indices.
 
     `term_map` / `route_map`: each new term's / route's index in the model (each at most
     once), or -1 (its cells stay 0). Written from the stored cells straight into the new layout: decoding the old
     matrix and gathering from it would copy most of a GB twice at 2,000 routes.
     """
-    cells, values = stored_model.decode_cells(model)
+    cells, values = _encoding.decode_cells(model)
     old_terms, old_routes = np.divmod(cells, max(1, model.routes))
     sums = np.bincount(old_terms, values.astype(np.float64), minlength=len(model.terms))
     means = (sums / max(1, model.routes)).astype(np.float32)
@@ -421,7 +420,7 @@ def text_vectors(
         The added terms and their idf (ids from `len(model.terms)` on), then every text's
         normalised vector concatenated: (term ids, values, route index).
     """
-    idf = stored_model.decode_idf(model)
+    idf = _encoding.decode_idf(model)
     n_docs = 2.0 * math.exp(float(idf.max(initial=1.0)) - 1.0) - 1.0
     added: Counter[str] = Counter()
     known = set(model.terms)
@@ -520,7 +519,7 @@ def learned_model(
                 vectors=_meaning_vectors(routes, corpus, warm),
             )
             terms = list(vocabulary.ids)
-            model = stored_model.encode(
+            model = _encoding.encode(
                 routes,
                 terms,
                 vocabulary.idf,
@@ -686,7 +685,7 @@ class LexicalScorer:
         examples = {route.name: route.examples for route in routes}
         if stored is not None and stored.stale and stored.routes == len(texts):
             return cls._from_model(names, stored, STALE_ORIGIN, examples)
-        fingerprint = stored_model.fingerprint(texts)
+        fingerprint = _encoding.fingerprint(texts)
         if stored is not None and stored.fingerprint == fingerprint and not stored.stale:
             return cls._from_model(names, stored, "stored in the pack", examples)
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
@@ -700,8 +699,8 @@ class LexicalScorer:
         origin: str,
         examples: Mapping[str, tuple[str, ...]] | None = None,
     ) -> LexicalScorer:
-        idf = stored_model.decode_idf(model)
-        cells, values = stored_model.decode_cells(model)
+        idf = _encoding.decode_idf(model)
+        cells, values = _encoding.decode_cells(model)
         weights = weights_of(cells, values, len(model.terms), model.routes)
         vocabulary = _vocabulary_of(model.terms, idf)
         scorer = cls(
@@ -713,8 +712,8 @@ class LexicalScorer:
             model.calibrated,
             model.floor,
             model.margin,
-            stored_model.decode_bias(model),
-            stored_model.decode_semantic(model),
+            _encoding.decode_bias(model),
+            _encoding.decode_semantic(model),
             examples,
         )
         # How many texts the profile had when its thresholds were fitted (a warm start keeps
@@ -730,7 +729,7 @@ class LexicalScorer:
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
         idf, weights = self._vocabulary.idf, self._weights.dense()
-        return stored_model.encode(
+        return _encoding.encode(
             routes,
             terms,
             idf,

@@ -14,7 +14,7 @@ from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core._stored_arrays import DIMENSIONS, TABLE, pack_array
 from routing_core.build import build_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
-from routing_core.scorers import _semantic, _static, lexical, stored
+from routing_core.scorers import _encoding, _semantic, _static, lexical
 from routing_core.scorers.stored import with_model, with_stale_model
 
 # Four routes whose examples say the same few things over and over, except at the texts the
@@ -191,7 +191,7 @@ def test_the_view_round_trips_and_scores_the_same_after_loading(built: Pack) -> 
 
 
 def test_the_view_adds_its_weighted_scores_to_the_logits(built: Pack) -> None:
-    view = stored.decode_semantic(_model_of(built))
+    view = _encoding.decode_semantic(_model_of(built))
     assert view is not None
     plain = built.model_copy(
         update={
