@@ -20,13 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from routing_core._types import Float32Array, IntArray
+from routing_core.scorers._corpus import BATCH, BATCHING_SHARE, MOMENTUM, SEED, Corpus, Progress
 from routing_core.scorers._memory import zeros_in_small_pages
 from routing_core.scorers._sparse import block_cells
 
 if TYPE_CHECKING:
     from scipy import sparse
 
-    from routing_core.scorers._model import Corpus, Progress
     from routing_core.scorers._sparse import SparseBayes
 
 
@@ -256,8 +256,6 @@ class CandidateCorrection:
         margin: float,
         initial: Float32Array | None = None,
     ):
-        from routing_core.scorers._model import Corpus
-
         self.terms = np.flatnonzero(rates[:, 0] > 0.0)
         row_of = np.full(corpus.n_terms, -1, np.int64)
         row_of[self.terms] = np.arange(len(self.terms))
@@ -342,8 +340,6 @@ class CandidateCorrection:
     ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`), the
         first `early_epochs` of them pushing each text's first EARLY_CANDIDATES candidates."""
-        from routing_core.scorers._model import BATCH, BATCHING_SHARE, SEED
-
         picked = np.flatnonzero(docs)
         if len(picked) == 0 or epochs <= 0:
             progress(1.0)
@@ -425,8 +421,6 @@ class CandidateCorrection:
         """One momentum-SGD step of the candidate softmax with the additive margin; `early`,
         pushing only each text's first EARLY_CANDIDATES candidates (the softmax is over all):
         it reads and moves only their cells, the batch's first `early_cells`."""
-        from routing_core.scorers._model import MOMENTUM
-
         n_cells = batch.early_cells if early else len(batch.cells)
         cells = batch.cells[:n_cells]
         pairs = np.take(_as_pairs(self._pairs), cells).view(np.float32).reshape(-1, 2)

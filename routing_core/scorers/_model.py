@@ -34,15 +34,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from routing_core._types import Float32Array, IntArray
 from routing_core.scorers import _candidates, _few, _hinge, _semantic, _sparse
+from routing_core.scorers._corpus import (
+    BATCH,
+    BATCHING_SHARE,
+    MOMENTUM,
+    NO_PROGRESS,
+    SEED,
+    Batch,
+    Corpus,
+    Progress,
+    corpus_logits,
+    make_batches,
+    select,
+)
 from routing_core.scorers.calibration import (
     HOLD_OUT,
     MIN_CALIBRATION,
@@ -51,10 +62,6 @@ from routing_core.scorers.calibration import (
 from routing_core.scorers.calibration import fit_floor as _floor_of
 from routing_core.scorers.calibration import fit_margin as _margin_of
 from routing_core.scorers.calibration import fit_temperature as _fit_temperature
-
-if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
-    from scipy import sparse
-
 
 # Additive smoothing of the per-route term distributions, in units of one normalised text.
 SMOOTHING = 0.03
@@ -65,8 +72,7 @@ NB_SCALE = 0.5
 # then FINAL_EPOCHS over every text.
 HELD_EPOCHS = 4
 FINAL_EPOCHS = 1
-BATCH = 256
-# ... and at least this many steps before the last epoch, in a pack big enough to calibrate:
+# ... and at least this many steps (of BATCH texts) before the last epoch, in a pack big enough to calibrate:
 # ten examples per route make a handful of batches, so four passes would be a few dozen
 # steps and leave the correction barely trained (10-shot sets gained 1-3 points; see
 # docs/benchmarks.md).
@@ -76,7 +82,6 @@ LEARNING_RATE = 20.0
 # words' learning rate (chosen on CLINC150 val and banking77 folds).
 CORRECTED_CHAR_SIZES = (3,)
 CHAR_RATE = 8.0
-MOMENTUM = 0.9
 # Additive margin: while learning, each text's own route scores this much less than it does,
 # so a step keeps pushing until the right route leads by about MARGIN rather than stopping
 # as soon as it leads at all (the "large margin" a linear SVM has and plain softmax
@@ -86,7 +91,6 @@ MOMENTUM = 0.9
 # temper the confidence a margin adds (on the studio tests' three routes of a dozen texts,
 # an out-of-scope message rose from 0.67 to 0.75, past the floor meant to stop it).
 MARGIN = 1.0
-SEED = 7
 # Where the fit of the semantic view's weight starts, in units of its calibrated scores
 # beside the lexical model's (1): the prior of `fit_weights` is centred there.
 SEMANTIC_START = 0.5
@@ -94,22 +98,6 @@ SEMANTIC_START = 0.5
 SEMANTIC_MIN_MISSES = 5
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
-
-
-@dataclass(frozen=True, slots=True)
-class Corpus:
-    """Training texts as a sparse matrix in row order (CSR triplets) plus each text's route."""
-
-    rows: IntArray
-    ids: IntArray
-    values: Float32Array
-    routes: IntArray
-    n_terms: int
-    char_sizes: IntArray  # per term: 0 for a word term, n for a character n-gram
-
-    @property
-    def n_docs(self) -> int:
-        return len(self.routes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,36 +122,8 @@ class Model:
     fitted_on: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Reports how far a build is, as a fraction of its whole, to an optional callback.
-
-    A stage gets its share of [0, 1] with `part`, so each stage counts from 0 to 1 on its
-    own and the callback still sees one monotone fraction. An exception the callback raises
-    is not caught: it aborts the build (that is how a job is cancelled).
-    """
-
-    callback: Callable[[float], None] | None = None
-    start: float = 0.0
-    end: float = 1.0
-
-    def __call__(self, fraction: float) -> None:
-        if self.callback is not None:
-            done = min(1.0, max(0.0, fraction))
-            self.callback(self.start + (self.end - self.start) * done)
-
-    def part(self, start: float, end: float) -> Progress:
-        """The sub-range [start, end] of this one, as its own 0-to-1 progress."""
-        width = self.end - self.start
-        return Progress(self.callback, self.start + width * start, self.start + width * end)
-
-
-NO_PROGRESS = Progress()
-
-# Shares of a build's progress: preparing (naive Bayes, candidates, held-out logits), and
-# within each pass of learning, building its batches.
+# Share of a build's progress spent preparing (naive Bayes, candidates, held-out logits).
 PREPARING_SHARE = 0.15
-BATCHING_SHARE = 0.05
 
 # A warm start (an earlier model of most of these texts) learns this many passes over every
 # text, instead of the held-out passes and the last one, and keeps the earlier temperature.
@@ -400,9 +360,9 @@ def _cross_validated(
     logits, labels = [], []
     for held in _few.folds(corpus.n_docs):
         model = train(
-            _select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
+            select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
         )
-        logits.append(_logits(_sparse.dense(model.weights), _select(corpus, held)))
+        logits.append(corpus_logits(_sparse.dense(model.weights), select(corpus, held)))
         labels.append(corpus.routes[held])
     every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
     floor = fit_floor(every, right, n_scored)
@@ -418,7 +378,7 @@ def _affected(
     entries = docs[corpus.rows]
     kept = dataclasses.replace(warm, fresh=warm.fresh[docs])
     everything = np.ones(int(docs.sum()), bool)
-    return _select(corpus, docs), own_mass[entries], chosen[docs], everything, kept
+    return select(corpus, docs), own_mass[entries], chosen[docs], everything, kept
 
 
 def _finish(
@@ -508,7 +468,7 @@ def _leave_one_out_logits(
     candidates (own route first), the logits on those routes only.
     """
     if chosen is None:
-        logits, own = _logits(_bayes_rows(bayes, 0, corpus.n_terms), corpus), corpus.routes
+        logits, own = corpus_logits(_bayes_rows(bayes, 0, corpus.n_terms), corpus), corpus.routes
     else:
         assert isinstance(bayes, _sparse.SparseBayes)
         logits = _candidates.gathered_logits(corpus, bayes, chosen, progress)
@@ -521,34 +481,6 @@ def _leave_one_out_logits(
     change_sum = np.bincount(corpus.rows, change, minlength=corpus.n_docs)
     logits[np.arange(corpus.n_docs), own] += (change_sum - shrink).astype(np.float32)
     return logits
-
-
-def _logits(weights: Float32Array, corpus: Corpus) -> Float32Array:
-    """Every row's logits, X @ W (a sparse product)."""
-    out: Float32Array = (_matrix(corpus) @ weights).astype(np.float32, copy=False)
-    return out
-
-
-def _matrix(corpus: Corpus) -> sparse.csr_array:
-    """The corpus as a texts x terms sparse matrix."""
-    from scipy import sparse
-
-    shape = (corpus.n_docs, corpus.n_terms)
-    return sparse.csr_array((corpus.values, (corpus.rows, corpus.ids)), shape=shape)
-
-
-def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
-    """The rows of `docs`, renumbered from 0, in order."""
-    keep = docs[corpus.rows]
-    renumber = np.cumsum(docs) - 1
-    return Corpus(
-        renumber[corpus.rows[keep]],
-        corpus.ids[keep],
-        corpus.values[keep],
-        corpus.routes[docs],
-        corpus.n_terms,
-        corpus.char_sizes,
-    )
 
 
 def _rates(
@@ -602,7 +534,7 @@ class _Correction:
 
     def logits(self, docs: npt.NDArray[np.bool_]) -> Float32Array:
         """The correction's logits of the texts `docs` over every route."""
-        return _logits(self.weights, _select(self.corpus, docs))
+        return corpus_logits(self.weights, select(self.corpus, docs))
 
     def fit(
         self,
@@ -613,12 +545,12 @@ class _Correction:
         progress: Progress = NO_PROGRESS,
     ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`)."""
-        train = _select(self.corpus, docs)
+        train = select(self.corpus, docs)
         if train.n_docs == 0 or self.n_routes < 2 or epochs <= 0:
             progress(1.0)
             return
         base = base[docs]
-        batches = _batches(train, progress.part(0.0, BATCHING_SHARE))
+        batches = make_batches(train, progress.part(0.0, BATCHING_SHARE))
         learning = progress.part(BATCHING_SHARE, 1.0)
         order = np.random.default_rng(seed)
         total, done = epochs * len(batches), 0
@@ -633,44 +565,8 @@ class _Correction:
         progress(1.0)
 
 
-@dataclass(frozen=True, slots=True)
-class _Batch:
-    """One mini-batch, pre-indexed once so that every epoch only does arithmetic.
-
-    `matrix` is the batch's texts over its own distinct `terms` (rows x terms, CSR), and
-    `transposed` the same as terms x rows: the two sparse products of a step.
-    """
-
-    docs: IntArray
-    terms: IntArray  # the distinct terms of the batch
-    matrix: sparse.csr_array
-    transposed: sparse.csr_array
-
-
-def _batches(corpus: Corpus, progress: Progress = NO_PROGRESS) -> list[_Batch]:
-    from scipy import sparse
-
-    shuffled = np.random.default_rng(SEED).permutation(corpus.n_docs)
-    starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
-    batches = []
-    for first in range(0, corpus.n_docs, BATCH):
-        progress(first / corpus.n_docs)
-        docs = np.sort(shuffled[first : first + BATCH])
-        lengths = starts[docs + 1] - starts[docs]
-        entries = np.repeat(starts[docs] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
-        entries += np.arange(lengths.sum())
-        rows = np.repeat(np.arange(len(docs)), lengths)
-        terms, slot = np.unique(corpus.ids[entries], return_inverse=True)
-        if not len(terms):
-            continue
-        shape = (len(docs), len(terms))
-        matrix = sparse.csr_array((corpus.values[entries], (rows, slot)), shape=shape)
-        batches.append(_Batch(docs, terms, matrix, matrix.T.tocsr()))
-    return batches
-
-
 def _step(
-    batch: _Batch,
+    batch: Batch,
     routes: IntArray,
     base: Float32Array,
     weights: Float32Array,

@@ -23,7 +23,7 @@ from routing_core._types import Float32Array, IntArray
 if TYPE_CHECKING:
     from scipy import sparse
 
-    from routing_core.scorers._model import Corpus
+    from routing_core.scorers._corpus import Corpus
 
 
 # Routes whose cells are summed at once: a table of this many routes x terms bytes

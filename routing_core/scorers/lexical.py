@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from routing_core._types import Float32Array, IntArray
-from routing_core.scorers import _candidates, _encoding, _model, _semantic, _static, _terms
+from routing_core.scorers import _candidates, _corpus, _encoding, _model, _semantic, _static, _terms
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
@@ -280,8 +280,8 @@ _COUNTED = _TermCounts(COUNTED_ROUTES)
 
 
 def _build_corpus(
-    routes: Sequence[RouteText], progress: _model.Progress = _model.NO_PROGRESS
-) -> tuple[_Vocabulary, _model.Corpus]:
+    routes: Sequence[RouteText], progress: _corpus.Progress = _corpus.NO_PROGRESS
+) -> tuple[_Vocabulary, _corpus.Corpus]:
     """Count every route text once (or read its counts back), number the terms in the order
     they first appear and weight by TF-IDF."""
     counted = []
@@ -312,7 +312,7 @@ def _build_corpus(
     counts = np.concatenate([np.zeros(0, np.int32), *(c.counts for c in counted)])
     tf = 1.0 + np.log(counts.astype(np.float32))
     values = _normalise(tf * idf[id_array], row_array, is_char[id_array], n_docs)
-    corpus = _model.Corpus(
+    corpus = _corpus.Corpus(
         row_array, id_array, values, doc_routes.astype(np.int64), len(term_ids), char_sizes
     )
     return _Vocabulary(term_ids, idf, is_char), corpus
@@ -490,7 +490,7 @@ def learned_model(
     routes: Sequence[RouteText],
     fingerprint: str,
     *,
-    progress: _model.Progress = _model.NO_PROGRESS,
+    progress: _corpus.Progress = _corpus.NO_PROGRESS,
     previous: tuple[LexicalModel, Sequence[RouteText]] | None = None,
 ) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
@@ -550,7 +550,7 @@ REFIT_GROWTH = 1.5
 def _warm_starts(
     model: LexicalModel,
     learned_from: Sequence[RouteText],
-    corpus: _model.Corpus,
+    corpus: _corpus.Corpus,
     n_routes: int,
 ) -> bool:
     """Whether an earlier model may start the learning of this corpus's.
@@ -584,7 +584,7 @@ def _warm_starts(
 
 
 def _meaning_vectors(
-    routes: Sequence[RouteText], corpus: _model.Corpus, warm: _model.Warm | None
+    routes: Sequence[RouteText], corpus: _corpus.Corpus, warm: _model.Warm | None
 ) -> Float32Array | None:
     """Each training text's static vector, in corpus order, when the model can learn a
     semantic view from them (`_model.train` says where); None where it cannot, so that a

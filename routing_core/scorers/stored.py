@@ -17,9 +17,10 @@ import numpy.typing as npt
 from routing_core._stored_arrays import pack_array, unpack_array
 from routing_core._types import Float32Array
 from routing_core.pack import LexicalScorerSettings
+from routing_core.scorers._corpus import Progress
 from routing_core.scorers._encoding import PRUNE, decode_idf, fingerprint, moved_bias
 from routing_core.scorers._hinge import WEIGHT
-from routing_core.scorers._model import NB_SCALE, SMOOTHING, Progress
+from routing_core.scorers._model import NB_SCALE, SMOOTHING
 from routing_core.scorers.base import RouteText, route_texts
 from routing_core.scorers.lexical import learned_model, learning_texts, text_vectors
 

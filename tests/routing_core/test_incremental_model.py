@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
 from routing_core.scorers import _encoding, _model, _sparse, lexical
+from routing_core.scorers._corpus import corpus_logits
 from routing_core.scorers.stored import with_model, with_stale_model
 
 OPENINGS = ["i want to", "can you", "please", "how do i", "help me", "i need to", "could you"]
@@ -329,7 +330,7 @@ def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
     narrow = _model.train(corpus, 40)
     assert steps  # the candidate learner did the learning
     dense = _sparse.dense(full.weights), _sparse.dense(narrow.weights)
-    logits = _model._logits(dense[0], corpus), _model._logits(dense[1], corpus)
+    logits = corpus_logits(dense[0], corpus), corpus_logits(dense[1], corpus)
     agree = (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).mean()
     assert agree >= 0.97
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from routing_core.scorers import _candidates, _encoding, _model, _sparse, lexical
+from routing_core.scorers import _candidates, _corpus, _encoding, _model, _sparse, lexical
 from routing_core.scorers._model import SMOOTHING, Corpus
 from routing_core.scorers.base import RouteText
 
@@ -70,7 +70,7 @@ def test_candidates_from_sparse_naive_bayes_are_those_of_the_dense_logits() -> N
         corpus.n_terms,
         corpus.char_sizes,
     )
-    logits = _model._logits(dense, word_corpus)
+    logits = _corpus.corpus_logits(dense, word_corpus)
     assert (chosen[:, 0] == corpus.routes).all()
     # The other candidates are the strongest other routes, strongest first.
     logits[np.arange(corpus.n_docs), corpus.routes] = -np.inf
@@ -86,7 +86,7 @@ def test_logits_gathered_from_sparse_naive_bayes_are_the_dense_ones_on_the_candi
     dense, _, _ = _model._bayes_weights(corpus, 30)
     bayes, _, _ = _sparse.sparse_bayes(corpus, 30, SMOOTHING)
     chosen = _candidates.candidates(corpus, bayes)
-    expected = np.take_along_axis(_model._logits(dense, corpus), chosen, axis=1)
+    expected = np.take_along_axis(_corpus.corpus_logits(dense, corpus), chosen, axis=1)
     got = _candidates.gathered_logits(corpus, bayes, chosen)
     # Equal but for a shift common to a text's candidates (the centring): no softmax sees it.
     shift = (got - expected).mean(axis=1, keepdims=True)
