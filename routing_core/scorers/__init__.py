@@ -19,7 +19,15 @@ from routing_core.pack import (
     LlmScorerSettings,
     Pack,
 )
-from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term, Tier, route_texts
+from routing_core.scorers.base import (
+    RouteText,
+    Scorer,
+    ScorerFailure,
+    ScorerInfo,
+    Term,
+    Tier,
+    route_texts,
+)
 
 if TYPE_CHECKING:
     from routing_core.scorers.llm import LlmDecider
@@ -27,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RouteText",
     "Scorer",
+    "ScorerFailure",
     "ScorerInfo",
     "Term",
     "Tier",
