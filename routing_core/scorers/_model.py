@@ -188,125 +188,282 @@ def train(
         progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     preparing, progress = progress.part(0.0, PREPARING_SHARE), progress.part(PREPARING_SHARE, 1)
-    bayes: Float32Array | _sparse.SparseBayes
-    if n_routes > _candidates.CANDIDATE_ROUTES:  # never a dense terms x routes matrix
-        bayes, totals, own_mass = _sparse.sparse_bayes(corpus, n_routes, SMOOTHING)
-    else:
-        bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
+    bayes, totals, own_mass = _naive_bayes(corpus, n_routes)
     preparing(0.3)
-    everything = np.ones(corpus.n_docs, bool)
-    held = (np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1
-    calibrate = held.sum() >= MIN_CALIBRATION and n_routes >= 2
-    # The character 3-grams are learned only from a pack big enough to check the model on
-    # held-out texts: from a handful of examples they learn accidents of spelling (on two
-    # routes of five examples, "completely unrelated words" leaned 2:1 to one of them).
-    margin = MARGIN if calibrate else 0.0
-    initial = None
-    if warm is not None and calibrate:
-        initial = warm.weights  # minus naive Bayes where it knew the term and the route
-        # Block by block, then the unknown cells back to 0 (they were 0): no second
-        # terms x routes array (most of a GB at 2,000 routes).
-        for first in range(0, len(initial), _sparse.ROWS_AT_ONCE):
-            last = min(len(initial), first + _sparse.ROWS_AT_ONCE)
-            initial[first:last] -= NB_SCALE * _bayes_rows(bayes, first, last)
-        initial[~warm.known_terms] = 0.0
-        if not warm.known_routes.all():
-            initial[:, ~warm.known_routes] = 0.0
-    # Few examples per route: the correction learns the character 4-grams too (`_few`).
-    sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
-    learner: _Correction | _candidates.CandidateCorrection
-    if isinstance(bayes, _sparse.SparseBayes):
-        chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
-        if initial is not None and warm is not None and warm.changed is not None:
-            # A warm start learns only on the texts an edit can move: those of the changed
-            # routes and those with a changed route among their candidates. Every other
-            # text's step would touch only cells the earlier model already learned.
-            corpus, own_mass, chosen, everything, warm = _affected(corpus, own_mass, chosen, warm)
-        base = NB_SCALE * _leave_one_out_logits(
-            corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
-        )
-        rates = _rates(corpus, calibrate, sizes)
-        margin = _candidates.CANDIDATE_MARGIN if calibrate else 0.0
-        learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
-        labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
-        columns: IntArray | None = chosen
-    else:
-        base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
-        learner = _Correction(corpus, n_routes, calibrate, margin, sizes)
-        if initial is not None:
-            learner.weights[:] = initial
-        labels = corpus.routes
-        columns = None
+    calibrate = _can_calibrate(corpus.n_docs, n_routes)
+    initial = _warm_weights(warm, bayes) if warm is not None and calibrate else None
+    plan = _plan(corpus, n_routes, bayes, totals, own_mass, calibrate, initial, warm, preparing)
     preparing(1.0)
-    if initial is not None and warm is not None:
-        # The earlier model saw the held-out texts: its temperature is the honest one.
-        share = WARM_EPOCHS / (WARM_EPOCHS + 1)
-        learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress.part(0.0, share))
-        # A batch of a few fresh texts would step as hard as a full one: scale it down.
-        learner.scale_rates(min(1.0, warm.fresh.sum() / BATCH))
-        learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
-        model = _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
-        semantic = None
-        if vectors is not None and warm.semantic_weight is not None and columns is None:
-            # Closed form: learned again on every text, at the weight fitted before.
-            matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
-            semantic = _semantic.Semantic(matrix, intercepts, warm.semantic_weight)
-            semantic = semantic if semantic.storable() else None
-        return dataclasses.replace(
-            model, bias=warm.bias, semantic=semantic, fitted_on=warm.fitted_on
+    if plan.warm is not None:
+        return _learn_warm(plan, plan.warm, bayes, n_routes, vectors, progress)
+    return _learn_cold(plan, bayes, n_routes, out_of_scope, cross_validate, vectors, progress)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the correction learns: the texts, the learner and the logits it corrects.
+
+    `labels` are each text's own column and `columns` each text's routes when a large pack
+    learns against candidates (own route first, so every label is 0); None: column i is
+    route i. `warm` is set only when the learning starts from an earlier model.
+    """
+
+    corpus: Corpus
+    learner: _Correction | _candidates.CandidateCorrection
+    base: Float32Array  # each text's naive-Bayes logits without its own counts, scaled
+    labels: IntArray
+    columns: IntArray | None
+    everything: npt.NDArray[np.bool_]
+    calibrate: bool
+    warm: Warm | None = None
+
+
+def _naive_bayes(
+    corpus: Corpus, n_routes: int
+) -> tuple[Float32Array | _sparse.SparseBayes, Float32Array, Float32Array]:
+    """Naive Bayes, its route totals and each entry's own mass; sparse past CANDIDATE_ROUTES
+    routes, where a dense terms x routes matrix would be most of a GB."""
+    if n_routes > _candidates.CANDIDATE_ROUTES:
+        return _sparse.sparse_bayes(corpus, n_routes, SMOOTHING)
+    return _bayes_weights(corpus, n_routes)
+
+
+def _held_out(n_docs: int) -> npt.NDArray[np.bool_]:
+    """Every HOLD_OUT-th text: those the temperature, floor and margin are fitted on."""
+    held: npt.NDArray[np.bool_] = (np.arange(n_docs) % HOLD_OUT) == HOLD_OUT - 1
+    return held
+
+
+def _can_calibrate(n_docs: int, n_routes: int) -> bool:
+    """Enough held-out texts to fit a temperature on, and two routes to tell apart.
+
+    Only such a pack learns the character 3-grams and the margin: from a handful of examples
+    they learn accidents of spelling (on two routes of five examples, "completely unrelated
+    words" leaned 2:1 to one of them).
+    """
+    return int(_held_out(n_docs).sum()) >= MIN_CALIBRATION and n_routes >= 2
+
+
+def _warm_weights(warm: Warm, bayes: Float32Array | _sparse.SparseBayes) -> Float32Array:
+    """The earlier model's weights minus naive Bayes where it knew the term and the route
+    (the correction it had learned), 0 elsewhere: where this correction starts."""
+    initial = warm.weights
+    # Block by block, then the unknown cells back to 0 (they were 0): no second
+    # terms x routes array (most of a GB at 2,000 routes).
+    for first in range(0, len(initial), _sparse.ROWS_AT_ONCE):
+        last = min(len(initial), first + _sparse.ROWS_AT_ONCE)
+        initial[first:last] -= NB_SCALE * _bayes_rows(bayes, first, last)
+    initial[~warm.known_terms] = 0.0
+    if not warm.known_routes.all():
+        initial[:, ~warm.known_routes] = 0.0
+    return initial
+
+
+def _plan(
+    corpus: Corpus,
+    n_routes: int,
+    bayes: Float32Array | _sparse.SparseBayes,
+    totals: Float32Array,
+    own_mass: Float32Array,
+    calibrate: bool,
+    initial: Float32Array | None,
+    warm: Warm | None,
+    preparing: Progress,
+) -> _Plan:
+    """The learner over every route, or past CANDIDATE_ROUTES over each text's candidates
+    (`_candidates`); a pack with few examples per route corrects the 4-grams too (`_few`)."""
+    sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
+    started = warm if initial is not None else None
+    if isinstance(bayes, _sparse.SparseBayes):
+        bayes_ = (bayes, totals, own_mass)
+        return _candidate_plan(
+            corpus, n_routes, bayes_, calibrate, sizes, initial, started, preparing
         )
-    # The first epochs without the held-out texts, to see how confident the model is on
-    # text it never saw; the last epoch then learns from every text.
-    # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
-    # temper the overconfidence that longer training on a handful of texts brings.
-    epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
-    final = _few.final_epochs(corpus.n_docs, BATCH, FINAL_EPOCHS) if calibrate else FINAL_EPOCHS
+    base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
+    learner = _Correction(corpus, n_routes, calibrate, MARGIN if calibrate else 0.0, sizes)
+    if initial is not None:
+        learner.weights[:] = initial
+    everything = np.ones(corpus.n_docs, bool)
+    return _Plan(corpus, learner, base, corpus.routes, None, everything, calibrate, started)
+
+
+def _candidate_plan(
+    corpus: Corpus,
+    n_routes: int,
+    bayes: tuple[_sparse.SparseBayes, Float32Array, Float32Array],
+    calibrate: bool,
+    sizes: tuple[int, ...],
+    initial: Float32Array | None,
+    warm: Warm | None,
+    preparing: Progress,
+) -> _Plan:
+    """Each text against its own route and the routes naive Bayes finds strongest for it;
+    a warm start only on the texts an edit can move."""
+    sparse_bayes, totals, own_mass = bayes
+    chosen = _candidates.candidates(corpus, sparse_bayes, preparing.part(0.3, 0.7))
+    everything = np.ones(corpus.n_docs, bool)
+    if warm is not None and warm.changed is not None:
+        # Those of the changed routes and those with a changed route among their
+        # candidates: every other text's step would touch only cells the earlier model
+        # already learned.
+        corpus, own_mass, chosen, everything, warm = _affected(corpus, own_mass, chosen, warm)
+    base = NB_SCALE * _leave_one_out_logits(
+        corpus, sparse_bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
+    )
+    rates = _rates(corpus, calibrate, sizes)
+    margin = _candidates.CANDIDATE_MARGIN if calibrate else 0.0
+    learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
+    labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
+    return _Plan(corpus, learner, base, labels, chosen, everything, calibrate, warm)
+
+
+def _learn_warm(
+    plan: _Plan,
+    warm: Warm,
+    bayes: Float32Array | _sparse.SparseBayes,
+    n_routes: int,
+    vectors: Float32Array | None,
+    progress: Progress,
+) -> Model:
+    """WARM_EPOCHS passes over every text, then FRESH_EPOCHS over the texts the earlier model
+    never saw; the earlier model saw the held-out texts, so its temperature, floor and
+    margin are the honest ones and are kept."""
+    learner, base = plan.learner, plan.base
+    share = WARM_EPOCHS / (WARM_EPOCHS + 1)
+    learner.fit(base, plan.everything, WARM_EPOCHS, SEED + 1, progress.part(0.0, share))
+    # A batch of a few fresh texts would step as hard as a full one: scale it down.
+    learner.scale_rates(min(1.0, warm.fresh.sum() / BATCH))
+    learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
+    model = _finish(learner, bayes, warm.temperature, plan.calibrate, warm.floor, warm.margin)
+    semantic = None
+    if vectors is not None and warm.semantic_weight is not None and plan.columns is None:
+        # Closed form: learned again on every text, at the weight fitted before.
+        semantic = _semantic_view(vectors, plan.corpus.routes, n_routes, warm.semantic_weight)
+    return dataclasses.replace(model, bias=warm.bias, semantic=semantic, fitted_on=warm.fitted_on)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fitted:
+    """What held-out texts fit: temperature, floor, near-tie margin, the hinge's factor in
+    the logits and the semantic view's weight (None: no view). Uncalibrated: the defaults."""
+
+    temperature: float = 1.0
+    floor: float | None = None
+    margin: float | None = None
+    hinge_factor: float = 0.0
+    view_weight: float | None = None
+
+
+def _learn_cold(
+    plan: _Plan,
+    bayes: Float32Array | _sparse.SparseBayes,
+    n_routes: int,
+    out_of_scope: bool,
+    cross_validate: bool,
+    vectors: Float32Array | None,
+    progress: Progress,
+) -> Model:
+    """Passes without the held-out texts, the fit on them, then a last pass over every text
+    (continuing the same weights): one pass of learning where a trial correction and a kept
+    one would cost twice as much, with the same calibration."""
+    corpus, learner, calibrate = plan.corpus, plan.learner, plan.calibrate
+    held = _held_out(corpus.n_docs)
+    epochs, final = _schedule(corpus.n_docs, held, calibrate)
     share = epochs / (epochs + final)
-    held_passes = progress.part(0.0, share)
+    learned, held_passes = ~held if calibrate else plan.everything, progress.part(0.0, share)
     if isinstance(learner, _candidates.CandidateCorrection):  # its early passes: fewer candidates
-        early = _candidates.EARLY_EPOCHS
-        learner.fit(base, ~held if calibrate else everything, epochs, SEED, held_passes, early)
+        learner.fit(plan.base, learned, epochs, SEED, held_passes, _candidates.EARLY_EPOCHS)
     else:
-        learner.fit(base, ~held if calibrate else everything, epochs, SEED, held_passes)
-    # A pack big enough to calibrate adds a second, differently trained model (`_hinge`);
-    # not past CANDIDATE_ROUTES, whose learning must not hold terms x routes arrays.
-    with_hinge = calibrate and columns is None and _hinge.WEIGHT > 0.0
-    hinge = _hinge.Hinge(corpus, n_routes) if with_hinge else None
-    if hinge is not None:
-        hinge.fit(~held, _hinge.STEPS, SEED)
-    temperature, floor, menu_margin, factor, meaning = 1.0, None, None, 0.0, None
+        learner.fit(plan.base, learned, epochs, SEED, held_passes)
+    hinge = _held_hinge(corpus, n_routes, held) if calibrate and plan.columns is None else None
+    fitted = _Fitted()
     if calibrate:
-        logits = base[held] + learner.logits(held)
-        temperature = fit_temperature(logits, labels[held])
-        if hinge is not None:  # its weight is in units of the calibrated logits
-            factor = _hinge.WEIGHT * temperature
-            logits += factor * hinge.logits(held)
-            temperature = fit_temperature(logits, labels[held])
-        if vectors is not None and columns is None:
-            meaning = _semantic_weight(logits, temperature, vectors, corpus.routes, n_routes, held)
-            if meaning is not None:
-                weight, temperature, held_scores = meaning
-                logits += weight * held_scores
-        calibrated, n_scored = logits / temperature, n_routes - out_of_scope
-        routes_of = None if columns is None else columns[held]
-        floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
-        menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
-    learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
+        fitted = _fit_held_out(plan, held, hinge, vectors, n_routes, n_routes - out_of_scope)
+    learner.fit(plan.base, plan.everything, final, SEED + 1, progress.part(share, 1.0))
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
-        floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
-    model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+        floor, margin = _cross_validated(corpus, n_routes, out_of_scope)
+        fitted = dataclasses.replace(fitted, floor=floor, margin=margin)
+    model = _finish(learner, bayes, fitted.temperature, calibrate, fitted.floor, fitted.margin)
     if calibrate:
         model = dataclasses.replace(model, fitted_on=corpus.n_docs)
-    if meaning is not None and vectors is not None:
-        matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
-        view = _semantic.Semantic(matrix, intercepts, meaning[0])
-        if view.storable():
-            model = dataclasses.replace(model, semantic=view)
+    if fitted.view_weight is not None and vectors is not None:
+        view = _semantic_view(vectors, corpus.routes, n_routes, fitted.view_weight)
+        model = model if view is None else dataclasses.replace(model, semantic=view)
     if hinge is None:
         return model
-    hinge.fit(
-        everything, _hinge.FINAL_STEPS, SEED + 1
-    )  # one pass over every text, as the correction's last
+    return _with_hinge(model, hinge, plan.everything, n_routes, fitted.hinge_factor)
+
+
+def _schedule(n_docs: int, held: npt.NDArray[np.bool_], calibrate: bool) -> tuple[int, int]:
+    """Passes before the held-out fit and after it. A pack too small to calibrate keeps the
+    short schedule: with temperature 1 nothing would temper the overconfidence that longer
+    training on a handful of texts brings."""
+    if not calibrate:
+        return HELD_EPOCHS, FINAL_EPOCHS
+    return held_epochs(int((~held).sum())), _few.final_epochs(n_docs, BATCH, FINAL_EPOCHS)
+
+
+def _held_hinge(corpus: Corpus, n_routes: int, held: npt.NDArray[np.bool_]) -> _hinge.Hinge | None:
+    """The second, differently trained model (`_hinge`) learned without the held-out texts,
+    for a pack big enough to calibrate; not past CANDIDATE_ROUTES (the caller checks), whose
+    learning must not hold terms x routes arrays. None when its weight is 0."""
+    if _hinge.WEIGHT <= 0.0:
+        return None
+    hinge = _hinge.Hinge(corpus, n_routes)
+    hinge.fit(~held, _hinge.STEPS, SEED)
+    return hinge
+
+
+def _fit_held_out(
+    plan: _Plan,
+    held: npt.NDArray[np.bool_],
+    hinge: _hinge.Hinge | None,
+    vectors: Float32Array | None,
+    n_routes: int,
+    n_scored: int,
+) -> _Fitted:
+    """Temperature, hinge factor, view weight, floor and margin, fitted in that order on the
+    held-out texts' logits, each on the logits the one before it made."""
+    labels = plan.labels[held]
+    logits = plan.base[held] + plan.learner.logits(held)
+    temperature, factor, weight = fit_temperature(logits, labels), 0.0, None
+    if hinge is not None:  # its weight is in units of the calibrated logits
+        factor = _hinge.WEIGHT * temperature
+        logits += factor * hinge.logits(held)
+        temperature = fit_temperature(logits, labels)
+    if vectors is not None and plan.columns is None:
+        routes = plan.corpus.routes
+        meaning = _semantic_weight(logits, temperature, vectors, routes, n_routes, held)
+        if meaning is not None:
+            weight, temperature, held_scores = meaning
+            logits += weight * held_scores
+    calibrated = logits / temperature
+    routes_of = None if plan.columns is None else plan.columns[held]
+    floor = fit_floor(calibrated, labels, n_scored, routes_of)
+    margin = fit_margin(calibrated, labels, n_scored, floor, routes_of)
+    return _Fitted(temperature, floor, margin, factor, weight)
+
+
+def _semantic_view(
+    vectors: Float32Array, routes: IntArray, n_routes: int, weight: float
+) -> _semantic.Semantic | None:
+    """The semantic view learned on every text at `weight`, or None when it cannot be stored."""
+    everything = np.ones(len(routes), bool)
+    matrix, intercepts = _semantic.fit(vectors, routes, n_routes, everything)
+    view = _semantic.Semantic(matrix, intercepts, weight)
+    return view if view.storable() else None
+
+
+def _with_hinge(
+    model: Model,
+    hinge: _hinge.Hinge,
+    everything: npt.NDArray[np.bool_],
+    n_routes: int,
+    factor: float,
+) -> Model:
+    """The hinge's last pass over every text (as the correction's), folded into the model's
+    weights and its intercepts into `bias`."""
+    hinge.fit(everything, _hinge.FINAL_STEPS, SEED + 1)
     bias = np.zeros(n_routes, np.float32)
     # Up to CANDIDATE_ROUTES the weights are one matrix already (blocks only past it), so
     # this returns them as they are and the hinge adds to them in place.
