@@ -128,7 +128,7 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
 
 def clinc_turns(data: Path) -> dict[str, Any]:
     """route() CPU p50 / p99 on the real CLINC150 pack, over 2,000 of its test messages."""
-    from routing_core.build import build_pack_file
+    from routing_core import build_pack_file
 
     router = Router(load_pack(dump_pack(build_pack_file(data / "clinc150" / "routes.json"))))
     return _turns(router, _clinc_messages(data))

@@ -24,9 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_tiers import MODEL, TIERS, CachedEncoder, _fitted, _router  # noqa: E402
 from few_shot import SHOTS, subsample  # noqa: E402
 
-from routing_core.build import build_pack  # noqa: E402
-from routing_core.cases import Case, load_cases  # noqa: E402
-from routing_core.evaluate import evaluate  # noqa: E402
+from routing_core import Case, build_pack, evaluate, load_cases  # noqa: E402
 from routing_core.scorers import embedding  # noqa: E402
 
 

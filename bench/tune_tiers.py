@@ -25,8 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_tiers import MODEL, CachedEncoder  # noqa: E402
 
-from routing_core.build import build_pack_file  # noqa: E402
-from routing_core.cases import load_cases  # noqa: E402
+from routing_core import build_pack_file, load_cases  # noqa: E402
 from routing_core.scorers import embedding, route_texts  # noqa: E402
 from routing_core.scorers.lexical import LexicalScorer  # noqa: E402
 

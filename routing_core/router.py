@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from routing_core.cascade import Cascade, Outcome, Tier
+from routing_core.cascade import Cascade, Outcome
 from routing_core.codec import PackSource, load_pack
 from routing_core.decision import (
     By,
@@ -29,7 +29,7 @@ from routing_core.errors import PackError
 from routing_core.pack import Pack, Route
 from routing_core.policy import Policy, Ranking, Verdict, VerdictKind, softmax
 from routing_core.rules import RuleSet
-from routing_core.scorers import build_decider, build_tiers
+from routing_core.scorers import Tier, build_decider, build_tiers
 from routing_core.scorers.base import NO_USAGE, Scorer, Usage
 from routing_core.scorers.llm import STAY, LlmDecider
 from routing_core.text import RegexBudget

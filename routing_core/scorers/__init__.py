@@ -20,17 +20,26 @@ from routing_core.pack import (
     LlmScorerSettings,
     Pack,
 )
-from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term
+from routing_core.scorers.base import (
+    RouteText,
+    Scorer,
+    ScorerFailure,
+    ScorerInfo,
+    Term,
+    Tier,
+    route_texts,
+)
 
 if TYPE_CHECKING:
-    from routing_core.cascade import Tier
     from routing_core.scorers.llm import LlmDecider
 
 __all__ = [
     "RouteText",
     "Scorer",
+    "ScorerFailure",
     "ScorerInfo",
     "Term",
+    "Tier",
     "build_decider",
     "build_scorer",
     "build_tiers",
@@ -40,13 +49,6 @@ __all__ = [
 TierSettings = (
     LexicalScorerSettings | EmbeddingScorerSettings | HybridScorerSettings | LlmScorerSettings
 )
-
-
-def route_texts(pack: Pack) -> list[RouteText]:
-    """What a scorer may learn from: names, descriptions, examples, keywords (never messages)."""
-    return [
-        RouteText(r.name, r.description, tuple(r.examples), tuple(r.keywords)) for r in pack.routes
-    ]
 
 
 def build_scorer(pack: Pack, settings: TierSettings | None = None) -> Scorer:
@@ -67,8 +69,6 @@ def build_tiers(pack: Pack) -> tuple[Tier, ...]:
     Raises:
         PackError: a tier needs an optional extra that is not installed.
     """
-    from routing_core.cascade import Tier
-
     settings = pack.scorer
     if not isinstance(settings, CascadeScorerSettings):
         located: list[tuple[str, TierSettings]] = [("scorer", settings)]

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
+from routing_core._types import Float32Array, IntArray
 
 # The covariance is (1 - SHRINK) x the texts' pooled within-route covariance + SHRINK x its
 # mean variance on the diagonal: with 10 examples per route a pooled covariance of 256
@@ -42,11 +41,11 @@ class Semantic:
     """What a model learned of the texts' meaning: `weight` x (vector @ matrix + bias) joins
     each route's logit. `matrix` is (dimensions x routes), `bias` one value per route."""
 
-    matrix: FloatArray
-    bias: FloatArray
+    matrix: Float32Array
+    bias: Float32Array
     weight: float
 
-    def folded(self) -> tuple[FloatArray, FloatArray]:
+    def folded(self) -> tuple[Float32Array, Float32Array]:
         """(matrix, bias) with the weight in them: what a turn adds is vector @ matrix + bias,
         and what the pack stores."""
         weight = np.float32(self.weight)
@@ -60,8 +59,8 @@ class Semantic:
 
 
 def fit(
-    vectors: FloatArray, routes: IntArray, n_routes: int, docs: npt.NDArray[np.bool_]
-) -> tuple[FloatArray, FloatArray]:
+    vectors: Float32Array, routes: IntArray, n_routes: int, docs: npt.NDArray[np.bool_]
+) -> tuple[Float32Array, Float32Array]:
     """The shrunk discriminant learned from the texts `docs`: (matrix, bias), weight 1.
 
     A route with no text among `docs` gets the mean of all of them, so it scores as an

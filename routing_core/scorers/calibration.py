@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from routing_core._types import Float64Array, IntArray
 
 # One rule for every tier, first chosen for the lexical build (`_model.py`).
 # Every HOLD_OUT-th text is kept out of a trial correction to fit the temperature on; a
@@ -79,7 +78,7 @@ def held_out_examples(counts: Sequence[int]) -> list[tuple[int, int]]:
     return [(route, i) for route, n in enumerate(counts) for i in range(HOLD_OUT - 1, n, HOLD_OUT)]
 
 
-def softmax_rows(logits: npt.ArrayLike, temperature: float) -> FloatArray:
+def softmax_rows(logits: npt.ArrayLike, temperature: float) -> Float64Array:
     """Row-wise softmax of logits / temperature; a row of -inf (nothing scored) stays 0."""
     scaled = np.asarray(logits, np.float64) / temperature
     top = scaled.max(axis=1, keepdims=True)
@@ -87,7 +86,7 @@ def softmax_rows(logits: npt.ArrayLike, temperature: float) -> FloatArray:
     shares = np.exp(scaled - top)
     totals = shares.sum(axis=1, keepdims=True)
     totals[totals == 0.0] = 1.0
-    out: FloatArray = shares / totals
+    out: Float64Array = shares / totals
     return out
 
 
@@ -186,7 +185,7 @@ def fit_weights(
     labels: IntArray,
     start: Sequence[float],
     steps: int = 25,
-) -> FloatArray:
+) -> Float64Array:
     """The θ minimising the held-out log-loss of softmax(Σ θ_k features_k), row-wise, plus
     PRIOR_TEXTS texts' worth of |θ - start|² (Newton's method; the loss is convex in θ).
 
@@ -201,7 +200,7 @@ def fit_weights(
     ridge = PRIOR_TEXTS / max(1, n)
     own = rows[:, np.arange(n), labels]  # k x texts
 
-    def cost(t: FloatArray) -> float:
+    def cost(t: Float64Array) -> float:
         z = np.tensordot(t, rows, axes=1)
         top = z.max(axis=1)
         norm = top + np.log(np.exp(z - top[:, None]).sum(axis=1))

