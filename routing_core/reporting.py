@@ -14,13 +14,12 @@ import logging
 import queue
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from routing_core import _http
 from routing_core.decision import Decision
 from routing_core.redaction import redact, scrub_evidence
 from routing_core.version import user_agent
@@ -54,7 +53,7 @@ class EventReporter:
         batch_size: records per POST (at most 500).
         flush_every: seconds a partial batch waits before it is sent.
         max_queue: records held while the studio is slow; beyond it new records are dropped.
-        timeout: seconds for one POST.
+        timeout: seconds for one POST, redirects and a slow answer included.
         redactor: applied to every message before it is queued; `None` sends no message text.
     """
 
@@ -177,17 +176,27 @@ class EventReporter:
             self._post(body, n)
 
     def _post(self, body: bytes, n: int) -> None:
-        request = urllib.request.Request(
-            self.url, data=body, method="POST", headers=self._headers()
-        )
+        """POST one body under `PackFetcher`'s transport rules (`routing_core._http`).
+
+        The token goes only to the configured origin: a redirect elsewhere is a failure, so
+        events are counted as sent only when the studio itself accepted them (a 2xx).
+        """
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                response.read()
+            answer = _http.request(
+                self.url,
+                self._headers(),
+                method="POST",
+                body=body,
+                timeout=self.timeout,
+                limit=64 * 1024,  # the studio's answer is a short JSON summary
+            )
+        except _http.FetchError as exc:
+            self._settle(n, "failed", str(exc))
+            return
+        if 200 <= answer.status < 300:
             self._settle(n, "sent", None)
-        except urllib.error.HTTPError as exc:
-            self._settle(n, "failed", f"HTTP {exc.code} from the studio")
-        except (OSError, ValueError) as exc:  # URLError, timeouts, resets
-            self._settle(n, "failed", f"cannot reach the studio: {exc}")
+        else:
+            self._settle(n, "failed", f"HTTP {answer.status} from the studio")
 
     def _headers(self) -> dict[str, str]:
         return {
