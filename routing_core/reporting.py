@@ -9,6 +9,8 @@ and the evidence that quotes them keeps no more of them than the redacted messag
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import queue
@@ -31,6 +33,11 @@ MAX_BATCH = 500  # the studio refuses larger batches
 # ~10 KB): a batch is split so that each POST stays under this many bytes.
 MAX_BODY_BYTES = 1_000_000
 MAX_MESSAGE_CHARS = 4000  # the studio keeps no more of a message
+# Marks a conversation id that was replaced by its keyed hash (docs/event-schema.md).
+CONVERSATION_HASH_PREFIX = "h:"
+# The hash is written in letters a–p, never digits: no redaction pass (the studio's on ingest
+# too) can take a digit run out of it and break the grouping.
+_HEX_AS_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,12 +141,29 @@ class EventReporter:
             text = self._redactor(raw[:MAX_MESSAGE_CHARS])
         return {
             "at": datetime.now(UTC).isoformat(),
-            "conversation": conversation,
+            "conversation": self._conversation_id(conversation),
             "turn": turn,
             "message": text,
             # Its evidence quotes the message: no more of it than the message keeps.
             "event": scrub_evidence(decision.to_event(), text),
         }
+
+    def _conversation_id(self, conversation: str | None) -> str | None:
+        """The id as sent, or a keyed hash of it when it holds what redaction takes out.
+
+        Agents often key conversations by the user's e-mail address or phone number. Such an
+        id is replaced by an HMAC keyed with the reporter's token: the same id always gives the
+        same hash, so the studio still groups a conversation's turns (from every process that
+        reports with the token), while whoever reads the stored events, the studio included
+        (which keeps only a hash of the token), cannot recover or test guesses of the address.
+        """
+        if conversation is None:
+            return None
+        text = conversation if isinstance(conversation, str) else str(conversation)
+        if redact(text) == text:
+            return text
+        digest = hmac.new(self._token.encode(), text.encode(), hashlib.sha256).hexdigest()
+        return CONVERSATION_HASH_PREFIX + digest[:32].translate(_HEX_AS_LETTERS)
 
     def _ensure_thread(self) -> None:
         if self._thread is None:
