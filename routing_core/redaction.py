@@ -38,7 +38,7 @@ _CARD = re.compile(rf"(?<!\d)\d(?:[ \u00a0{_DASH}]?\d){{12,18}}(?!\d)")
 _GROUPED = re.compile(
     r"(?<!\d)\d{2,7}(?P<sep>[^\S\n]{0,2}[_/,.|:;\\·•"
     + _DASH
-    + r"][^\S\n]{0,2}|[^\S\n]{2,3})\d{2,7}(?:(?P=sep)\d{2,7}){1,7}(?!\d)"
+    + r"][^\S\n]{0,2}|[^\S\n]{2,3})\d{2,7}(?:(?P=sep)\d{2,7}){0,7}(?!\d)"
 )
 # An optional +, then digits with the separators people type in phone numbers, 8+ digits in all;
 # never from an ISO date (2024-05-01, its time after it), which has eight digits too.
