@@ -74,9 +74,11 @@ def router() -> Router:
 
 
 def _report_twice(url: str, router: Router, **kwargs: float) -> EventReporter:
-    reporter = EventReporter(url, token="rse_secret", flush_every=0.05, **kwargs)
-    for text in ("I want a refund", "where is my parcel"):
-        assert reporter.report(router.route(text), text)
+    """Two records in one batch (of two), so one POST carries both."""
+    reporter = EventReporter(url, token="rse_secret", batch_size=2, flush_every=5.0, **kwargs)
+    decisions = [(router.route(text), text) for text in ("I want a refund", "where is my parcel")]
+    for decision, text in decisions:
+        assert reporter.report(decision, text)
     return reporter
 
 
