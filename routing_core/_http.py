@@ -1,10 +1,15 @@
-"""One bounded HTTP GET for pack pulls: a whole-request deadline, redirects only within the origin.
+"""One bounded HTTP request for the studio: a whole-request deadline, redirects only within the origin.
+
+Both directions an agent talks to the studio in go through here: pack pulls (`PackFetcher`'s GET)
+and decision events (`EventReporter`'s POST), so the token they carry obeys the same rules.
 
 urllib's `timeout` bounds each socket operation, not the request, so a server that drips a byte
 at a time holds a caller for as long as it likes; and urllib follows a redirect to any host
 with every header, the agent's bearer token included. Here a timer cuts the connection at the
 deadline (headers and body alike), and redirects are followed by hand, only to the URL's own
 origin (scheme, host and port: so never from https down to http), at most `MAX_REDIRECTS` times.
+A request with a body follows only 307 and 308 (which repeat it whole): a 301, 302 or 303 would
+turn it into a GET without its body, which delivers nothing, so it is a failure.
 """
 
 from __future__ import annotations
@@ -54,24 +59,55 @@ def get(url: str, headers: Mapping[str, str], *, timeout: float, limit: int) -> 
         FetchError: no answer in time, a redirect to another origin, too many redirects, or
             the network failed.
     """
+    return request(url, headers, timeout=timeout, limit=limit)
+
+
+def request(
+    url: str,
+    headers: Mapping[str, str],
+    *,
+    timeout: float,
+    limit: int,
+    method: str = "GET",
+    body: bytes | None = None,
+) -> Answer:
+    """Send `method` (with `body`) to `url` under the module's rules, all within `timeout` seconds.
+
+    Raises:
+        FetchError: no answer in time, a redirect to another origin (or one that would drop
+            the body), too many redirects, or the network failed.
+    """
     deadline = _Deadline(timeout)
+    sent = _Request(method, dict(headers), body)
     try:
-        return _follow(url, headers, deadline, limit)
+        return _follow(url, sent, deadline, limit)
     finally:
         deadline.cancel()
 
 
-def _follow(url: str, headers: Mapping[str, str], deadline: _Deadline, limit: int) -> Answer:
+@dataclass(frozen=True, slots=True)
+class _Request:
+    method: str
+    headers: dict[str, str]
+    body: bytes | None
+
+
+def _follow(url: str, sent: _Request, deadline: _Deadline, limit: int) -> Answer:
     home, current = origin(url), url
     for _ in range(MAX_REDIRECTS + 1):
-        answer = _once(current, headers, deadline, limit)
+        answer = _once(current, sent, deadline, limit)
         if answer.status not in _REDIRECTS:
             return answer
         target = urljoin(current, answer.headers.get("Location", ""))
         if origin(target) != home:
             raise FetchError(
                 f"redirected to another site ({_site(target)}); not followed, "
-                "a pack is taken only from the configured address"
+                "the token goes only to the configured address"
+            )
+        if sent.body is not None and answer.status not in (307, 308):
+            raise FetchError(
+                f"redirected with {answer.status}, which would drop the request's body; "
+                "not followed"
             )
         current = target
     raise FetchError(f"more than {MAX_REDIRECTS} redirects")
@@ -82,13 +118,15 @@ def _site(url: str) -> str:
     return f"{scheme}://{host}:{port}" if host else "an address without a host"
 
 
-def _once(url: str, headers: Mapping[str, str], deadline: _Deadline, limit: int) -> Answer:
+def _once(url: str, sent: _Request, deadline: _Deadline, limit: int) -> Answer:
     opener = urllib.request.build_opener(
         _NoRedirects(), _HTTPHandler(deadline), _HTTPSHandler(deadline)
     )
-    request = urllib.request.Request(url, headers=dict(headers))
     try:
-        answer = _open(opener, request, deadline, limit)
+        prepared = urllib.request.Request(
+            url, data=sent.body, headers=sent.headers, method=sent.method
+        )
+        answer = _open(opener, prepared, deadline, limit)
     except (OSError, ValueError, http.client.HTTPException) as exc:
         if not deadline.expired:
             raise FetchError(f"cannot reach the studio: {exc}") from None

@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 from routing_core.cases import Case
 from routing_core.errors import PackError
 from routing_core.evaluate import CaseResult, Progress, evaluate, run_case
+from routing_core.keywords import KeywordMatcher
 from routing_core.pack import Pack, Route
 from routing_core.repair_edits import EDIT_KINDS, ROUTE_KINDS, Edit, EditKind, apply_edit, lexicon
 from routing_core.router import Router
 from routing_core.scorers._terms import STOP_WORDS
-from routing_core.text import compile_keywords, words
+from routing_core.text import words
 
 __all__ = [
     "EDIT_KINDS",
@@ -325,8 +326,7 @@ def _content(text: str) -> list[str]:
 
 
 def _occurs(keyword: str, text: str) -> bool:
-    pattern = compile_keywords([keyword])
-    return pattern is not None and pattern.search(text) is not None
+    return KeywordMatcher([keyword]).search(text)
 
 
 def _closest(pack: Pack, route: str, text: str, limit: int = 3) -> list[str]:

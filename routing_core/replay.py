@@ -4,6 +4,10 @@ Pure: records in (what `EventReporter` sends and the studio stores: `message`, `
 report out. Each turn is replayed on its own with the incumbent it had then (`event.from_route`),
 so turns are independent and any split into partitions gives the same report: the in-process
 replay and a cluster's agree exactly (tested).
+
+A line of an events file that is not a record (not JSON, not an object, not UTF-8, nested past
+what a parser takes) is a `BadLine`: skipped, counted and named by file and line (the first
+`NAMED_BAD_LINES`), and the replay goes on.
 """
 
 from __future__ import annotations
@@ -17,6 +21,20 @@ from routing_core.decision import Decision
 from routing_core.router import Router
 
 MENU, UNMATCHED = "(menu)", "(unmatched)"
+NAMED_BAD_LINES = 20  # a file of garbage is named by its first lines, then counted
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class BadLine:
+    """A line of an events file that holds no record: where it is and why."""
+
+    path: str
+    line: int  # 1-based
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"path": self.path, "line": self.line, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +73,8 @@ class PartialReplay:
     changes: tuple[TurnChange, ...]
     replayed: int
     skipped: int
+    bad_lines: int = 0
+    bad: tuple[BadLine, ...] = ()  # the first NAMED_BAD_LINES of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +104,8 @@ class ReplayReport:
     replayed: int
     skipped: int
     groups: tuple[FlipGroup, ...] = field(default=())
+    bad_lines: int = 0
+    bad: tuple[BadLine, ...] = ()  # the first NAMED_BAD_LINES, by file and line
 
     @property
     def changed(self) -> int:
@@ -101,6 +123,8 @@ class ReplayReport:
             "changed": self.changed,
             "share_changed": round(self.share_changed, 6),
             "groups": [g.to_dict() for g in self.groups],
+            "bad_lines": self.bad_lines,
+            "bad": [b.to_dict() for b in self.bad],
         }
 
 
@@ -113,14 +137,21 @@ def outcome(route: str | None, verdict: str) -> str:
     return route or UNMATCHED
 
 
-def replay_turns(router: Router, records: Iterable[Mapping[str, Any]]) -> PartialReplay:
+def replay_turns(router: Router, records: Iterable[Mapping[str, Any] | BadLine]) -> PartialReplay:
     """Route every record's message again on `router` and keep the turns that changed.
 
-    Records without a message (the profile keeps no text) or without an event are skipped.
+    Records without a message (the profile keeps no text) or without an event are skipped;
+    bad lines (a reader's `BadLine`s among the records) are counted and the first named.
     """
     changes: list[TurnChange] = []
-    replayed = skipped = 0
+    bad: list[BadLine] = []
+    replayed = skipped = bad_lines = 0
     for record in records:
+        if isinstance(record, BadLine):
+            bad_lines += 1
+            if len(bad) < NAMED_BAD_LINES:
+                bad.append(record)
+            continue
         message, event = record.get("message"), _event(record.get("event"))
         if not isinstance(message, str) or event is None:
             skipped += 1
@@ -129,7 +160,7 @@ def replay_turns(router: Router, records: Iterable[Mapping[str, Any]]) -> Partia
         change = _compare(message, event, router.route(message, event.get("from_route")))
         if change is not None:
             changes.append(change)
-    return PartialReplay(tuple(changes), replayed, skipped)
+    return PartialReplay(tuple(changes), replayed, skipped, bad_lines, tuple(bad))
 
 
 def summarise(parts: Iterable[PartialReplay]) -> ReplayReport:
@@ -144,10 +175,12 @@ def summarise(parts: Iterable[PartialReplay]) -> ReplayReport:
         for (old, new), rows in grouped.items()
     ]
     groups.sort(key=lambda g: (-len(g.changes), g.old, g.new))
-    return ReplayReport(replayed, sum(p.skipped for p in parts), tuple(groups))
+    bad = tuple(sorted(b for p in parts for b in p.bad)[:NAMED_BAD_LINES])
+    skipped = sum(p.skipped for p in parts)
+    return ReplayReport(replayed, skipped, tuple(groups), sum(p.bad_lines for p in parts), bad)
 
 
-def replay(router: Router, records: Iterable[Mapping[str, Any]]) -> ReplayReport:
+def replay(router: Router, records: Iterable[Mapping[str, Any] | BadLine]) -> ReplayReport:
     """Replay records in this process (see `replay_turns`) and report the flips."""
     return summarise([replay_turns(router, records)])
 
@@ -157,7 +190,7 @@ def _event(value: Any) -> Mapping[str, Any] | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past what the parser takes: no event
             return None
     return value if isinstance(value, Mapping) else None
 

@@ -61,6 +61,11 @@ def render_replay(report: ReplayReport) -> str:
         f"replayed {report.replayed} turns ({report.skipped} without a message skipped); "
         f"{report.changed} change ({report.share_changed:.2%})"
     ]
+    if report.bad_lines:
+        lines.append(f"{report.bad_lines} line(s) holding no record skipped:")
+        lines += [f"  {b.path}:{b.line}: {b.reason}" for b in report.bad]
+        if report.bad_lines > len(report.bad):
+            lines.append(f"  … and {report.bad_lines - len(report.bad)} more")
     for group in report.groups:
         lines.append(f"  {group.old} → {group.new}: {len(group.changes)} ({group.share:.2%})")
         for change in group.changes[:SHOWN_PER_GROUP]:

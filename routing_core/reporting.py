@@ -9,18 +9,19 @@ and the evidence that quotes them keeps no more of them than the redacted messag
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import queue
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from routing_core import _http
 from routing_core.decision import Decision
 from routing_core.redaction import redact, scrub_evidence
 from routing_core.version import user_agent
@@ -32,6 +33,11 @@ MAX_BATCH = 500  # the studio refuses larger batches
 # ~10 KB): a batch is split so that each POST stays under this many bytes.
 MAX_BODY_BYTES = 1_000_000
 MAX_MESSAGE_CHARS = 4000  # the studio keeps no more of a message
+# Marks a conversation id that was replaced by its keyed hash (docs/event-schema.md).
+CONVERSATION_HASH_PREFIX = "h:"
+# The hash is written in letters a–p, never digits: no redaction pass (the studio's on ingest
+# too) can take a digit run out of it and break the grouping.
+_HEX_AS_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +60,7 @@ class EventReporter:
         batch_size: records per POST (at most 500).
         flush_every: seconds a partial batch waits before it is sent.
         max_queue: records held while the studio is slow; beyond it new records are dropped.
-        timeout: seconds for one POST.
+        timeout: seconds for one POST, redirects and a slow answer included.
         redactor: applied to every message before it is queued; `None` sends no message text.
     """
 
@@ -135,12 +141,29 @@ class EventReporter:
             text = self._redactor(raw[:MAX_MESSAGE_CHARS])
         return {
             "at": datetime.now(UTC).isoformat(),
-            "conversation": conversation,
+            "conversation": self._conversation_id(conversation),
             "turn": turn,
             "message": text,
             # Its evidence quotes the message: no more of it than the message keeps.
             "event": scrub_evidence(decision.to_event(), text),
         }
+
+    def _conversation_id(self, conversation: str | None) -> str | None:
+        """The id as sent, or a keyed hash of it when it holds what redaction takes out.
+
+        Agents often key conversations by the user's e-mail address or phone number. Such an
+        id is replaced by an HMAC keyed with the reporter's token: the same id always gives the
+        same hash, so the studio still groups a conversation's turns (from every process that
+        reports with the token), while whoever reads the stored events, the studio included
+        (which keeps only a hash of the token), cannot recover or test guesses of the address.
+        """
+        if conversation is None:
+            return None
+        text = conversation if isinstance(conversation, str) else str(conversation)
+        if redact(text) == text:
+            return text
+        digest = hmac.new(self._token.encode(), text.encode(), hashlib.sha256).hexdigest()
+        return CONVERSATION_HASH_PREFIX + digest[:32].translate(_HEX_AS_LETTERS)
 
     def _ensure_thread(self) -> None:
         if self._thread is None:
@@ -177,17 +200,27 @@ class EventReporter:
             self._post(body, n)
 
     def _post(self, body: bytes, n: int) -> None:
-        request = urllib.request.Request(
-            self.url, data=body, method="POST", headers=self._headers()
-        )
+        """POST one body under `PackFetcher`'s transport rules (`routing_core._http`).
+
+        The token goes only to the configured origin: a redirect elsewhere is a failure, so
+        events are counted as sent only when the studio itself accepted them (a 2xx).
+        """
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                response.read()
+            answer = _http.request(
+                self.url,
+                self._headers(),
+                method="POST",
+                body=body,
+                timeout=self.timeout,
+                limit=64 * 1024,  # the studio's answer is a short JSON summary
+            )
+        except _http.FetchError as exc:
+            self._settle(n, "failed", str(exc))
+            return
+        if 200 <= answer.status < 300:
             self._settle(n, "sent", None)
-        except urllib.error.HTTPError as exc:
-            self._settle(n, "failed", f"HTTP {exc.code} from the studio")
-        except (OSError, ValueError) as exc:  # URLError, timeouts, resets
-            self._settle(n, "failed", f"cannot reach the studio: {exc}")
+        else:
+            self._settle(n, "failed", f"HTTP {answer.status} from the studio")
 
     def _headers(self) -> dict[str, str]:
         return {

@@ -6,12 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from routing_core.decision import Evidence
+from routing_core.keywords import KeywordMatcher
 from routing_core.pack import AllMatch, KeywordsMatch, Match, RegexMatch, Rule
 from routing_core.text import (
     RegexBudget,
     clip_evidence,
-    compile_each,
-    compile_keywords,
     compile_user_regex,
     search_bounded,
 )
@@ -24,19 +23,16 @@ class _Hit:
 
 
 class _Keywords:
+    """Keywords in one pass over the message (`routing_core.keywords`), so outside the regex
+    budget: their time is linear in the message whatever the keywords are."""
+
     def __init__(self, match: KeywordsMatch) -> None:
-        self._any = compile_keywords(match.keywords)
-        self._each = compile_each(match.keywords)
+        self._matcher = KeywordMatcher(match.keywords)
 
     def hit(self, message: str, budget: RegexBudget | None = None) -> _Hit | None:
-        if self._any is None or not self._any.search(message):
-            return None
         # Evidence names the first *declared* keyword that occurs, not the leftmost one.
-        for keyword, pattern in self._each:
-            found = pattern.search(message)
-            if found:
-                return _Hit(found.span(), keyword)
-        return None
+        found = self._matcher.first_declared(message)
+        return None if found is None else _Hit(found[1], found[0])
 
 
 class _Regex:

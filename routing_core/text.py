@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import regex
 
@@ -123,26 +123,27 @@ def keyword_pattern(keyword: str) -> str:
     """
     stripped = keyword.strip()
     body = r"\s+".join(re.escape(part) for part in stripped.split())
-    head = r"(?<!\w)" if _is_word_char(stripped[:1]) else ""
-    tail = r"(?!\w)" if _is_word_char(stripped[-1:]) else ""
+    head = r"(?<!\w)" if is_word_char(stripped[:1]) else ""
+    tail = r"(?!\w)" if is_word_char(stripped[-1:]) else ""
     return f"{head}{body}{tail}"
 
 
-def _is_word_char(char: str) -> bool:
+def is_word_char(char: str) -> bool:
+    """The regex engine's `\\w` on str: a letter or a digit of any script, or the underscore."""
     return char.isalnum() or char == "_"
 
 
 def compile_keywords(keywords: Iterable[str]) -> re.Pattern[str] | None:
-    """One case-insensitive alternation of the keywords, or None when there are none."""
+    """One case-insensitive alternation of the keywords, or None when there are none.
+
+    The definition of what a keyword matches. Routing does not search with it (a regex
+    alternation costs time in keywords × message length): `routing_core.keywords` matches
+    the same in one pass, and the equivalence test holds it to this.
+    """
     patterns = [keyword_pattern(k) for k in keywords if k.strip()]
     if not patterns:
         return None
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-
-
-def compile_each(keywords: Sequence[str]) -> list[tuple[str, re.Pattern[str]]]:
-    """Each keyword with its own compiled pattern, in declaration order."""
-    return [(k, re.compile(keyword_pattern(k), re.IGNORECASE)) for k in keywords if k.strip()]
 
 
 def clip_evidence(text: str) -> str | None:

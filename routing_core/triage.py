@@ -25,10 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from routing_core.keywords import KeywordGroups
 from routing_core.lexicons import ENGLISH, question_pattern
 from routing_core.text import (
     RegexBudget,
-    compile_keywords,
     compile_user_regex,
     search_bounded,
     words,
@@ -82,18 +82,18 @@ class _Lane:
 
 
 class ToolMatcher:
-    """Finds which tools' trigger keywords occur in a message; compiled once per tool set."""
+    """Finds which tools' trigger keywords occur in a message; compiled once per tool set.
+
+    Every tool's words go into one automaton (`routing_core.keywords`): one pass over the
+    message, however many tools and words.
+    """
 
     def __init__(self, tool_keywords: Mapping[str, Sequence[str]]) -> None:
-        self._patterns = [
-            (name, pattern)
-            for name, keywords in tool_keywords.items()
-            if (pattern := compile_keywords(keywords)) is not None
-        ]
+        self._groups = KeywordGroups(tool_keywords)
 
     def matches(self, message: str) -> tuple[str, ...]:
         """Names of tools whose keywords occur, in tool order."""
-        return tuple(name for name, pattern in self._patterns if pattern.search(message))
+        return self._groups.matches(message)
 
 
 class IntentClassifier:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from routing_core.importers.azure_clu import import_azure_clu
 from routing_core.importers.dialogflow_cx import import_dialogflow_cx
 from routing_core.importers.dialogflow_es import import_dialogflow_es
-from routing_core.importers.files import Source, read_upload
+from routing_core.importers.files import ImportCancelled, Source, cancellable, read_upload
 from routing_core.importers.lex_v2 import import_lex_v2
 from routing_core.importers.rasa import import_rasa
 from routing_core.importers.result import ImportedRoute, ImportResult, Note, route_name
@@ -41,26 +41,39 @@ LABELS = {
 
 
 def import_export(
-    format: str, source: Source, *, language: str | None = None, filename: str | None = None
+    format: str,
+    source: Source,
+    *,
+    language: str | None = None,
+    filename: str | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> ImportResult:
     """Run the importer for `format` on a path or an upload's bytes.
 
     Args:
         filename: an upload's file name: a single YAML or JSON file is read as that file
             rather than as a zip.
+        cancelled: asked every few thousand values read (and between files): when it
+            returns True the import stops with ImportCancelled. A job queue passes its
+            "cancel requested" here, so a cancel lands while a large export is parsed.
 
     Raises:
         KeyError: an unknown format.
-        PackError: the export cannot be read or has nothing to import.
+        PackError: the export cannot be read, is beyond the limits (`files.MAX_NODES`,
+            `MAX_DEPTH`, `MAX_DOCUMENT_BYTES`, `result.MAX_IMPORT_ITEMS`) or has nothing to
+            import.
+        ImportCancelled: `cancelled()` returned True.
     """
     importer = IMPORTERS[format]
-    if isinstance(source, bytes) and filename:
-        source = read_upload(source, filename)
-    return importer(source, language=language)
+    with cancellable(cancelled):
+        if isinstance(source, bytes) and filename:
+            source = read_upload(source, filename)
+        return importer(source, language=language)
 
 
 __all__ = [
     "IMPORTERS",
+    "ImportCancelled",
     "LABELS",
     "ImportResult",
     "ImportedRoute",

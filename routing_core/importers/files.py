@@ -3,15 +3,26 @@
 Exports arrive as uploads in the studio, so nothing here trusts them: a zip is read in
 memory (never extracted), with bounded entry counts and sizes, and YAML is read without
 aliases (a few lines of `*refs` can expand into gigabytes when walked).
+
+What one JSON or YAML document may hold is bounded before it is built (`MAX_DOCUMENT_BYTES`,
+`MAX_NODES`, `MAX_DEPTH`): a 16 KB zip can unpack to 16 MB of "- a" lines, four million list
+items that took a worker 2.6 GB and two minutes to build, and a document nested 10,000 deep
+overflows the parsers' recursion. YAML is first read as a stream of events (libyaml, in C,
+when PyYAML has it), counting nodes and depth and refusing aliases, and built only if it
+passes; JSON's nodes are bounded by a count of its commas and brackets before parsing, and
+its depth while it is built. A caller can cancel a long import (`cancellable`): the reading
+checks it as it goes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
 import json
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -19,6 +30,43 @@ from routing_core.errors import PackError
 
 MAX_FILES = 20_000
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024  # one JSON or YAML file
+# Values (mappings, lists, scalars) in one document. A pack holds at most 2,000 routes of
+# 5,000 examples, but no export anyone imports comes near: CLINC150, 150 intents, is 23,700
+# examples. Building 250,000 takes libyaml about 5 s on one core.
+MAX_NODES = 250_000
+MAX_DEPTH = 64  # Exports nest a few levels (Lex V2 about eight); 64 leaves room.
+
+
+class ImportCancelled(Exception):
+    """The caller's `cancelled()` said so while the export was read."""
+
+
+_CANCELLED: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
+    "routing_core_import_cancelled", default=None
+)
+
+
+@contextlib.contextmanager
+def cancellable(cancelled: Callable[[], bool] | None) -> Iterator[None]:
+    """Within the block, reading an export calls `cancelled()` every few thousand values and
+    raises ImportCancelled when it is true."""
+    token = _CANCELLED.set(cancelled)
+    try:
+        yield
+    finally:
+        _CANCELLED.reset(token)
+
+
+def check_cancelled() -> None:
+    """Raise ImportCancelled when the caller of the import asked to stop.
+
+    Raises:
+        ImportCancelled: `cancelled()` is true.
+    """
+    cancelled = _CANCELLED.get()
+    if cancelled is not None and cancelled():
+        raise ImportCancelled("the import was cancelled")
 
 
 class ExportFiles:
@@ -40,10 +88,7 @@ class ExportFiles:
             raise PackError([(path, "not UTF-8 text")]) from None
 
     def json(self, path: str) -> Any:
-        try:
-            return json.loads(self.text(path))
-        except json.JSONDecodeError as exc:
-            raise PackError([(path, f"not valid JSON: {exc.msg} at line {exc.lineno}")]) from None
+        return parse_json(self.text(path), path)
 
     def yaml(self, path: str) -> Any:
         return parse_yaml(self.text(path), path)
@@ -161,16 +206,60 @@ def _read_zip(data: bytes, where: str) -> ExportFiles:
     return ExportFiles(files)
 
 
+def parse_json(text: str, path: str) -> Any:
+    """JSON within `MAX_NODES` values and `MAX_DEPTH` levels.
+
+    Raises:
+        PackError: `path: reason`, invalid JSON or beyond a limit.
+    """
+    _check_size(text, path)
+    # Every value but the first follows a comma or opens a container: an upper bound, before
+    # anything is built (commas inside strings only make it stricter).
+    if sum(text.count(c) for c in ",[{") > MAX_NODES:
+        raise PackError([(path, f"more than {MAX_NODES:,} values: too large to import")])
+    check_cancelled()
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PackError([(path, f"not valid JSON: {exc.msg} at line {exc.lineno}")]) from None
+    except RecursionError:
+        raise PackError([(path, f"nested more than {MAX_DEPTH} levels deep")]) from None
+    _check_depth(value, path)
+    return value
+
+
+def _check_size(text: str, path: str) -> None:
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise PackError([(path, f"larger than {MAX_DOCUMENT_BYTES // 2**20} MB: not imported")])
+
+
+def _check_depth(value: Any, path: str) -> None:
+    """Refuse a parsed document nested deeper than MAX_DEPTH (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise PackError([(path, f"nested more than {MAX_DEPTH} levels deep")])
+        children = node.values() if isinstance(node, dict) else node
+        if isinstance(node, dict | list):
+            stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
+
+
 def parse_yaml(text: str, path: str) -> Any:
-    """YAML 1.1 safe types, refusing aliases and anchors' reuse.
+    """YAML 1.1 safe types, refusing aliases and anchors' reuse, within MAX_NODES and MAX_DEPTH.
 
     Raises:
         PackError: `path: reason` with the line of the problem.
     """
     import yaml
 
+    _check_size(text, path)
+    # libyaml refuses the escaped UTF-16 halves that JSON writes for an emoji ("\ud83d"), which
+    # PyYAML's own reader takes (and `join_surrogate_pairs` joins): such a file is read by it.
+    loader = _no_alias_loader(pure=bool(_ESCAPED_HALF.search(text)))
     try:
-        return yaml.load(text, Loader=_no_alias_loader())  # noqa: S506 - a SafeLoader subclass
+        _check_events(yaml.parse(text, Loader=loader), path)
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -179,7 +268,33 @@ def parse_yaml(text: str, path: str) -> Any:
         raise PackError([(path, f"not valid YAML: {exc}")]) from None
 
 
-_LOADER: type[Any] | None = None
+def _check_events(events: Iterator[Any], path: str) -> None:
+    """Count nodes and depth in the event stream, refuse aliases, before any node is built."""
+    import yaml
+
+    nodes = depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            raise PackError(
+                [(path, f"not valid YAML: aliases (*name) are not accepted at line {line}")]
+            )
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise PackError([(path, f"more than {MAX_NODES:,} values: too large to import")])
+            if nodes % 4096 == 0:
+                check_cancelled()
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise PackError([(path, f"nested more than {MAX_DEPTH} levels deep")])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+_LOADERS: dict[bool, type[Any]] = {}
+_ESCAPED_HALF = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -195,26 +310,24 @@ def join_surrogate_pairs(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def _no_alias_loader() -> type[Any]:
-    global _LOADER
-    if _LOADER is None:
+def _no_alias_loader(*, pure: bool = False) -> type[Any]:
+    """PyYAML's safe loader (libyaml's when PyYAML was built with it, unless `pure`), joining
+    surrogate pairs.
+
+    Aliases are refused by `_check_events` before this loader builds anything.
+    """
+    if pure not in _LOADERS:
         import yaml
 
-        class NoAliasLoader(yaml.SafeLoader):
-            def compose_node(self, parent: Any, index: Any) -> Any:
-                if self.check_event(yaml.AliasEvent):
-                    event = self.peek_event()  # type: ignore[no-untyped-call]
-                    raise yaml.composer.ComposerError(
-                        None, None, "aliases (*name) are not accepted", event.start_mark
-                    )
-                return super().compose_node(parent, index)
+        base = yaml.SafeLoader if pure else getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+        class SafeLoader(base):  # type: ignore[valid-type,misc]
             def construct_scalar(self, node: Any) -> Any:
                 value = super().construct_scalar(node)
                 return join_surrogate_pairs(value) if isinstance(value, str) else value
 
-        _LOADER = NoAliasLoader
-    return _LOADER
+        _LOADERS[pure] = SafeLoader
+    return _LOADERS[pure]
 
 
 def items(value: Any) -> list[Any]:

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from routing_core.errors import PackError
 from routing_core.importers.files import ExportFiles, Source, items, read_export
-from routing_core.importers.result import Collector, ImportResult
+from routing_core.importers.result import MAX_IMPORT_ITEMS, Collector, ImportResult
 
 FORMAT = "rasa"
 # [text](entity) / [text](entity:value) / [text]{"entity": …} / [text][{…}, {…}]
@@ -146,6 +146,8 @@ def _examples(value: Any, where: str, collect: Collector) -> list[str]:
     if not isinstance(value, str):
         collect.left_out(f"{where}.examples", "expected a block of '- ' lines")
         return []
+    if value.count("\n") > MAX_IMPORT_ITEMS:  # before splitting it into millions of strings
+        raise PackError([(f"{where}.examples", f"more than {MAX_IMPORT_ITEMS:,} lines")])
     lines = []
     for n, line in enumerate(value.splitlines()):
         line = line.strip()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from routing_core.errors import PackError
+from routing_core.importers.files import check_cancelled
 from routing_core.pack import MAX_DESCRIPTION, MAX_ITEMS, MAX_ROUTES, MAX_TEXT, Pack
 from routing_core.storable import unstorable_reason
 from routing_core.text import compile_user_regex, words
@@ -24,6 +25,10 @@ MAX_NAME = 64
 # A "word" this long is data (a hash, base64), not language; the lexical scorer's stored
 # model also refuses terms past 2,000 characters, so such a text would break the pack.
 MAX_WORD = 200
+# Examples, phrases, words and notes one import may go through. Every text of an export ends
+# as one of them, so this bounds the work and the report of an export made of repeats (a
+# 16 KB zip unpacks to four million "- a" lines, each a note "repeats an example").
+MAX_IMPORT_ITEMS = 250_000
 
 
 @dataclass(frozen=True)
@@ -129,16 +134,37 @@ class Collector:
         self.name = ""
         self.description = ""
         self.language: str | None = None
+        self._items = 0
+        self._examples: dict[str, set[str]] = {}  # route name -> its examples, to find repeats
+        self._out_of_scope: set[str] = set()
+
+    def _count(self) -> None:
+        """One more item of the export gone through; beyond MAX_IMPORT_ITEMS the import stops.
+
+        Raises:
+            PackError: the export is too large to import.
+            ImportCancelled: the caller cancelled the import.
+        """
+        self._items += 1
+        if self._items > MAX_IMPORT_ITEMS:
+            raise PackError(
+                [("$", f"more than {MAX_IMPORT_ITEMS:,} examples, phrases and notes: too large")]
+            )
+        if self._items % 4096 == 0:
+            check_cancelled()
 
     # -- notes ------------------------------------------------------------------------------
 
     def left_out(self, path: str, reason: str) -> None:
+        self._count()
         self.notes.append(Note("left out", path, reason))
 
     def changed(self, path: str, reason: str) -> None:
+        self._count()
         self.notes.append(Note("changed", path, reason))
 
     def kept_aside(self, path: str, reason: str) -> None:
+        self._count()
         self.notes.append(Note("kept aside", path, reason))
 
     # -- routes -----------------------------------------------------------------------------
@@ -160,19 +186,22 @@ class Collector:
 
     def add_example(self, route: ImportedRoute, text: str, path: str) -> None:
         """Add an example, reporting the ones a pack cannot hold or already has."""
+        self._count()
         text = " ".join(text.split())
+        seen = self._examples.setdefault(route.name, set())
         if not text:
             self.left_out(path, "blank example")
         elif len(text) > MAX_TEXT:
             self.left_out(path, f"example longer than {MAX_TEXT} characters")
         elif _has_giant_word(text):
             self.left_out(path, f"example with a word longer than {MAX_WORD} characters")
-        elif text in route.examples:
+        elif text in seen:
             self.left_out(path, f"repeats an example of {route.name!r}")
         elif len(route.examples) >= MAX_ITEMS:
             self.left_out(path, f"{route.name!r} already has {MAX_ITEMS} examples")
         else:
             route.examples.append(text)
+            seen.add(text)
 
     def describe(self, route: ImportedRoute, text: str, path: str) -> None:
         """Set the route's description, unless a pack could not hold it (reported)."""
@@ -184,6 +213,7 @@ class Collector:
 
     def add_out_of_scope(self, text: str, path: str) -> None:
         """Add a message the agent must not take, reporting the ones a pack cannot hold."""
+        self._count()
         text = " ".join(text.split())
         if not text:
             self.left_out(path, "blank out-of-scope example")
@@ -195,12 +225,13 @@ class Collector:
             )
         elif reason := unstorable_reason(text):
             self.left_out(path, f"out-of-scope example that {reason}")
-        elif text in self.out_of_scope:
+        elif text in self._out_of_scope:
             self.left_out(path, "repeats an out-of-scope example")
         elif len(self.out_of_scope) >= MAX_ITEMS:
             self.left_out(path, f"a pack holds at most {MAX_ITEMS} out-of-scope examples")
         else:
             self.out_of_scope.append(text)
+            self._out_of_scope.add(text)
 
     def came_over_as_out_of_scope(self, path: str, what: str, before: int) -> None:
         """Say how many of `what`'s texts (those added since there were `before`) came over."""
@@ -209,10 +240,13 @@ class Collector:
 
     def add_lexicon(self, name: str, words: list[str]) -> None:
         kept = self.lexicons.setdefault(name, [])
+        known = set(kept)
         for word in words:
+            self._count()
             word = " ".join(str(word).split())
-            if word and len(word) <= MAX_TEXT and not _has_giant_word(word) and word not in kept:
+            if word and len(word) <= MAX_TEXT and not _has_giant_word(word) and word not in known:
                 kept.append(word)
+                known.add(word)
 
     def add_regex_rule(self, route: ImportedRoute, pattern: str, path: str) -> None:
         """A rule for `route` if the pattern is one the pack accepts, else a note why not."""

@@ -175,3 +175,80 @@ def test_events_are_read_from_a_url_through_fsspec(tmp_path):
     events = _write(tmp_path, _records())
     pack = dump_pack(load_pack(_candidate_doc()))
     assert run_local(pack, [f"file://{events}"]).to_dict() == run_local(pack, [events]).to_dict()
+
+
+def _with_bad_lines(tmp_path: Path, name: str, rows: list[dict]) -> tuple[str, list[int]]:
+    """An events file with a malformed line, a 5,000-deep one, a non-object and bad UTF-8."""
+    good = [json.dumps(r).encode() for r in rows]
+    bad = [
+        b'{"message": "half a record", "event": {"route": ',
+        b"[" * 5000 + b"]" * 5000,
+        b'{"message": "deep", "event": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b"[1, 2]",
+        b'{"message": "caf\xe9"}',
+    ]
+    lines = good[:3] + bad[:2] + good[3:7] + bad[2:] + good[7:]
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    numbers = [lines.index(b) + 1 for b in bad]
+    return str(path), numbers
+
+
+def test_bad_lines_are_skipped_counted_and_named_and_the_replay_goes_on(tmp_path):
+    rows = _records(2)
+    events, numbers = _with_bad_lines(tmp_path, "events.jsonl", rows)
+    pack = dump_pack(load_pack(_candidate_doc()))
+    report = run_local(pack, [events])
+    clean = run_local(pack, [_write(tmp_path, rows, "clean.jsonl")])
+    assert (report.replayed, report.skipped) == (clean.replayed, clean.skipped)
+    assert report.groups == clean.groups and report.changed > 0
+    assert report.bad_lines == 5
+    assert [(b.path, b.line) for b in report.bad] == [(events, n) for n in numbers]
+    reasons = [b.reason for b in report.bad]
+    assert reasons[0].startswith("not JSON: ")
+    assert reasons[1:] == [
+        "nested too deeply to read",
+        "nested too deeply to read",
+        "not a JSON object",
+        "not UTF-8 text",
+    ]
+
+
+def test_a_dask_cluster_names_bad_lines_by_file_and_line_as_the_local_engine_does(
+    tmp_path, monkeypatch
+):
+    import distributed
+
+    from routing_core import replay_engines
+
+    # Small blocks, so that the file is read in several partitions whose line numbers must
+    # be carried over from one block to the next.
+    monkeypatch.setattr(replay_engines, "BLOCK_BYTES", 20_000)
+    rows = _records(4)
+    events, numbers = _with_bad_lines(tmp_path, "events.jsonl", rows)
+    other = _write(tmp_path, rows[:5], "other.jsonl")
+    pack = dump_pack(load_pack(_candidate_doc()))
+    in_process = replay_engines.run_local(pack, [other, events])
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        on_cluster = replay_engines.run_dask(
+            pack, [other, events], scheduler=cluster.scheduler_address
+        )
+    assert on_cluster.to_dict() == in_process.to_dict()
+    assert [(b.path.rsplit("/", 1)[-1], b.line) for b in on_cluster.bad] == [
+        ("events.jsonl", n) for n in numbers
+    ]
+
+
+def test_the_command_names_the_bad_lines_and_exits_0(tmp_path):
+    events, numbers = _with_bad_lines(tmp_path, "events.jsonl", _records())
+    done = subprocess.run(
+        [sys.executable, "-m", "routing_core.cli", "replay", _pack_file(tmp_path), events],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "5 line(s) holding no record skipped:" in done.stdout
+    assert f"  {events}:{numbers[1]}: nested too deeply to read" in done.stdout
+    assert "Traceback" not in done.stderr
