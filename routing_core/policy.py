@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -12,8 +13,11 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from routing_core.conversation import is_distribution, is_new_topic, pool
+
 VerdictKind = Literal["move", "stay", "menu", "unmatched"]
 Strictness = Literal["assist", "guard", "rails"]
+Following = Literal["follow", "ignore"]
 
 
 class Policy(BaseModel):
@@ -34,6 +38,18 @@ class Policy(BaseModel):
         "assist",
         description="assist: agent may switch anywhere; guard: only to a menu; rails: never.",
     )
+    conversation: Following | None = Field(
+        None,
+        description=(
+            "follow (null: the default): a turn after the first is read in the light of the "
+            "route it is in; ignore: every turn is judged alone."
+        ),
+    )
+
+    @property
+    def follows_conversation(self) -> bool:
+        """Turns after the first are read in the light of the incumbent (the default)."""
+        return self.conversation != "ignore"
 
 
 FloatArray = npt.NDArray[np.float64]
@@ -161,6 +177,9 @@ class Verdict:
     runner_up: RunnerUp | None
     floor: float | None
     alive: tuple[str, ...]
+    # The route the message alone ranked first, when the incumbent's prior changed the
+    # ranking's top (routing_core.conversation); None when it did not.
+    message_top: str | None = None
 
 
 Scores = Mapping[str, float] | Sequence[tuple[str, float]]
@@ -207,11 +226,51 @@ def decide_scores(
     scorer_floor: float | None = None,
     categorical: bool = False,
     temperature: float = 1.0,
+    prior: FloatArray | None = None,
 ) -> Verdict:
-    """`decide` on parallel sequences of names and scores: the router's hot path, no pairs."""
+    """`decide` on parallel sequences of names and scores: the router's hot path, no pairs.
+
+    `prior`: the scorer's scores for the incumbent's own text, pooled with the message's
+    when both are distributions and the policy follows the conversation (the ranking then
+    records the pooled scores: they are what judged the turn; routing_core.conversation).
+    """
     policy = policy or Policy()
     names = names if isinstance(names, tuple) else tuple(names)  # the ranking keeps them
     raw = np.array(scores, dtype=np.float64)  # a copy: the ranking keeps it
+    message_top: str | None = None
+    if _pools(prior, incumbent, policy, raw):
+        assert prior is not None
+        alone = int(raw.argmax())
+        raw = pool(raw, prior)
+        if int(raw.argmax()) != alone:
+            message_top = names[alone]
+    verdict = _judge(names, raw, incumbent, policy, scorer_floor, categorical, temperature)
+    if message_top is not None:
+        return dataclasses.replace(verdict, message_top=message_top)
+    return verdict
+
+
+def _pools(
+    prior: FloatArray | None, incumbent: str | None, policy: Policy, raw: FloatArray
+) -> bool:
+    """Whether the incumbent's prior reads this turn: mid-conversation, when the policy
+    follows the conversation, the message's scores are a distribution like the prior, and
+    the message alone is not sure of a new topic (`is_new_topic`)."""
+    if prior is None or incumbent is None or not policy.follows_conversation:
+        return False
+    return len(prior) == len(raw) and is_distribution(raw) and not is_new_topic(raw)
+
+
+def _judge(
+    names: tuple[str, ...],
+    raw: FloatArray,
+    incumbent: str | None,
+    policy: Policy,
+    scorer_floor: float | None,
+    categorical: bool,
+    temperature: float,
+) -> Verdict:
+    """The verdict's steps (alive, gap, decisive, stay / move / menu) on scores as given."""
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
