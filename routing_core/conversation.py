@@ -37,9 +37,6 @@ FloatArray = npt.NDArray[np.float64]
 # The prior's weight against the message's (1): the prior's odds count as their square root,
 # so the message's own evidence outweighs it. Not tuned per data set (docs/decisions.md).
 PRIOR_WEIGHT = 0.5
-# Probabilities are clipped here before their logarithm: a route the scorer gave exactly 0
-# (float underflow) keeps a finite, very low, pooled score instead of -inf.
-_TINY = 1e-9
 # The prior is clipped here: it favours the incumbent over any route by a factor of at most
 # sqrt(1 / PRIOR_FLOOR) = 1,000, so a message a thousand times surer of another route than of
 # the incumbent always moves, however unrelated the two routes' texts are.
@@ -134,11 +131,12 @@ def no_topic_reason(incumbent: str) -> str:
 
 
 def is_distribution(scores: FloatArray) -> bool:
-    """Scores a prior may be pooled with: finite, in [0, 1], summing to at most 1."""
-    if not len(scores) or not np.isfinite(scores).all():
+    """Scores a prior may be pooled with: finite, in [0, 1], summing to at most 1 (NaN
+    fails every comparison, and an infinity makes the sum infinite)."""
+    if not len(scores):
         return False
     total = float(scores.sum())
-    return float(scores.min()) >= 0.0 and 0.0 < total <= 1.0 + _SUM_TOLERANCE
+    return 0.0 < total <= 1.0 + _SUM_TOLERANCE and float(scores.min()) >= 0.0
 
 
 def is_new_topic(scores: FloatArray) -> bool:
@@ -154,10 +152,10 @@ def pool(scores: FloatArray, prior: FloatArray) -> FloatArray:
 
     Both are distributions over the same routes (`is_distribution`), in the same order.
     """
-    logs: FloatArray = np.log(np.maximum(scores, _TINY))
-    logs += PRIOR_WEIGHT * np.log(np.maximum(prior, PRIOR_FLOOR))
-    pooled: FloatArray = np.where(scores > 0.0, np.exp(logs - logs.max()), 0.0)
-    pooled *= float(scores.sum()) / float(pooled.sum())
+    pooled: FloatArray = scores * np.maximum(prior, PRIOR_FLOOR) ** PRIOR_WEIGHT
+    total = float(pooled.sum())
+    if total > 0.0:
+        pooled *= float(scores.sum()) / total
     return pooled
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -244,10 +243,9 @@ def decide_scores(
         raw = pool(raw, prior)
         if int(raw.argmax()) != alone:
             message_top = names[alone]
-    verdict = _judge(names, raw, incumbent, policy, scorer_floor, categorical, temperature)
-    if message_top is not None:
-        return dataclasses.replace(verdict, message_top=message_top)
-    return verdict
+    return _judge(
+        names, raw, incumbent, policy, scorer_floor, categorical, temperature, message_top
+    )
 
 
 def _pools(
@@ -269,25 +267,30 @@ def _judge(
     scorer_floor: float | None,
     categorical: bool,
     temperature: float,
+    message_top: str | None,
 ) -> Verdict:
     """The verdict's steps (alive, gap, decisive, stay / move / menu) on scores as given."""
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
-        return Verdict("unmatched", None, (), False, ranked, None, floor, ())
+        return Verdict("unmatched", None, (), False, ranked, None, floor, (), message_top)
     top = alive[0]
     alive_names = _pick(names, alive)
     runner_up = RunnerUp(names[alive[1]], gap(raw[top], raw[alive[1]])) if len(alive) > 1 else None
     decisive = categorical or runner_up is None or runner_up.gap >= policy.near_tie_margin
     if decisive:
         kind: VerdictKind = "stay" if names[top] == incumbent else "move"
-        return Verdict(kind, names[top], (), True, ranked, runner_up, floor, alive_names)
+        return Verdict(
+            kind, names[top], (), True, ranked, runner_up, floor, alive_names, message_top
+        )
     # DESIGN §4 step 5: a near-tie opens a menu mid-conversation only when the scorer scored
     # the incumbent at or below the floor; an incumbent it did not score at all stays.
     if incumbent is not None and (incumbent in alive_names or incumbent not in names):
-        return Verdict("stay", incumbent, (), False, ranked, runner_up, floor, alive_names)
+        return Verdict(
+            "stay", incumbent, (), False, ranked, runner_up, floor, alive_names, message_top
+        )
     offered = _menu(alive_names, raw[alive], policy)
-    return Verdict("menu", None, offered, False, ranked, runner_up, floor, alive_names)
+    return Verdict("menu", None, offered, False, ranked, runner_up, floor, alive_names, message_top)
 
 
 def gap(top: float, second: float) -> float:

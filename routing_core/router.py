@@ -314,8 +314,7 @@ class _Turn:
 def _prior_reason(verdict: Verdict, route: str) -> str:
     """Why the conversation, not the message alone, settled the turn, in plain words."""
     alone = verdict.message_top
-    where = verdict.ranked[0].route if verdict.ranked else route
-    if route == where:
+    if verdict.decisive:
         return (
             f"the message alone leaned to {alone}, but read in the conversation it fits "
             f"{route} better"
