@@ -186,6 +186,8 @@ class _ProgressBar:
 def render_decision(decision: Decision, top: int = 5) -> str:
     """The decision as a few readable lines: verdict, top scores as bars, triage, tools."""
     lines = [_headline(decision)]
+    if decision.evidence and decision.evidence.reason:
+        lines.append(f"  why:      {decision.evidence.reason}")
     if decision.evidence and decision.evidence.text:
         lines.append(
             f"  evidence: {decision.evidence.text!r} (keyword {decision.evidence.keyword!r})"

@@ -99,6 +99,34 @@ def test_the_prior_turns_a_lean_into_a_stay_and_says_so() -> None:
     assert (alone.kind, alone.to, alone.message_top) == ("move", "billing", None)
 
 
+def test_the_router_says_when_the_conversation_kept_a_lean_from_moving() -> None:
+    """The prior comes from the incumbent's own text ("billing. invoices and charges"),
+    scored by the same scorer; the message alone leans to shipping, not surely."""
+    scorer = TableScorer(
+        {
+            "and the other thing": {"billing": 0.25, "shipping": 0.6, "human": 0.15},
+            "billing. invoices and charges": {"billing": 0.98, "shipping": 0.01, "human": 0.01},
+        }
+    )
+    router = Router(minimal_doc(), scorer=scorer)
+    d = router.route("and the other thing", "billing")
+    assert (d.verdict, d.route, d.by) == ("stay", "billing", "scorer")
+    assert d.evidence is not None and d.evidence.reason is not None
+    assert "leaned to shipping" in d.evidence.reason
+    assert [r.route for r in d.ranked][0] == "billing"  # the pooled scores judged the turn
+    cold = router.route("and the other thing")
+    assert (cold.route, cold.evidence and cold.evidence.reason) == ("shipping", None)
+
+
+def test_route_command_prints_why_a_turn_stayed(tmp_path: Path, router: Router, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    pack = tmp_path / "travel.json"
+    pack.write_text(dump_pack(router.pack), encoding="utf-8")
+    assert main(["route", str(pack), "ok great", "--incumbent", "baggage"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("stay baggage (by continuity")
+    assert "why:      the message only acknowledges" in out
+
+
 def test_a_message_sure_of_a_new_route_ignores_the_prior() -> None:
     names = ("billing", "shipping", "refunds")
     prior = np.array([0.0001, 0.9998, 0.0001])
