@@ -7,7 +7,7 @@ such a turn lands on whichever route's examples happen to hold the same small wo
 opens a menu. Two mechanisms read a turn in the light of the route the conversation is in
 (docs/decisions.md, "Routing that follows the conversation"):
 
-- **No new topic.** A turn made only of acknowledgement, confirmation, courtesy, function
+- **No new topic.** A turn made only of acknowledgement, confirmation, courtesy, function,
   number and time words (a built-in lexicon in English, Spanish, French and German, like the
   triage words) stays on the incumbent by rule, and the decision's evidence says so.
 - **The incumbent as a prior.** Every other turn is judged on pooled scores: the scorer's
