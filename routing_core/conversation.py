@@ -15,7 +15,7 @@ opens a menu. Two mechanisms read a turn in the light of the route the conversat
   own text (its name and description read as a message), renormalised to the message's
   total. A conversation's next topic tends to sit near the one it is in (searching for a
   bus, then buying the ticket), and the incumbent itself starts ahead. A message sure of
-  one route on its own (a calibrated score of 0.8 or more) is judged alone: a real change
+  one route on its own (a calibrated score of 0.75 or more) is judged alone: a real change
   of topic moves decisively.
 
 Only a scorer whose scores are a probability distribution over the routes (the built-in
@@ -41,10 +41,10 @@ PRIOR_WEIGHT = 0.5
 # sqrt(1 / PRIOR_FLOOR) = 1,000, so a message a thousand times surer of another route than of
 # the incumbent always moves, however unrelated the two routes' texts are.
 PRIOR_FLOOR = 1e-6
-# A message whose own top score is at least this share (a calibrated probability) names its
-# topic decisively: it is judged alone, so a real change of topic moves however strong the
-# incumbent's prior is.
-NEW_TOPIC_SHARE = 0.8
+# A message whose own top score is at least this share (a calibrated probability: three
+# chances in four) names its topic decisively: it is judged alone, so a real change of topic
+# moves however strong the incumbent's prior is.
+NEW_TOPIC_SHARE = 0.75
 # How far a scorer's scores may stray from a distribution (float32 rounding) and still be
 # pooled as one; scores summing to less (a pack's out-of-scope share) are pooled too.
 _SUM_TOLERANCE = 1e-3
