@@ -23,17 +23,19 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from routing_core import Router, load_pack  # noqa: E402
-from routing_core.build import build_pack_file  # noqa: E402
-from routing_core.cases import Case, load_cases  # noqa: E402
-from routing_core.conversation import carries_no_topic, prior_text  # noqa: E402
-from routing_core.evaluate import EvalReport, evaluate  # noqa: E402
-from routing_core.policy import Policy, decide_scores  # noqa: E402
+from routing_core import (  # noqa: E402
+    Case,
+    EvalReport,
+    Policy,
+    Router,
+    build_pack_file,
+    evaluate,
+    load_cases,
+    load_pack,
+)
 
 
 def main() -> None:
@@ -62,9 +64,10 @@ def main() -> None:
     for label, policy in policies.items():
         p50, p99 = _mid_conversation_cost(router, cases, policy)
         print(f"  {label:<34} p50 {p50:7.1f} µs   p99 {p99:8.1f} µs")
-    print("  the features alone, on the same turns' scores (the paths above differ by verdict):")
-    for label, (p50, p99) in _feature_cost(router, cases).items():
-        print(f"  {label:<34} p50 {p50:7.1f} µs   p99 {p99:8.1f} µs")
+    cold = [case.text for case in cases]
+    for label, policy in policies.items():
+        p50, p99 = _cost([(text, None) for text in cold], router, policy)
+        print(f"  {'cold turns, ' + label.split()[0]:<34} p50 {p50:7.1f} µs   p99 {p99:8.1f} µs")
     print(f"load average after: {_load()}")
 
 
@@ -97,6 +100,12 @@ def _mid_conversation_cost(
         for before, case in zip(cases, cases[1:], strict=False)
         if case.conversation == before.conversation and before.expected is not None
     ]
+    return _cost(turns, router, policy, repeats)
+
+
+def _cost(
+    turns: list[tuple[str, str | None]], router: Router, policy: Policy, repeats: int = 3
+) -> tuple[float, float]:
     times = []
     for _ in range(repeats):
         for text, incumbent in turns:
@@ -105,39 +114,6 @@ def _mid_conversation_cost(
             times.append((time.thread_time_ns() - t0) / 1000)
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.99)]
-
-
-def _feature_cost(router: Router, cases: list[Case]) -> dict[str, tuple[float, float]]:
-    """CPU µs of what following the conversation adds to a turn: the no-topic check, and
-    the verdict with the incumbent's prior against the verdict without it."""
-    names = router.pack.route_names
-    prior_of = {
-        name: np.array(router.scorer.score(prior_text(name, r.description), names), dtype=float)
-        for name, r in ((r.name, r) for r in router.pack.routes)
-    }
-    turns = [
-        (case.text, before.expected, np.array(router.scorer.score(case.text, names)))
-        for before, case in zip(cases, cases[1:], strict=False)
-        if case.conversation == before.conversation and before.expected is not None
-    ]
-    policy, floor = router.pack.policy, router.scorer.info.floor
-    timed: dict[str, list[float]] = {
-        "no-topic check": [],
-        "verdict alone": [],
-        "verdict + prior": [],
-    }
-    for text, incumbent, scores in turns * 3:
-        prior = prior_of[incumbent]
-        t0 = time.thread_time_ns()
-        carries_no_topic(text)
-        t1 = time.thread_time_ns()
-        decide_scores(names, scores, incumbent, policy, floor)
-        t2 = time.thread_time_ns()
-        decide_scores(names, scores, incumbent, policy, floor, prior=prior)
-        t3 = time.thread_time_ns()
-        for label, spent in zip(timed, (t1 - t0, t2 - t1, t3 - t2), strict=True):
-            timed[label].append(spent / 1000)
-    return {k: (statistics.median(v), sorted(v)[int(len(v) * 0.99)]) for k, v in timed.items()}
 
 
 def _p(value: float | None) -> str:

@@ -18,32 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from routing_core._types import Float64Array, ScoreArray
 from routing_core.conversation import is_distribution
 from routing_core.decision import TierRecord
-from routing_core.policy import FloatArray, Policy, ScoreArray, Verdict, decide_scores, gap
-from routing_core.scorers.base import NO_USAGE, Scored, Scorer, Usage, measure
-
-
-@dataclass(frozen=True, slots=True)
-class Tier:
-    """One scorer in the cascade, with the thresholds it declares (None: the policy's)."""
-
-    scorer: Scorer
-    floor: float | None = None
-    near_tie_margin: float | None = None
-
-    @property
-    def name(self) -> str:
-        """The scorer's name, as tier records and reports show it."""
-        return self.scorer.info.name
-
-    def policy(self, policy: Policy) -> Policy:
-        """`policy` with this tier's own thresholds in place of the policy's."""
-        if self.floor is None and self.near_tie_margin is None:  # the usual tier: every turn
-            return policy
-        update = {"floor": self.floor, "near_tie_margin": self.near_tie_margin}
-        update = {k: v for k, v in update.items() if v is not None}
-        return policy.model_copy(update=update) if update else policy
+from routing_core.policy import Policy, Verdict, decide_scores, gap
+from routing_core.scorers.base import NO_USAGE, Scored, Tier, Usage, measure
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +76,7 @@ class Cascade:
         # (tier index, incumbent) -> that tier's scores for the incumbent's text, made on a
         # conversation's first turn in it. Bounded by tiers x routes; a race computes the
         # same array twice, harmlessly.
-        self._priors: dict[tuple[int, str], FloatArray | None] = {}
+        self._priors: dict[tuple[int, str], Float64Array | None] = {}
 
     def run(
         self, text: str, incumbent: str | None, policy: Policy, *, first_only: bool = False
@@ -164,7 +143,7 @@ class Cascade:
         candidates: Sequence[str],
         incumbent: str | None,
         policy: Policy,
-    ) -> FloatArray | None:
+    ) -> Float64Array | None:
         """This tier's scores for the incumbent's own text: the conversation's prior.
 
         None cold, under `conversation: ignore`, for a categorical tier or a near-tie's
@@ -179,7 +158,7 @@ class Cascade:
             self._priors[key] = self._make_prior(tier, incumbent)
         return self._priors[key]
 
-    def _make_prior(self, tier: Tier, incumbent: str) -> FloatArray | None:
+    def _make_prior(self, tier: Tier, incumbent: str) -> Float64Array | None:
         text = self._prior_texts.get(incumbent)
         if not text:
             return None
@@ -201,7 +180,7 @@ class Cascade:
         candidates: Sequence[str],
         incumbent: str | None,
         policy: Policy,
-        prior: FloatArray | None = None,
+        prior: Float64Array | None = None,
     ) -> Verdict:
         if len(scored) != len(candidates):
             raise ValueError(f"{len(scored)} scores for {len(candidates)} routes")

@@ -28,11 +28,9 @@ import re
 from functools import cache
 
 import numpy as np
-import numpy.typing as npt
 
+from routing_core._types import Float64Array
 from routing_core.text import words
-
-FloatArray = npt.NDArray[np.float64]
 
 # The prior's weight against the message's (1): the prior's odds count as their square root,
 # so the message's own evidence outweighs it. Not tuned per data set (docs/decisions.md).
@@ -50,7 +48,7 @@ NEW_TOPIC_SHARE = 0.75
 _SUM_TOLERANCE = 1e-3
 
 # Words that acknowledge, confirm, refuse, thank or close, by language. A turn made only of
-# these, function words and numbers carries no topic of its own. Verbs that name an action
+# these, function, number and time words carries no topic of its own. Verbs that name an action
 # ("book", "cancel", "reservar") are left out on purpose: "yes, book it" is a request.
 _ACKNOWLEDGEMENTS = """
     yes yeah yea yep yup ya aye ok okay okey k kk sure fine great good perfect right correct
@@ -67,8 +65,25 @@ _ACKNOWLEDGEMENTS = """
     ja jawohl genau gut okay klar perfekt richtig stimmt danke bitte prima toll super
     einverstanden nein gerne tschüss
 """
-# Function words of Spanish, French and German (the English ones are the lexical scorer's
-# stop words, shared): articles, pronouns, prepositions, auxiliaries, conjunctions.
+# English function words: articles, pronouns, auxiliaries, prepositions, conjunctions, the
+# question words, and the verbs of wanting and asking that open any request ("I want",
+# "let me", "can you get") without naming what is wanted. Kept here rather than borrowed
+# from the lexical scorer's stop words: this list says what may fill a turn with no topic,
+# and it must not change when the scorer's vocabulary rules do.
+_ENGLISH_FUNCTION_WORDS = """
+    a an the this that these those it its itself i me my mine myself we us our ours you your
+    yours yourself he him his she her hers they them their theirs one ones
+    is am are was were be been being do does did doing have has had having will would shall
+    should can could may might must
+    to of in on at by for from with without about into onto over under up down off out
+    after before between during through until than then so and or nor but if as because
+    just only also too very more most much many some any all both each every few other
+    another same such own again still yet already here there now once
+    what which who whom whose when where why how
+    want need like get let go ahead tell know hi hello hey
+"""
+# Function words of Spanish, French and German: articles, pronouns, prepositions,
+# auxiliaries, conjunctions.
 _FUNCTION_WORDS = """
     s t d ll re ve m o
     el la los las un una unos unas lo le les me te se nos yo tú tu usted eso esto esa ese
@@ -102,12 +117,9 @@ _NUMBER = re.compile(r"\d+(?:st|nd|rd|th|am|pm|h|h\d+|er|e|º|ª)?")
 
 @cache
 def no_topic_words() -> frozenset[str]:
-    """Every word a turn with no topic of its own may hold (made on first use: the English
-    stop words live with the scorer, which imports the pack, which imports the policy)."""
-    from routing_core.scorers._terms import STOP_WORDS
-
-    extra = " ".join((_ACKNOWLEDGEMENTS, _FUNCTION_WORDS, _NUMBER_WORDS, _TIME_WORDS))
-    return frozenset(extra.split()) | STOP_WORDS
+    """Every word a turn with no topic of its own may hold."""
+    every = (_ACKNOWLEDGEMENTS, _ENGLISH_FUNCTION_WORDS, _FUNCTION_WORDS, _NUMBER_WORDS)
+    return frozenset(" ".join((*every, _TIME_WORDS)).split())
 
 
 def carries_no_topic(text: str) -> bool:
@@ -130,7 +142,7 @@ def no_topic_reason(incumbent: str) -> str:
     )
 
 
-def is_distribution(scores: FloatArray) -> bool:
+def is_distribution(scores: Float64Array) -> bool:
     """Scores a prior may be pooled with: finite, in [0, 1], summing to at most 1 (NaN
     fails every comparison, and an infinity makes the sum infinite)."""
     if not len(scores):
@@ -139,20 +151,20 @@ def is_distribution(scores: FloatArray) -> bool:
     return 0.0 < total <= 1.0 + _SUM_TOLERANCE and float(scores.min()) >= 0.0
 
 
-def is_new_topic(scores: FloatArray) -> bool:
+def is_new_topic(scores: Float64Array) -> bool:
     """The message alone is sure of one route (`NEW_TOPIC_SHARE`): judged without the prior,
     it moves there whatever the conversation was about."""
     return float(scores.max()) >= NEW_TOPIC_SHARE
 
 
-def pool(scores: FloatArray, prior: FloatArray) -> FloatArray:
+def pool(scores: Float64Array, prior: Float64Array) -> Float64Array:
     """The message's scores read in the light of the incumbent's: the message's odds times
     the square root of the prior's (a log-linear pool), renormalised to the message's own
     total (so an out-of-scope share is kept).
 
     Both are distributions over the same routes (`is_distribution`), in the same order.
     """
-    pooled: FloatArray = scores * np.maximum(prior, PRIOR_FLOOR) ** PRIOR_WEIGHT
+    pooled: Float64Array = scores * np.maximum(prior, PRIOR_FLOOR) ** PRIOR_WEIGHT
     total = float(pooled.sum())
     if total > 0.0:
         pooled *= float(scores.sum()) / total

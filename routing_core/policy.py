@@ -1,4 +1,7 @@
-"""Tier 2's judgement: turn one score per route into move / stay / menu / unmatched (DESIGN §4)."""
+"""Tier 2's judgement: turn one score per route into move / stay / menu / unmatched.
+
+Specified in docs/pack-format.md, Verdicts.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +9,12 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Literal, NamedTuple, overload
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from routing_core._types import Float64Array, IndexArray, ScoreArray
 from routing_core.conversation import is_distribution, is_new_topic, pool
 
 VerdictKind = Literal["move", "stay", "menu", "unmatched"]
@@ -51,11 +54,6 @@ class Policy(BaseModel):
         return self.conversation != "ignore"
 
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
-ScoreArray = npt.NDArray[np.floating[Any]]  # a scorer's own array, float32 or float64
-
-
 class Ranked(NamedTuple):
     """One candidate's place in the ranking: raw score (maybe non-finite) and softmax relevance.
 
@@ -82,10 +80,10 @@ class Ranking(Sequence[Ranked]):
     def __init__(
         self,
         routes: Sequence[str],
-        scores: Sequence[float] | FloatArray,
-        relevance: Sequence[float] | FloatArray | None,
+        scores: Sequence[float] | Float64Array,
+        relevance: Sequence[float] | Float64Array | None,
         *,
-        rankable: FloatArray | None = None,
+        rankable: Float64Array | None = None,
         temperature: float = 1.0,
     ) -> None:
         """`routes`, `scores` and `relevance` in ranking order; or, with `rankable` (scores
@@ -96,7 +94,7 @@ class Ranking(Sequence[Ranked]):
         self._relevance = None if relevance is None else np.asarray(relevance, dtype=np.float64)
         self._temperature = temperature
         self._rankable = rankable
-        self._order: IntArray | None = None if rankable is not None else np.arange(len(routes))
+        self._order: IndexArray | None = None if rankable is not None else np.arange(len(routes))
         self._rows: tuple[Ranked, ...] | None = None
 
     def __len__(self) -> int:
@@ -134,14 +132,14 @@ class Ranking(Sequence[Ranked]):
     def _row(self, i: int) -> Ranked:
         return Ranked(self._names[i], float(self._raw[i]), float(self._shares()[i]))
 
-    def _shares(self) -> FloatArray:
+    def _shares(self) -> Float64Array:
         """The softmax relevance in candidate order (one exp over every route, when read)."""
         if self._relevance is None:
             assert self._rankable is not None
             self._relevance = _softmax(self._rankable, self._temperature)
         return self._relevance
 
-    def _sorted(self) -> IntArray:
+    def _sorted(self) -> IndexArray:
         if self._order is None:
             assert self._rankable is not None
             self._order = np.argsort(-self._rankable, kind="stable")
@@ -225,7 +223,7 @@ def decide_scores(
     scorer_floor: float | None = None,
     categorical: bool = False,
     temperature: float = 1.0,
-    prior: FloatArray | None = None,
+    prior: Float64Array | None = None,
 ) -> Verdict:
     """`decide` on parallel sequences of names and scores: the router's hot path, no pairs.
 
@@ -249,7 +247,7 @@ def decide_scores(
 
 
 def _pools(
-    prior: FloatArray | None, incumbent: str | None, policy: Policy, raw: FloatArray
+    prior: Float64Array | None, incumbent: str | None, policy: Policy, raw: Float64Array
 ) -> bool:
     """Whether the incumbent's prior reads this turn: mid-conversation, when the policy
     follows the conversation, the message's scores are a distribution like the prior, and
@@ -261,7 +259,7 @@ def _pools(
 
 def _judge(
     names: tuple[str, ...],
-    raw: FloatArray,
+    raw: Float64Array,
     incumbent: str | None,
     policy: Policy,
     scorer_floor: float | None,
@@ -283,8 +281,9 @@ def _judge(
         return Verdict(
             kind, names[top], (), True, ranked, runner_up, floor, alive_names, message_top
         )
-    # DESIGN §4 step 5: a near-tie opens a menu mid-conversation only when the scorer scored
-    # the incumbent at or below the floor; an incumbent it did not score at all stays.
+    # docs/pack-format.md, Verdicts, step 3: a near-tie opens a menu mid-conversation only
+    # when the scorer scored the incumbent at or below the floor; an incumbent it did not
+    # score at all stays.
     if incumbent is not None and (incumbent in alive_names or incumbent not in names):
         return Verdict(
             "stay", incumbent, (), False, ranked, runner_up, floor, alive_names, message_top
@@ -305,7 +304,7 @@ def softmax(values: Iterable[float], temperature: float = 1.0) -> list[float]:
     return shares
 
 
-def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
+def _softmax(rankable: Float64Array, temperature: float) -> Float64Array:
     if not len(rankable):
         return rankable
     scaled = rankable / (temperature if temperature > 0 else 1.0)
@@ -313,12 +312,12 @@ def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
     if peak == -np.inf:
         return np.full(len(rankable), 1.0 / len(rankable))
     exps = np.exp(scaled - peak)
-    shares: FloatArray = exps / exps.sum()
+    shares: Float64Array = exps / exps.sum()
     return shares
 
 
 def _rank(
-    names: Sequence[str], raw: FloatArray, temperature: float, floor: float | None
+    names: Sequence[str], raw: Float64Array, temperature: float, floor: float | None
 ) -> tuple[Ranking, list[int]]:
     """Every candidate best first (exact ties in declaration order), and the alive indexes.
 
@@ -347,7 +346,7 @@ def _pick(names: Sequence[str], indexes: list[int]) -> tuple[str, ...]:
     return tuple(itemgetter(*indexes)(names)) if indexes else ()
 
 
-def _menu(alive: tuple[str, ...], scores: FloatArray, policy: Policy) -> tuple[str, ...]:
+def _menu(alive: tuple[str, ...], scores: Float64Array, policy: Policy) -> tuple[str, ...]:
     # Only called on a near-tie, so the runner-up is always within the margin: >= 2 entries.
     near = np.tanh((scores[0] - scores) / 2.0) < policy.near_tie_margin
     return tuple(name for name, keep in zip(alive, near.tolist(), strict=True) if keep)[

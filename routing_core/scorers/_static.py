@@ -22,19 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from routing_core._stored_arrays import TABLE
+from routing_core._types import Float32Array
 from routing_core.scorers._terms import MAX_CHARS
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-FloatArray = npt.NDArray[np.float32]
 
-# The one table this version knows. A pack names the table its semantic view learned on; a
-# new table gets a new name, so that a pack keeps scoring as it was built or says it cannot.
-TABLE = "minilm-l6-static-256"
-DIMENSIONS = 256
 _FOLDER = Path(__file__).resolve().parents[1] / "static"
 # Pieces past this many are not read (the model's own limit; a message states its intent early).
 MAX_PIECES = 512
@@ -45,7 +41,7 @@ WORD_CACHE = 65536
 class StaticTable:
     """The word-piece vectors and their tokenizer; `vectors(texts)` encodes texts."""
 
-    def __init__(self, pieces: FloatArray, tokenizer: Tokenizer) -> None:
+    def __init__(self, pieces: Float32Array, tokenizer: Tokenizer) -> None:
         """`pieces`: each piece's vector, float32 (30 MB: summing float16 rows costs a turn
         three times as much)."""
         self.pieces = pieces
@@ -58,7 +54,7 @@ class StaticTable:
         self._pieces_of: dict[str, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 
-    def vectors(self, texts: Sequence[str]) -> FloatArray:
+    def vectors(self, texts: Sequence[str]) -> Float32Array:
         """One L2-normalised row per text: the mean of its word pieces' vectors (a text with
         no piece the table knows is a row of zeros).
 
@@ -75,7 +71,7 @@ class StaticTable:
         out /= norms
         return out
 
-    def vector(self, text: str) -> FloatArray:
+    def vector(self, text: str) -> Float32Array:
         """A turn's message: `vectors([text])[0]`, by a gather and one sum (no sparse
         matrix to set up, no lock unless a word is new)."""
         known = self._pieces_of
@@ -87,13 +83,13 @@ class StaticTable:
             ids.extend(pieces)
         if not ids:
             return np.zeros(self.dimensions, np.float32)
-        out: FloatArray = self.pieces.take(ids[:MAX_PIECES], axis=0).sum(axis=0)
+        out: Float32Array = self.pieces.take(ids[:MAX_PIECES], axis=0).sum(axis=0)
         norm = math.sqrt(float(out @ out))
         if norm > 0.0:
             out /= np.float32(norm)
         return out
 
-    def _means(self, split: list[list[str]]) -> FloatArray:
+    def _means(self, split: list[list[str]]) -> Float32Array:
         """Each text's summed piece vectors, as (texts x words) @ (words x summed pieces).
 
         Summed by word, so that the work done per text is numpy's (a CLINC150-size build
@@ -119,7 +115,7 @@ class StaticTable:
             (np.ones(len(flat), np.float32), flat, starts), shape=(len(split), len(known))
         )
         # Sums, not means: each row is normalised after, which makes them the same vector.
-        out: FloatArray = np.asarray(words @ sums, np.float32)
+        out: Float32Array = np.asarray(words @ sums, np.float32)
         return out
 
     def _ids_of(self, words: set[str]) -> dict[str, tuple[int, ...]]:
