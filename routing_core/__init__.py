@@ -43,7 +43,15 @@ from routing_core.cases import Case, case_from_mapping, load_cases
 from routing_core.codec import dump_pack, format_location, load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
-from routing_core.evaluate import MENU, UNMATCHED, CaseResult, EvalReport, evaluate
+from routing_core.evaluate import (
+    MENU,
+    UNMATCHED,
+    CaseResult,
+    ConversationReport,
+    EvalReport,
+    WrongTurn,
+    evaluate,
+)
 from routing_core.pack import (
     FORMAT_MINOR,
     FORMAT_VERSION,
@@ -94,6 +102,7 @@ _LAZY = {
 __all__ = [
     "Case",
     "CaseResult",
+    "ConversationReport",
     "DEFAULT_ACTION_VERBS",
     "DEFAULT_KNOWLEDGE_VERBS",
     "DEFAULT_QUESTION_PATTERN",
@@ -119,6 +128,7 @@ __all__ = [
     "Rule",
     "RuleSet",
     "UNMATCHED",
+    "WrongTurn",
     "build_pack",
     "build_pack_file",
     "case_from_mapping",

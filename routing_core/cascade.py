@@ -13,10 +13,13 @@ they replace the policy's for that tier, and the decision records the policy it 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from routing_core._types import ScoreArray
+import numpy as np
+
+from routing_core._types import Float64Array, ScoreArray
+from routing_core.conversation import is_distribution
 from routing_core.decision import TierRecord
 from routing_core.policy import Policy, Verdict, decide_scores, gap
 from routing_core.scorers.base import NO_USAGE, Scored, Tier, Usage, measure
@@ -55,13 +58,25 @@ class Cascade:
     Args:
         tiers: cheapest first; at least one.
         names: every route, in declaration (candidate) order.
+        prior_texts: each route's own text, read as a message to make the prior of a
+            conversation in it (routing_core.conversation); none: no prior.
     """
 
-    def __init__(self, tiers: Sequence[Tier], names: Sequence[str]) -> None:
+    def __init__(
+        self,
+        tiers: Sequence[Tier],
+        names: Sequence[str],
+        prior_texts: Mapping[str, str] | None = None,
+    ) -> None:
         if not tiers:
             raise ValueError("a cascade needs at least one tier")
         self.tiers = tuple(tiers)
         self._names = tuple(names)
+        self._prior_texts = prior_texts or {}
+        # (tier index, incumbent) -> that tier's scores for the incumbent's text, made on a
+        # conversation's first turn in it. Bounded by tiers x routes; a race computes the
+        # same array twice, harmlessly.
+        self._priors: dict[tuple[int, str], Float64Array | None] = {}
 
     def run(
         self, text: str, incumbent: str | None, policy: Policy, *, first_only: bool = False
@@ -78,14 +93,15 @@ class Cascade:
         standing: _Standing | None = None
         records: list[TierRecord] = []
         errors: list[str] = []
-        for tier in self.tiers:
+        for index, tier in enumerate(self.tiers):
             if not self._should_run(tier, standing, first_only, bool(records)):
                 break
             candidates = self._candidates(tier, standing, incumbent)
             started = time.perf_counter_ns()
             try:
                 scored = measure(tier.scorer, text, candidates)
-                verdict = self._judge(tier, scored, candidates, incumbent, policy)
+                prior = self._prior(index, tier, candidates, incumbent, policy)
+                verdict = self._judge(tier, scored, candidates, incumbent, policy, prior)
             except Exception as exc:  # noqa: BLE001 - a failing tier is recorded, never raised
                 message = f"{type(exc).__name__}: {exc}"[:300]
                 errors.append(f"{tier.name}: {message}" if len(self.tiers) > 1 else message)
@@ -120,6 +136,43 @@ class Cascade:
             return self._names
         return contenders(standing.verdict, standing.policy, incumbent)
 
+    def _prior(
+        self,
+        index: int,
+        tier: Tier,
+        candidates: Sequence[str],
+        incumbent: str | None,
+        policy: Policy,
+    ) -> Float64Array | None:
+        """This tier's scores for the incumbent's own text: the conversation's prior.
+
+        None cold, under `conversation: ignore`, for a categorical tier or a near-tie's
+        contenders, and for a scorer whose scores are no distribution or that fails on it.
+        """
+        if incumbent is None or not policy.follows_conversation:
+            return None
+        if tier.scorer.info.categorical or candidates is not self._names:
+            return None
+        key = (index, incumbent)
+        if key not in self._priors:
+            self._priors[key] = self._make_prior(tier, incumbent)
+        return self._priors[key]
+
+    def _make_prior(self, tier: Tier, incumbent: str) -> Float64Array | None:
+        text = self._prior_texts.get(incumbent)
+        if not text:
+            return None
+        try:
+            scored = measure(tier.scorer, text, self._names)
+        except Exception:  # noqa: BLE001 - no prior: the turn is judged alone, as before
+            return None
+        raw = scored.array if scored.array is not None else scored.scores
+        prior = np.array(raw, dtype=np.float64)
+        if len(prior) != len(self._names) or not is_distribution(prior):
+            return None
+        prior.setflags(write=False)
+        return prior
+
     def _judge(
         self,
         tier: Tier,
@@ -127,6 +180,7 @@ class Cascade:
         candidates: Sequence[str],
         incumbent: str | None,
         policy: Policy,
+        prior: Float64Array | None = None,
     ) -> Verdict:
         if len(scored) != len(candidates):
             raise ValueError(f"{len(scored)} scores for {len(candidates)} routes")
@@ -139,7 +193,7 @@ class Cascade:
         info = tier.scorer.info
         return decide_scores(
             self._names, scores, incumbent, tier.policy(policy), info.floor, info.categorical,
-            info.temperature,
+            info.temperature, prior,
         )  # fmt: skip
 
     def _outcome(

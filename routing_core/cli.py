@@ -186,6 +186,8 @@ class _ProgressBar:
 def render_decision(decision: Decision, top: int = 5) -> str:
     """The decision as a few readable lines: verdict, top scores as bars, triage, tools."""
     lines = [_headline(decision)]
+    if decision.evidence and decision.evidence.reason:
+        lines.append(f"  why:      {decision.evidence.reason}")
     if decision.evidence and decision.evidence.text:
         lines.append(
             f"  evidence: {decision.evidence.text!r} (keyword {decision.evidence.keyword!r})"
@@ -251,6 +253,7 @@ def render_report(report: EvalReport, worst: int = 10) -> str:
         f"latency p50 / p99   {report.latency_us['p50']:.0f} / {report.latency_us['p99']:.0f} µs"
         f" (first case apart: {report.latency_us['first']:.0f} µs)",
         *_tier_lines(report),
+        *_conversation_lines(report),
         "worst routes (F1):",
     ]
     ordered = sorted(report.per_route.items(), key=lambda kv: kv[1].f1)[:worst]
@@ -272,6 +275,38 @@ def _threshold_lines(report: EvalReport) -> list[str]:
         f"floor               {floor} ({report.floor_source})",
         f"near-tie margin     {report.near_tie_margin:.2f}",
     ]
+
+
+def _conversation_lines(report: EvalReport, shown: int = 5) -> list[str]:
+    """Turn, stay and move accuracy when the cases hold conversations, and the first wrong
+    turns with the turns before them."""
+    talk = report.conversations
+    if talk is None:
+        return []
+
+    def pct(value: float | None, n: int | None = None) -> str:
+        figure = "n/a" if value is None else f"{value:.2%}"
+        return figure if n is None else f"{figure} ({n} turns)"
+
+    lines = [
+        f"conversations       {talk.conversations} ({talk.turns} turns)",
+        f"turn accuracy       {pct(talk.turn_accuracy)}",
+        f"first-turn accuracy {pct(talk.first_accuracy)}",
+        f"stay accuracy       {pct(talk.stay_accuracy, talk.stay_turns)}",
+        f"move accuracy       {pct(talk.move_accuracy, talk.move_turns)}",
+    ]
+    if talk.wrong:
+        lines.append(f"wrong turns ({len(talk.wrong)}; the first {min(shown, len(talk.wrong))}):")
+    for wrong in talk.wrong[:shown]:
+        should = {"first": "opening", "stay": "should stay", "move": "should move"}[wrong.kind]
+        lines.append(f"  {wrong.conversation}, turn {wrong.position} ({should}):")
+        for i in wrong.around:
+            r = report.results[i]
+            mark = "→" if i == wrong.index else " "
+            lines.append(
+                f"   {mark} {r.case.text[:60]!r}: expected {r.expected_label}, got {r.predicted}"
+            )
+    return lines
 
 
 def _tier_lines(report: EvalReport) -> list[str]:

@@ -17,6 +17,7 @@ from routing_core.scorers.base import Usage as Usage  # re-exported: part of the
 from routing_core.triage import TriageVerdict
 
 By = Literal["rule", "scorer", "continuity", "menu", "decider", "default", "none"]
+EvidenceSource = Literal["rule", "scorer", "conversation"]
 EVENT_SCHEMA = "route-decision/1"
 
 _NO_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({})
@@ -29,6 +30,11 @@ _MENU_NOTE = (
 class Evidence:
     """Why the deciding tier picked its route: a rule's matched text, or a scorer's top terms.
 
+    `reason` says in plain words why a turn after the first stayed or moved when the
+    conversation decided it (source `conversation`: the turn carried no new topic; or a
+    scorer's turn whose message alone leaned elsewhere; routing_core.conversation). It
+    names routes, never the message's words.
+
     A scorer's `terms` may be given as `explain`, a function called the first time someone
     reads them (the playground, `--json`, `to_event`): an agent's turn that never looks at
     them does not pay for them (about a sixth of `route()` at CLINC150 size). A failing
@@ -40,27 +46,29 @@ class Evidence:
         "_terms",
         "keyword",
         "match",
+        "reason",
         "route",
         "rule",
         "source",
         "span",
         "text",
     )
-    _FIELDS = ("source", "route", "rule", "match", "text", "keyword", "span", "terms")
+    _FIELDS = ("source", "route", "rule", "match", "text", "keyword", "span", "terms", "reason")
 
-    source: Literal["rule", "scorer"]
+    source: EvidenceSource
     route: str
     rule: int | None
     match: str | None
     text: str | None
     keyword: str | None
     span: tuple[int, int] | None
+    reason: str | None
     _terms: tuple[Term, ...] | None
     _explain: Callable[[], Sequence[Term]] | None
 
     def __init__(
         self,
-        source: Literal["rule", "scorer"],
+        source: EvidenceSource,
         route: str,
         rule: int | None = None,
         match: str | None = None,
@@ -70,10 +78,12 @@ class Evidence:
         terms: Sequence[Term] = (),
         *,
         explain: Callable[[], Sequence[Term]] | None = None,
+        reason: str | None = None,
     ) -> None:
         values = (source, route, rule, match, text, keyword, span)
         for name, value in zip(self._FIELDS, values, strict=False):
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "reason", reason)
         object.__setattr__(self, "_terms", None if explain is not None else tuple(terms))
         object.__setattr__(self, "_explain", explain)
 
@@ -119,6 +129,7 @@ class Evidence:
             "terms": [
                 {"term": t.term, "weight": _num(t.weight), "kind": t.kind} for t in self.terms
             ],
+            "reason": self.reason,
         }
 
 

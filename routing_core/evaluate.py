@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from routing_core.cases import Case
 from routing_core.decision import Decision
@@ -80,6 +80,87 @@ class RouteStats:
     support: int
 
 
+TurnKind = Literal["first", "stay", "move"]
+# Turns shown before and after a wrong one, and the most wrong turns `to_dict` lists.
+TURNS_BEFORE, TURNS_AFTER, MAX_WRONG_TURNS = 3, 1, 50
+
+
+@dataclass(frozen=True, slots=True)
+class WrongTurn:
+    """A conversation's turn that went wrong, with the turns around it (result indexes).
+
+    `kind` says what the turn should have done: `first` (opened the conversation), `stay`
+    (kept the previous turn's expected route) or `move` (changed it).
+    """
+
+    conversation: str
+    position: int  # 1-based, in the conversation
+    kind: TurnKind
+    index: int  # in `EvalReport.results`
+    around: tuple[int, ...]  # this turn's neighbours in its conversation, itself included
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationReport:
+    """How the router held conversations: accuracy by what each turn should have done.
+
+    Over in-scope turns (a turn that expects no route counts in `oos_recall`, not here):
+    `turn_accuracy` over all of them, `stay_accuracy` over those whose expected route is
+    the previous turn's, `move_accuracy` over those whose expected route changed, and
+    `first_accuracy` over the opening turns. Each turn runs from where the previous one
+    landed, so one wrong move costs the turns after it too.
+    """
+
+    conversations: int
+    turns: int
+    turn_accuracy: float | None
+    first_accuracy: float | None
+    stay_accuracy: float | None
+    move_accuracy: float | None
+    stay_turns: int
+    move_turns: int
+    wrong: tuple[WrongTurn, ...] = ()
+
+    def to_dict(self, results: Sequence[CaseResult]) -> dict[str, Any]:
+        """The JSON form, the wrong turns with their text (the first MAX_WRONG_TURNS)."""
+        return {
+            "conversations": self.conversations,
+            "turns": self.turns,
+            "turn_accuracy": _r(self.turn_accuracy),
+            "first_accuracy": _r(self.first_accuracy),
+            "stay_accuracy": _r(self.stay_accuracy),
+            "move_accuracy": _r(self.move_accuracy),
+            "stay_turns": self.stay_turns,
+            "move_turns": self.move_turns,
+            "wrong_turns": len(self.wrong),
+            "wrong": [_wrong_dict(w, results) for w in self.wrong[:MAX_WRONG_TURNS]],
+        }
+
+
+def _wrong_dict(wrong: WrongTurn, results: Sequence[CaseResult]) -> dict[str, Any]:
+    return {
+        "conversation": wrong.conversation,
+        "position": wrong.position,
+        "kind": wrong.kind,
+        "turns": [
+            {
+                "text": results[i].case.text,
+                "expected": results[i].case.expected,
+                "predicted": results[i].predicted,
+                "from_route": results[i].decision.from_route,
+                "by": results[i].decision.by,
+                "reason": _reason(results[i].decision),
+                "this": i == wrong.index,
+            }
+            for i in wrong.around
+        ],
+    }
+
+
+def _reason(decision: Decision) -> str | None:
+    return decision.evidence.reason if decision.evidence is not None else None
+
+
 @dataclass(frozen=True, slots=True)
 class EvalReport:
     """Every figure `routing-core eval` prints (and the studio's suite runs show)."""
@@ -102,6 +183,8 @@ class EvalReport:
     floor: float | None = None
     floor_source: str | None = None
     near_tie_margin: float | None = None
+    # The conversation figures, when some cases are turns of conversations.
+    conversations: ConversationReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`routing-core eval --json`)."""
@@ -131,6 +214,9 @@ class EvalReport:
             "floor": self.floor,
             "floor_source": self.floor_source,
             "near_tie_margin": self.near_tie_margin,
+            "conversations": (
+                self.conversations.to_dict(self.results) if self.conversations else None
+            ),
         }
 
 
@@ -229,7 +315,80 @@ def summarize(results: Sequence[CaseResult], routes: Iterable[str]) -> EvalRepor
         results=list(results),
         tiers=tiers,
         decided_by=decided_by,
+        conversations=conversation_report(results),
     )
+
+
+def conversation_report(results: Sequence[CaseResult]) -> ConversationReport | None:
+    """The conversation figures over the results that are turns of a conversation (in the
+    order they ran); None when none is."""
+    threads = _threads(results)
+    if not threads:
+        return None
+    kinds: dict[int, TurnKind] = {}
+    for indexes in threads.values():
+        kinds[indexes[0]] = "first"
+        for before, index in zip(indexes, indexes[1:], strict=False):
+            same = results[index].case.expected == results[before].case.expected
+            kinds[index] = "stay" if same else "move"
+    in_scope = [i for i in kinds if results[i].case.expected is not None]
+
+    def share(kind: TurnKind | None) -> float | None:
+        picked = [i for i in in_scope if kind is None or kinds[i] == kind]
+        return sum(results[i].route_ok for i in picked) / len(picked) if picked else None
+
+    return ConversationReport(
+        conversations=len(threads),
+        turns=len(kinds),
+        turn_accuracy=share(None),
+        first_accuracy=share("first"),
+        stay_accuracy=share("stay"),
+        move_accuracy=share("move"),
+        stay_turns=sum(kinds[i] == "stay" for i in in_scope),
+        move_turns=sum(kinds[i] == "move" for i in in_scope),
+        wrong=tuple(_wrong_turns(results, threads, kinds, in_scope)),
+    )
+
+
+def _threads(results: Sequence[CaseResult]) -> dict[str, list[int]]:
+    """Each conversation's result indexes in order. A conversation id met again after
+    another conversation's turns starts afresh, as `evaluate` runs it (its key gets `#n`)."""
+    threads: dict[str, list[int]] = {}
+    last: str | None = None
+    for index, result in enumerate(results):
+        conversation = result.case.conversation
+        if conversation is None:
+            last = None
+            continue
+        key = conversation
+        if conversation != last:
+            n = 1
+            while key in threads:
+                n += 1
+                key = f"{conversation}#{n}"
+        else:
+            key = next(reversed(threads))
+        threads.setdefault(key, []).append(index)
+        last = conversation
+    return threads
+
+
+def _wrong_turns(
+    results: Sequence[CaseResult],
+    threads: dict[str, list[int]],
+    kinds: dict[int, TurnKind],
+    in_scope: list[int],
+) -> list[WrongTurn]:
+    scored = set(in_scope)
+    wrong = []
+    for key, indexes in threads.items():
+        for position, index in enumerate(indexes):
+            if index in scored and not results[index].route_ok:
+                start, end = max(0, position - TURNS_BEFORE), position + TURNS_AFTER + 1
+                conversation = results[index].case.conversation or key
+                around = tuple(indexes[start:end])
+                wrong.append(WrongTurn(conversation, position + 1, kinds[index], index, around))
+    return wrong
 
 
 def _share(items: list[CaseResult], hit: Callable[[CaseResult], bool]) -> float | None:

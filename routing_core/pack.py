@@ -31,7 +31,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 7
+FORMAT_MINOR = 8
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -43,6 +43,7 @@ MINOR_CHANGES: dict[int, str] = {
     5: "an embedding or hybrid tier's head (at the top or in a cascade's tiers)",
     6: "scorer.model.semantic",
     7: "scorer.model.fitted_on",
+    8: "policy.conversation",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -63,6 +64,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "tiers", "*", "head"): 5,
     ("scorer", "model", "semantic"): 6,
     ("scorer", "model", "fitted_on"): 7,
+    ("policy", "conversation"): 8,
 }
 
 MAX_ROUTES = 2_000

@@ -15,9 +15,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core._types import Float64Array, IndexArray, ScoreArray
+from routing_core.conversation import is_distribution, is_new_topic, pool
 
 VerdictKind = Literal["move", "stay", "menu", "unmatched"]
 Strictness = Literal["assist", "guard", "rails"]
+Following = Literal["follow", "ignore"]
 
 
 class Policy(BaseModel):
@@ -38,6 +40,18 @@ class Policy(BaseModel):
         "assist",
         description="assist: agent may switch anywhere; guard: only to a menu; rails: never.",
     )
+    conversation: Following | None = Field(
+        None,
+        description=(
+            "follow (null: the default): a turn after the first is read in the light of the "
+            "route it is in; ignore: every turn is judged alone."
+        ),
+    )
+
+    @property
+    def follows_conversation(self) -> bool:
+        """Turns after the first are read in the light of the incumbent (the default)."""
+        return self.conversation != "ignore"
 
 
 class Ranked(NamedTuple):
@@ -160,6 +174,9 @@ class Verdict:
     runner_up: RunnerUp | None
     floor: float | None
     alive: tuple[str, ...]
+    # The route the message alone ranked first, when the incumbent's prior changed the
+    # ranking's top (routing_core.conversation); None when it did not.
+    message_top: str | None = None
 
 
 Scores = Mapping[str, float] | Sequence[tuple[str, float]]
@@ -206,29 +223,73 @@ def decide_scores(
     scorer_floor: float | None = None,
     categorical: bool = False,
     temperature: float = 1.0,
+    prior: Float64Array | None = None,
 ) -> Verdict:
-    """`decide` on parallel sequences of names and scores: the router's hot path, no pairs."""
+    """`decide` on parallel sequences of names and scores: the router's hot path, no pairs.
+
+    `prior`: the scorer's scores for the incumbent's own text, pooled with the message's
+    when both are distributions and the policy follows the conversation (the ranking then
+    records the pooled scores: they are what judged the turn; routing_core.conversation).
+    """
     policy = policy or Policy()
     names = names if isinstance(names, tuple) else tuple(names)  # the ranking keeps them
     raw = np.array(scores, dtype=np.float64)  # a copy: the ranking keeps it
+    message_top: str | None = None
+    if _pools(prior, incumbent, policy, raw):
+        assert prior is not None
+        alone = int(raw.argmax())
+        raw = pool(raw, prior)
+        if int(raw.argmax()) != alone:
+            message_top = names[alone]
+    return _judge(
+        names, raw, incumbent, policy, scorer_floor, categorical, temperature, message_top
+    )
+
+
+def _pools(
+    prior: Float64Array | None, incumbent: str | None, policy: Policy, raw: Float64Array
+) -> bool:
+    """Whether the incumbent's prior reads this turn: mid-conversation, when the policy
+    follows the conversation, the message's scores are a distribution like the prior, and
+    the message alone is not sure of a new topic (`is_new_topic`)."""
+    if prior is None or incumbent is None or not policy.follows_conversation:
+        return False
+    return len(prior) == len(raw) and is_distribution(raw) and not is_new_topic(raw)
+
+
+def _judge(
+    names: tuple[str, ...],
+    raw: Float64Array,
+    incumbent: str | None,
+    policy: Policy,
+    scorer_floor: float | None,
+    categorical: bool,
+    temperature: float,
+    message_top: str | None,
+) -> Verdict:
+    """The verdict's steps (alive, gap, decisive, stay / move / menu) on scores as given."""
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
-        return Verdict("unmatched", None, (), False, ranked, None, floor, ())
+        return Verdict("unmatched", None, (), False, ranked, None, floor, (), message_top)
     top = alive[0]
     alive_names = _pick(names, alive)
     runner_up = RunnerUp(names[alive[1]], gap(raw[top], raw[alive[1]])) if len(alive) > 1 else None
     decisive = categorical or runner_up is None or runner_up.gap >= policy.near_tie_margin
     if decisive:
         kind: VerdictKind = "stay" if names[top] == incumbent else "move"
-        return Verdict(kind, names[top], (), True, ranked, runner_up, floor, alive_names)
+        return Verdict(
+            kind, names[top], (), True, ranked, runner_up, floor, alive_names, message_top
+        )
     # docs/pack-format.md, Verdicts, step 3: a near-tie opens a menu mid-conversation only
     # when the scorer scored the incumbent at or below the floor; an incumbent it did not
     # score at all stays.
     if incumbent is not None and (incumbent in alive_names or incumbent not in names):
-        return Verdict("stay", incumbent, (), False, ranked, runner_up, floor, alive_names)
+        return Verdict(
+            "stay", incumbent, (), False, ranked, runner_up, floor, alive_names, message_top
+        )
     offered = _menu(alive_names, raw[alive], policy)
-    return Verdict("menu", None, offered, False, ranked, runner_up, floor, alive_names)
+    return Verdict("menu", None, offered, False, ranked, runner_up, floor, alive_names, message_top)
 
 
 def gap(top: float, second: float) -> float:

@@ -15,6 +15,7 @@ from typing import Any
 
 from routing_core.cascade import Cascade, Outcome
 from routing_core.codec import PackSource, load_pack
+from routing_core.conversation import carries_no_topic, no_topic_reason, prior_text
 from routing_core.decision import (
     By,
     Decision,
@@ -70,7 +71,7 @@ class Router:
         self.pack = load_pack(pack)
         self._names = self.pack.route_names
         tiers = (Tier(scorer),) if scorer is not None else _built_tiers(self.pack)
-        self.cascade = Cascade(tiers, self._names)
+        self.cascade = Cascade(tiers, self._names, _prior_texts(self.pack))
         self.scorer: Scorer = tiers[0].scorer  # the first (cheapest) tier
         self.decider = decider if decider is not None else build_decider(self.pack)
         self._routes = {r.name: r for r in self.pack.routes}
@@ -136,13 +137,25 @@ class Router:
         # Rules before triage: they decide, so they have the first call on the regex budget.
         hit = self._rules.first_match(turn.text, turn.regex)
         turn.triage = self._triage.classify(turn.text, budget=turn.regex) if self._triage else None
-        self._score(turn, first_only=hit is not None)
+        quiet = hit is None and self._carries_no_topic(turn)
+        self._score(turn, first_only=hit is not None or quiet)
         if hit is not None:
             kind: VerdictKind = "stay" if hit.route == turn.incumbent else "move"
             return self._decision(turn, hit.route, "rule", kind, decisive=True, evidence=hit)
+        if quiet and turn.incumbent is not None:
+            reason = no_topic_reason(turn.incumbent)
+            evidence = Evidence(source="conversation", route=turn.incumbent, reason=reason)
+            return self._decision(turn, turn.incumbent, "continuity", "stay", evidence=evidence)
         if turn.verdict is None:
             return self._scorer_failed(turn)
         return self._judge(turn, turn.verdict)
+
+    def _carries_no_topic(self, turn: _Turn) -> bool:
+        """A turn after the first that only acknowledges, confirms or answers: it stays by
+        rule (routing_core.conversation), after the pack's own rules had their say."""
+        if turn.incumbent is None or not turn.policy.follows_conversation:
+            return False
+        return carries_no_topic(turn.text)
 
     def _score(self, turn: _Turn, first_only: bool) -> None:
         outcome = self.cascade.run(turn.text, turn.incumbent, turn.policy, first_only=first_only)
@@ -164,7 +177,9 @@ class Router:
             by = "none" if rails else "menu"
         else:
             return self._unmatched(turn, verdict.kind)
-        evidence = self._explain(turn, route) if by == "scorer" and route else None
+        evidence = self._explain(turn, route, verdict) if by == "scorer" and route else None
+        if evidence is None and route is not None and verdict.message_top is not None:
+            evidence = Evidence("conversation", route, reason=_prior_reason(verdict, route))
         return self._decision(
             turn, route, by, verdict.kind, () if rails else offered, verdict.decisive, evidence
         )
@@ -210,14 +225,16 @@ class Router:
             return self._decision(turn, None, "none", "menu")
         return self._decision(turn, None, "menu", "menu", offered=self._names)
 
-    def _explain(self, turn: _Turn, route: str) -> Evidence:
-        """The scorer's evidence, its terms computed only when someone reads them."""
+    def _explain(self, turn: _Turn, route: str, verdict: Verdict) -> Evidence:
+        """The scorer's evidence, its terms computed only when someone reads them; with the
+        conversation's reason when the incumbent's prior changed the message's top."""
         scorer = turn.outcome.tier.scorer if turn.outcome else self.scorer
         text = turn.text
         return Evidence(
             source="scorer",
             route=route,
             explain=lambda: scorer.explain(text, route, EXPLAIN_TERMS),
+            reason=_prior_reason(verdict, route) if verdict.message_top else None,
         )
 
     def _decision(
@@ -295,6 +312,22 @@ class _Turn:
     error: str | None = None
     records: list[TierRecord] = field(default_factory=list)
     regex: RegexBudget = field(default_factory=RegexBudget)
+
+
+def _prior_reason(verdict: Verdict, route: str) -> str:
+    """Why the conversation, not the message alone, settled the turn, in plain words."""
+    alone = verdict.message_top
+    if verdict.decisive:
+        return (
+            f"the message alone leaned to {alone}, but read in the conversation it fits "
+            f"{route} better"
+        )
+    return f"the message alone leaned to {alone}; read in the conversation it was too close to call"
+
+
+def _prior_texts(pack: Pack) -> dict[str, str]:
+    """Each route's own text (name and description) that makes a conversation's prior."""
+    return {r.name: prior_text(r.name, r.description) for r in pack.routes}
 
 
 def _decided_route(

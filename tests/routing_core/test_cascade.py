@@ -103,7 +103,9 @@ def test_the_decider_resolves_a_menu_to_an_offered_route():
 
 def test_the_decider_may_stay_mid_conversation():
     with ChatServer(answers("stay")) as server:
-        doc = cascade_doc(server.base_url, decider=True, tiers=["lexical"], policy={"floor": 0.01})
+        # Judged alone (the incumbent's prior would keep human alive and the turn on it):
+        policy = {"floor": 0.01, "conversation": "ignore"}
+        doc = cascade_doc(server.base_url, decider=True, tiers=["lexical"], policy=policy)
         router = Router(doc)
         # human is the incumbent and scores under the floor, so the tie offers a menu with STAY
         d = router.route(TIE, incumbent="human")

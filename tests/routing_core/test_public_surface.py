@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPORTED = [
     "Case",
     "CaseResult",
+    "ConversationReport",
     "DEFAULT_ACTION_VERBS",
     "DEFAULT_KNOWLEDGE_VERBS",
     "DEFAULT_QUESTION_PATTERN",
@@ -52,6 +53,7 @@ EXPORTED = [
     "Rule",
     "RuleSet",
     "UNMATCHED",
+    "WrongTurn",
     "build_pack",
     "build_pack_file",
     "case_from_mapping",

@@ -57,7 +57,10 @@ def test_a_near_tie_cold_offers_a_menu_with_relevance():
 
 
 def test_a_menu_mid_conversation_offers_stay_when_the_incumbent_is_dead():
-    d = router().route("both", incumbent="human")  # human scored 0.0 at the floor 0.0
+    # "both" alone is a short answer that stays by rule when the router follows the
+    # conversation (test_conversation.py); judged alone, the tie is a menu.
+    ignore = Policy(conversation="ignore")
+    d = router().route("both", incumbent="human", policy=ignore)  # human: 0.0 at floor 0.0
     # incumbent at the floor: the tie is between new candidates only
     assert (d.verdict, d.offered, d.stay_offered) == ("menu", ("billing", "shipping"), True)
     assert "STAY: keep the current route (human)" in (d.menu_text() or "")

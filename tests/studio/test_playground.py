@@ -388,7 +388,9 @@ def test_a_near_tie_with_a_current_route_stays_on_it(profile, viewer, client_for
 
     assert by_testid(response, "verdict-route") == ["shipping"]
     assert by_testid(response, "verdict-kind") == ["stay"]
-    assert by_testid(response, "verdict-tier") == ["continuity"]
+    # Alone the message is a near-tie; read in the conversation (the incumbent's prior,
+    # docs/decisions.md "Routing that follows the conversation") the scores keep shipping.
+    assert by_testid(response, "verdict-tier") == ["scorer"]
 
 
 def test_three_turns_stay_then_move(profile, viewer, client_for):
