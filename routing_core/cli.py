@@ -85,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))
 
     add_replay_command(commands)
+
+    from routing_core.conformance.command import add_conformance_command
+
+    add_conformance_command(commands)
     return parser
 
 
