@@ -18,7 +18,7 @@ help:
 $(STAMP): pyproject.toml
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[studio,replay]' --group dev
+	$(PY) -m pip install --quiet -e '.[studio,replay,server]' --group dev
 	@touch $(STAMP)
 
 run: $(STAMP)

@@ -86,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_replay_command(commands)
 
+    from routing_core.server.command import add_serve_command
+
+    add_serve_command(commands)
+
     from routing_core.conformance.command import add_conformance_command
 
     add_conformance_command(commands)
