@@ -88,7 +88,7 @@ def _server(url: str, files: list[CaseFile]) -> tuple[list[CaseFile], Runtime]:
         )
 
     def run(_name: str, case: Mapping[str, Any]) -> dict[str, Any]:
-        body = {"message": case["message"], "incumbent": case.get("incumbent")}
+        body = {"message": case["message"], "incumbent": case.get("incumbent"), "exact": True}
         answer = _call(url + "/v1/route", body)
         if answer.get("pack", {}).get("checksum") != matching[0].checksum:
             raise ConnectionError("the server changed its pack during the check")

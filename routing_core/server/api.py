@@ -66,6 +66,7 @@ class RouteRequest(Turn):
     """`POST /v1/route`."""
 
     explain: StrictBool = False
+    exact: StrictBool = False
 
 
 class BatchRequest(_Strict):
@@ -73,6 +74,7 @@ class BatchRequest(_Strict):
 
     turns: list[Turn] = Field(min_length=1)
     explain: StrictBool = False
+    exact: StrictBool = False
 
 
 def parse(model: type[_Strict], body: bytes) -> Any:
@@ -92,7 +94,7 @@ def parse(model: type[_Strict], body: bytes) -> Any:
 
 def check_turns(turns: Sequence[Turn], state: PackState, max_chars: int, prefix: str = "") -> None:
     """Refuse a message that is too long or an incumbent the pack does not have (422)."""
-    names = state.router.pack.route_names
+    names = state.names
     problems: list[tuple[str, str]] = []
     for i, turn in enumerate(turns):
         at = f"{prefix}[{i}]." if prefix else ""
@@ -109,23 +111,28 @@ def check_turns(turns: Sequence[Turn], state: PackState, max_chars: int, prefix:
         raise ApiError(422, code, "the request is invalid", problems)
 
 
-def decision_body(decision: Decision, state: PackState, explain: bool) -> dict[str, Any]:
-    """`decision.to_event()` with the pack's revision, and each route's unrounded numbers.
+def decision_body(
+    decision: Decision, state: PackState, explain: bool = False, exact: bool = False
+) -> dict[str, Any]:
+    """`decision.to_event()` with the pack's revision, and on request each route's unrounded numbers.
 
     Evidence terms cost time to compute (the library computes them when read): without
     `explain` the event carries the evidence with no terms, and they are never computed.
+    The unrounded ranking is asked for (`exact`) rather than always sent: at 150 routes it
+    is as much work again as the event's own ranking (docs/server.md).
     """
     if not explain and decision.evidence is not None and decision.evidence.source == "scorer":
         decision = dataclasses.replace(decision, evidence=_without_terms(decision.evidence))
     event = decision.to_event()
     event["pack"] = state.identity()
-    # The event rounds to 3 decimals for logs; a runtime is checked to 1e-6 (conformance/).
-    event["exact"] = {
-        "ranked": [
-            {"route": r.route, "score": _exact(r.score), "relevance": _exact(r.relevance)}
-            for r in decision.ranked
-        ]
-    }
+    if exact:
+        # The event rounds to 3 decimals for logs; a runtime is checked to 1e-6 (conformance/).
+        event["exact"] = {
+            "ranked": [
+                {"route": r.route, "score": _exact(r.score), "relevance": _exact(r.relevance)}
+                for r in decision.ranked
+            ]
+        }
     return event
 
 

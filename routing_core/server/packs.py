@@ -40,6 +40,7 @@ class PackState:
     version: int
     loaded_at: str
     source: str
+    names: frozenset[str]  # the pack's routes: an incumbent must be one
 
     def identity(self) -> dict[str, object]:
         """The pack fields every answer carries."""
@@ -91,6 +92,7 @@ class PackHolder:
                 version=version,
                 loaded_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 source=self.source,
+                names=frozenset(router.pack.route_names),
             )
             self.state = state
             self.last_error = None

@@ -50,7 +50,7 @@ def test_routing_equals_the_library(tmp_path: Path, pack_file: Path) -> None:
         for message in MESSAGES:
             for incumbent in (None, "shipping"):
                 decision = router.route(message, incumbent)
-                body = server.route(message, incumbent=incumbent, explain=True)
+                body = server.route(message, incumbent=incumbent, explain=True, exact=True)
                 assert _comparable(body) == _comparable(decision.to_event())
                 assert body["exact"]["ranked"] == [
                     {"route": r.route, "score": r.score, "relevance": r.relevance}
@@ -70,6 +70,17 @@ def test_evidence_terms_only_when_explained(tmp_path: Path, pack_file: Path) -> 
     assert {k: v for k, v in plain["evidence"].items() if k != "terms"} == {
         k: v for k, v in explained["evidence"].items() if k != "terms"
     }
+
+
+def test_unrounded_numbers_only_when_asked(tmp_path: Path, pack_file: Path) -> None:
+    with serve(tmp_path, "--pack", str(pack_file)) as server:
+        assert "exact" not in server.route("track my parcel")
+        exact = server.route("track my parcel", exact=True)["exact"]["ranked"]
+        status, batch = server.call(
+            "/v1/route/batch", {"turns": [{"message": "track my parcel"}], "exact": True}
+        )
+    assert batch["decisions"][0]["exact"]["ranked"] == exact
+    assert exact[0]["route"] == "shipping" and exact[0]["score"] != round(exact[0]["score"], 3)
 
 
 def test_batch_decides_each_turn_as_one_call_would(tmp_path: Path, pack_file: Path) -> None:

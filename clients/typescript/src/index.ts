@@ -82,9 +82,9 @@ export class RouteClient {
   /** Route many turns in one call, all on the same pack. */
   routeBatch(
     turns: Turn[],
-    options: CallOptions & { explain?: boolean } = {},
+    options: CallOptions & { explain?: boolean; exact?: boolean } = {},
   ): Promise<BatchAnswer> {
-    const body = { turns, explain: options.explain ?? false };
+    const body = { turns, explain: options.explain ?? false, exact: options.exact ?? false };
     return this.#call<BatchAnswer>("POST", "/v1/route/batch", body, options);
   }
 

@@ -117,8 +117,8 @@ export interface Decision {
   tiers: TierRecord[];
   regex: { spent_us: number; budget_us: number; skipped: string[] } | null;
   elapsed_us: number;
-  /** Each route's score and relevance, unrounded. */
-  exact: { ranked: Ranked[] };
+  /** Each route's score and relevance, unrounded: only when the request asked for `exact`. */
+  exact?: { ranked: Ranked[] };
 }
 
 export interface Turn {
@@ -133,6 +133,8 @@ export interface Turn {
 export interface RouteRequest extends Turn {
   /** Compute the evidence terms (they cost time; empty otherwise). */
   explain?: boolean;
+  /** Add `exact.ranked`, every route's unrounded score and relevance. */
+  exact?: boolean;
 }
 
 export interface BatchAnswer {
