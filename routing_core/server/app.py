@@ -204,7 +204,7 @@ class RouteServer:
 
 
 def create_app() -> RouteServer:
-    """The app for the settings `routing-core serve` put in the environment (uvicorn's factory)."""
+    """The app for the settings `routing-core serve` put in the environment (granian's factory)."""
     return RouteServer(ServeConfig.from_env())
 
 

@@ -57,7 +57,7 @@ def add_serve_command(commands: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Check the settings, then hand the app to uvicorn (one process, or a supervisor and N)."""
+    """Check the settings, then hand the app to granian (a supervisor and N worker processes)."""
     from routing_core.server.config import ENV_CONFIG, ServeConfig
 
     tokens = tuple(t.strip() for t in os.environ.get(ENV_TOKENS, "").split(",") if t.strip())
@@ -78,24 +78,30 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise ValueError("--workers must be at least 1")
     try:
-        import uvicorn
+        from granian import Granian
+        from granian.constants import Interfaces
+        from granian.log import LogLevels
     except ImportError:
         print("error: the server needs pip install 'routing-core[server]'", file=sys.stderr)
         return 2
     os.environ[ENV_CONFIG] = config.to_env()
     if args.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        # Set before prometheus_client is imported here or in any worker (its multiprocess
-        # mode reads it at import); an empty directory of this run's own.
+        # Set before prometheus_client is imported in any worker (its multiprocess mode reads
+        # it at import); an empty directory of this run's own.
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="routing-core-metrics-")
-    uvicorn.run(
+    # granian: measured against uvicorn on the same app (docs/decisions.md, "The route server").
+    Granian(
         "routing_core.server.app:create_app",
         factory=True,
-        host=args.host,
+        address=args.host,
         port=args.port,
+        interface=Interfaces.ASGI,
         workers=args.workers,
-        log_level=args.log_level,
-        access_log=False,
-        timeout_graceful_shutdown=args.graceful_timeout,
-        server_header=False,
-    )
+        log_level=LogLevels(args.log_level),
+        log_access=False,
+        websockets=False,
+        # Open requests get this long after SIGTERM before a worker is killed.
+        workers_kill_timeout=max(1, round(args.graceful_timeout)),
+        respawn_failed_workers=True,
+    ).serve()
     return 0

@@ -1,6 +1,6 @@
 """The server's settings: parsed once by the command line, handed to every worker process.
 
-uvicorn starts its workers with `spawn` (a fresh interpreter that imports the app by name),
+granian starts its workers as fresh processes that import the app by name,
 so the settings travel in one environment variable as JSON rather than as Python objects.
 """
 
