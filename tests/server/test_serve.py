@@ -11,6 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from routing_core import Router, load_pack
 from tests.server.serving import COMMAND, CONFORMANCE, Studio, replace_file, serve, wait_until
@@ -448,3 +450,45 @@ def test_settings_that_cannot_work_are_refused_before_listening(
         text=True,
     )
     assert interval.returncode == 2 and "watch-interval must be positive" in interval.stderr
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+BODIES = st.one_of(
+    JSON_VALUES,
+    st.fixed_dictionaries(
+        {"message": JSON_VALUES},
+        optional={
+            "incumbent": JSON_VALUES,
+            "turn": JSON_VALUES,
+            "explain": JSON_VALUES,
+            "exact": JSON_VALUES,
+        },
+    ),
+    st.fixed_dictionaries(
+        {"turns": st.lists(st.fixed_dictionaries({"message": JSON_VALUES}), max_size=3)}
+    ),
+)
+
+
+def test_no_body_makes_a_5xx(tmp_path: Path, pack_file: Path) -> None:
+    """Any JSON at either routing endpoint: a decision or a documented 4xx, never a 5xx."""
+    with serve(tmp_path, "--pack", str(pack_file)) as server:
+
+        @settings(max_examples=150, deadline=None, database=None)
+        @given(body=BODIES, path=st.sampled_from(["/v1/route", "/v1/route/batch"]))
+        def check(body: object, path: str) -> None:
+            status, answer = server.call(
+                path, raw=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+            )
+            assert status == 200 or (400 <= status < 500 and answer["error"]["status"] == status), (
+                answer
+            )
+
+        check()
+        assert server.metric("routing_core_requests_refused_total", status="500") == 0
