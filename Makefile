@@ -19,7 +19,7 @@ help:
 $(STAMP): pyproject.toml
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[studio,replay]' --group dev
+	$(PY) -m pip install --quiet -e '.[studio,replay,server]' --group dev
 	@touch $(STAMP)
 
 run: $(STAMP)
@@ -32,7 +32,7 @@ run: $(STAMP)
 	$(PY) scripts/run-together "$(PY) manage.py runserver $${BIND:-127.0.0.1:8000}" \
 	  "$(PY) manage.py jobs_worker --interval 0.5"
 
-test: check docs pytest pytest-postgres test-embeddings
+test: check docs pytest pytest-postgres test-embeddings test-typescript
 
 check: lint types migrations-check
 
@@ -121,6 +121,16 @@ $(EMBED_STAMP): pyproject.toml
 	$(EMBED_VENV)/bin/python -m pip install --quiet torch==2.13.0
 	$(EMBED_VENV)/bin/python -m pip install --quiet -e '.[embeddings]' pytest hypothesis pytest-timeout
 	@touch $(EMBED_STAMP)
+
+.PHONY: test-typescript
+# The TypeScript client (clients/typescript): npm ci from its lock file, tsc, then Node's test
+# runner against a real `routing-core serve` from this venv, the conformance suite included.
+# Node is required: a machine without it fails here, loudly, rather than skipping the client.
+test-typescript: $(STAMP)
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+	  echo "error: node and npm are needed for the TypeScript client's tests (Node >= 18)" >&2; exit 1; }
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npx tsc -p tsconfig.json
+	cd clients/typescript && PYTHON="$(abspath $(PY))" node --test --test-concurrency=1 test/*.test.mjs
 
 .PHONY: test-embeddings
 test-embeddings: $(EMBED_STAMP)

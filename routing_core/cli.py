@@ -85,6 +85,14 @@ def _parser() -> argparse.ArgumentParser:
     schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))
 
     add_replay_command(commands)
+
+    from routing_core.server.command import add_serve_command
+
+    add_serve_command(commands)
+
+    from routing_core.conformance.command import add_conformance_command
+
+    add_conformance_command(commands)
     return parser
 
 

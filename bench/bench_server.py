@@ -1,0 +1,440 @@
+"""The route server against the library: throughput, p99, equality, swaps, the TS client's overhead.
+
+Builds a pack from CLINC150 (`../shared/datasets/clinc150`, read at run time, never committed)
+into a scratch folder, then measures, each figure in this one run and printed beside the load
+average (the machine is shared: compare the ratios, not the absolute numbers):
+
+1. throughput at concurrency C (8): C processes calling `route()` in process, against the
+   server (`--workers`, default the number of cores) driven by C keep-alive connections from a
+   load generator process (asyncio on uvloop, raw HTTP/1.1), with p50 / p99 latency and the
+   server's CPU time per request; for each server stack compared (`--stacks`: granian, which
+   `routing-core serve` runs, and uvicorn with httptools or h11; the same ASGI app under each);
+2. equality with the library on CLINC150 test (5,500 messages, through `/v1/route/batch`):
+   route, verdict and every route's score and relevance to 1e-6;
+3. pack swap under load: two packs (CLINC150 and the conformance suite's synthetic150) swapped
+   in N times (20) while C threads route; an answer that failed, or whose ranking is not the
+   one the library gives on the pack its checksum names, is counted;
+4. the TypeScript client's overhead over raw `fetch` (bench/ts_overhead.mjs; needs node and
+   `clients/typescript/dist`, built by `make test-typescript`).
+
+    PYTHONPATH=$PWD .venv/bin/python bench/bench_server.py [--data ../shared/datasets]
+        [--concurrency 8] [--duration 10] [--workers 2] [--swaps 20] [--stacks uvicorn,granian]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from routing_core import Router, load_pack  # noqa: E402
+from routing_core.build import build_pack  # noqa: E402
+from routing_core.codec import dump_pack  # noqa: E402
+from routing_core.server.config import ENV_CONFIG, ServeConfig  # noqa: E402
+from tests.server.serving import free_port, replace_file, wait_until  # noqa: E402
+
+STACKS = ("granian", "uvicorn", "uvicorn-h11")
+
+
+def load() -> str:
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def say(text: str) -> None:
+    print(f"{text}   [{load()}, measured beside other work]", flush=True)
+
+
+def build_clinc(data: Path, folder: Path) -> tuple[Path, list[str]]:
+    """The CLINC150 pack (routes + out-of-scope train rows) and the test messages."""
+    clinc = data / "clinc150"
+    routes = json.loads((clinc / "routes.json").read_text())
+    train = [json.loads(line) for line in (clinc / "train.jsonl").read_text().splitlines() if line]
+    oos = [row["text"] for row in train if row["expected"] is None]
+    started = time.perf_counter()
+    pack = build_pack(routes, slug="clinc150", out_of_scope=oos)
+    path = folder / "clinc150.json"
+    path.write_text(dump_pack(pack))
+    print(
+        f"built the CLINC150 pack in {time.perf_counter() - started:.1f} s ({path.stat().st_size:,} bytes)"
+    )
+    test = [
+        json.loads(line)["text"] for line in (clinc / "test.jsonl").read_text().splitlines() if line
+    ]
+    return path, test
+
+
+# --- in process -------------------------------------------------------------------------
+
+
+def _route_loop(pack_path: str, messages: list[str], start: Any, duration: float, out: Any) -> None:
+    router = Router(load_pack(Path(pack_path).read_bytes()))
+    for message in messages[:50]:
+        router.route(message)  # warm
+    start.wait()
+    count, i, deadline = 0, 0, time.perf_counter() + duration
+    cpu = time.process_time()
+    while time.perf_counter() < deadline:
+        router.route(messages[i % len(messages)])
+        i += 1
+        count += 1
+    out.put((count, time.process_time() - cpu))
+
+
+def in_process(
+    pack_path: Path, messages: list[str], processes: int, duration: float
+) -> tuple[float, float]:
+    """Turns per second of `processes` processes each calling route() for `duration` seconds,
+    and their CPU time per turn (µs)."""
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Barrier(processes + 1), ctx.Queue()
+    workers = [
+        ctx.Process(target=_route_loop, args=(str(pack_path), messages, start, duration, out))
+        for _ in range(processes)
+    ]
+    for w in workers:
+        w.start()
+    start.wait()
+    results = [out.get() for _ in workers]
+    for w in workers:
+        w.join()
+    total = sum(n for n, _ in results)
+    return total / duration, sum(c for _, c in results) / total * 1e6
+
+
+# --- servers ----------------------------------------------------------------------------
+
+
+class Running:
+    def __init__(self, process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+        self.process, self.url, self.log = process, url, log
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start(stack: str, pack_path: Path, workers: int, folder: Path) -> Running:
+    """`routing-core serve` (uvicorn), or the same app under another stack."""
+    port = free_port()
+    env = {**os.environ}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    metrics = folder / f"metrics-{port}"
+    metrics.mkdir()
+    if stack == "granian":  # what `routing-core serve` runs
+        command = [sys.executable, "-m", "routing_core.cli", "serve", "--pack", str(pack_path)]
+        command += ["--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+    else:  # the same app under uvicorn, with its fast or its pure-Python HTTP parser
+        env[ENV_CONFIG] = ServeConfig(pack_file=str(pack_path)).to_env()
+        if workers > 1:
+            env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
+        parser = "h11" if stack == "uvicorn-h11" else "httptools"
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--http",
+            parser,
+            "--no-access-log",
+            "--factory",
+        ]
+        command += f"--port {port} --workers {workers} --log-level warning --loop uvloop".split()
+        command.append("routing_core.server.app:create_app")
+    log = folder / f"{stack}-{port}.log"
+    with open(log, "wb") as handle:
+        process = subprocess.Popen(
+            command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=ROOT
+        )
+    server = Running(process, f"http://127.0.0.1:{port}", log)
+
+    def ready() -> bool:
+        assert process.poll() is None, log.read_text()
+        try:
+            with urllib.request.urlopen(server.url + "/readyz", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+
+    wait_until(ready, f"{stack} to be ready", timeout=120)
+    return server
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of `pid` and every process under it, from /proc."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    tree, grew = {pid}, True
+    while grew:
+        grew = False
+        for child, parent in parents.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                grew = True
+    return sum(times.get(p, 0.0) for p in tree)
+
+
+# --- load -------------------------------------------------------------------------------
+
+
+async def _client(
+    port: int, bodies: list[bytes], deadline: float, latencies: list[float], offset: int
+) -> int:
+    import uvloop  # noqa: F401 - the loop policy is set by the caller
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    done, i = 0, offset
+    while time.perf_counter() < deadline:
+        body = bodies[i % len(bodies)]
+        i += 1
+        head = (
+            f"POST /v1/route HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        began = time.perf_counter()
+        writer.write(head + body)
+        headers = await reader.readuntil(b"\r\n\r\n")
+        status = int(headers[9:12])
+        length = 0
+        for line in headers.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        await reader.readexactly(length)
+        latencies.append(time.perf_counter() - began)
+        if status != 200:
+            raise RuntimeError(f"HTTP {status}")
+        done += 1
+    writer.close()
+    return done
+
+
+def _generate(port: int, messages: list[str], concurrency: int, duration: float, out: Any) -> None:
+    import uvloop
+
+    bodies = [json.dumps({"message": m}).encode() for m in messages]
+    latencies: list[float] = []
+
+    async def run() -> int:
+        deadline = time.perf_counter() + duration
+        counts = await asyncio.gather(
+            *(_client(port, bodies, deadline, latencies, k * 97) for k in range(concurrency))
+        )
+        return sum(counts)
+
+    total = uvloop.run(run())
+    out.put((total, latencies))
+
+
+def drive(
+    server: Running, messages: list[str], concurrency: int, duration: float
+) -> tuple[float, float, float, float]:
+    """Requests per second, p50 and p99 latency (ms) of `concurrency` connections for
+    `duration`, and the server's CPU time per request (µs)."""
+    url = server.url
+    port = int(url.rsplit(":", 1)[1])
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    warm = ctx.Process(target=_generate, args=(port, messages, concurrency, 1.0, out))
+    warm.start()
+    out.get()
+    warm.join()
+    process = ctx.Process(target=_generate, args=(port, messages, concurrency, duration, out))
+    cpu = tree_cpu(server.process.pid)
+    process.start()
+    total, latencies = out.get()
+    cpu = tree_cpu(server.process.pid) - cpu
+    process.join()
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2] * 1000
+    p99 = latencies[int(len(latencies) * 0.99)] * 1000
+    return total / duration, p50, p99, cpu / total * 1e6
+
+
+# --- equality and swaps -----------------------------------------------------------------
+
+
+def _post(conn: http.client.HTTPConnection, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+    answer = conn.getresponse()
+    return answer.status, json.loads(answer.read())
+
+
+def equality(url: str, pack_path: Path, messages: list[str]) -> tuple[int, int]:
+    """(cases, differing) over `messages` through the batch endpoint against the library."""
+    router = Router(load_pack(pack_path.read_bytes()))
+    conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=120)
+    differing = 0
+    for i in range(0, len(messages), 256):
+        chunk = messages[i : i + 256]
+        turns = [{"message": m} for m in chunk]
+        status, answer = _post(conn, "/v1/route/batch", {"turns": turns, "exact": True})
+        assert status == 200, answer
+        for message, got in zip(chunk, answer["decisions"], strict=True):
+            want = router.route(message)
+            same = (got["route"], got["verdict"]) == (want.route, want.verdict) and all(
+                g["route"] == w.route
+                and abs(g["score"] - w.score) <= 1e-6
+                and abs(g["relevance"] - w.relevance) <= 1e-6
+                for g, w in zip(got["exact"]["ranked"], want.ranked, strict=True)
+            )
+            differing += not same
+    return len(messages), differing
+
+
+def swaps(
+    url: str, live: Path, packs: list[Path], messages: list[str], count: int, concurrency: int
+) -> dict[str, int]:
+    """Swap `packs` into `live` `count` times while `concurrency` threads route; what went wrong."""
+    expected: dict[str, list[list[str]]] = {}
+    for path in packs:
+        router = Router(load_pack(path.read_bytes()))
+        expected[router.pack.checksum] = [
+            [r.route for r in router.route(m).ranked[:5]] for m in messages
+        ]
+    tally = {"answers": 0, "failed": 0, "mixed": 0}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def hammer(k: int) -> None:
+        conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=60)
+        i = k
+        while not stop.is_set():
+            i += 1
+            try:
+                status, body = _post(conn, "/v1/route", {"message": messages[i % len(messages)]})
+            except (OSError, http.client.HTTPException):
+                status, body = 0, None
+                conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=60)
+            with lock:
+                tally["answers"] += 1
+                if status != 200:
+                    tally["failed"] += 1
+                elif [r["route"] for r in body["ranked"][:5]] != expected[body["pack"]["checksum"]][
+                    i % len(messages)
+                ]:
+                    tally["mixed"] += 1
+
+    threads = [threading.Thread(target=hammer, args=(k,)) for k in range(concurrency)]
+    for t in threads:
+        t.start()
+    conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=60)
+    checksums = list(expected)
+    try:
+        for n in range(count):
+            target = n % len(packs)
+            replace_file(live, packs[target].read_bytes())
+
+            def swapped(t: int = target) -> bool:
+                conn.request("GET", "/readyz")
+                return bool(json.loads(conn.getresponse().read())["checksum"] == checksums[t])
+
+            wait_until(swapped, f"swap {n + 1}", timeout=120)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    return tally
+
+
+def ts_overhead(url: str, requests: int) -> str:
+    script = ROOT / "bench" / "ts_overhead.mjs"
+    if (
+        not shutil.which("node")
+        or not (ROOT / "clients" / "typescript" / "dist" / "index.js").exists()
+    ):
+        return "skipped: needs node and clients/typescript/dist (make test-typescript builds it)"
+    done = subprocess.run(
+        ["node", str(script), url, str(requests)], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--swaps", type=int, default=20)
+    parser.add_argument("--stacks", default=",".join(STACKS))
+    parser.add_argument("--ts-requests", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the throughput rows")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--only-throughput", action="store_true")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-server-"))
+    try:
+        pack_path, test = build_clinc(Path(args.data), folder)
+        for _ in range(0 if args.skip_throughput else args.rounds):
+            base, base_cpu = in_process(pack_path, test, args.concurrency, args.duration)
+            say(
+                f"in process: {args.concurrency} processes calling route(): {base:,.0f} turns/s, "
+                f"{base_cpu:,.0f} µs CPU a turn"
+            )
+            for stack in args.stacks.split(","):
+                server = start(stack, pack_path, args.workers, folder)
+                try:
+                    rate, p50, p99, cpu = drive(server, test, args.concurrency, args.duration)
+                finally:
+                    server.stop()
+                say(
+                    f"{stack}, {args.workers} workers, {args.concurrency} connections: {rate:,.0f} req/s "
+                    f"({rate / base:.0%} of in process), p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
+                    f"{cpu:,.0f} µs server CPU a request ({base_cpu / cpu:.0%} of in process's efficiency)"
+                )
+        if args.only_throughput:
+            return
+        live = folder / "live.json"
+        shutil.copy(pack_path, live)
+        server = start("granian", live, args.workers, folder)
+        try:
+            cases, differing = equality(server.url, pack_path, test)
+            say(
+                f"equality on CLINC150 test: {cases - differing:,} of {cases:,} equal to the library (route, verdict, scores to 1e-6)"
+            )
+            other = ROOT / "conformance" / "packs" / "synthetic150.json"
+            tally = swaps(
+                server.url, live, [other, pack_path], test[:500], args.swaps, args.concurrency
+            )
+            say(
+                f"{args.swaps} swaps under load ({args.concurrency} threads): {tally['answers']:,} answers, "
+                f"{tally['failed']} failed, {tally['mixed']} mixed"
+            )
+            say(f"TypeScript client: {ts_overhead(server.url, args.ts_requests)}")
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

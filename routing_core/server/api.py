@@ -1,0 +1,177 @@
+"""The HTTP API's bodies: requests checked by pydantic, decisions and errors as JSON (docs/server.md).
+
+Every refusal has one shape, `{"error": {"status", "code", "message", "problems"}}`, where
+`problems` lists `{"path", "reason"}` pairs like `routing-core validate` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from routing_core.codec import format_location
+from routing_core.decision import Decision, Evidence
+from routing_core.server.packs import PackState
+
+
+class ApiError(Exception):
+    """A refusal: an HTTP status, a stable code, a sentence, and the fields at fault."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        problems: Sequence[tuple[str, str]] = (),
+        headers: Sequence[tuple[bytes, bytes]] = (),
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.problems = list(problems)
+        self.headers = list(headers)
+
+    def body(self) -> dict[str, Any]:
+        """The documented error shape."""
+        return {
+            "error": {
+                "status": self.status,
+                "code": self.code,
+                "message": self.message,
+                "problems": [{"path": p, "reason": r} for p, r in self.problems],
+            }
+        }
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Turn(_Strict):
+    """One turn to route: the message and, in a conversation, the route it is in."""
+
+    message: StrictStr
+    incumbent: StrictStr | None = None
+    conversation: Annotated[StrictStr, Field(max_length=128)] | None = None
+    turn: Annotated[StrictInt, Field(ge=0, le=2**31)] | None = None
+
+
+class RouteRequest(Turn):
+    """`POST /v1/route`."""
+
+    explain: StrictBool = False
+    exact: StrictBool = False
+
+
+class BatchRequest(_Strict):
+    """`POST /v1/route/batch`: many turns decided on one pack."""
+
+    turns: list[Turn] = Field(min_length=1)
+    explain: StrictBool = False
+    exact: StrictBool = False
+
+
+def parse(model: type[_Strict], body: bytes) -> Any:
+    """The request body as `model`, or a 400 / 422 in the documented shape."""
+    try:
+        document = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApiError(400, "invalid_json", f"the body is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise ApiError(422, "invalid_request", "the body must be a JSON object")
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        problems = [(format_location(e["loc"]) or "$", e["msg"]) for e in exc.errors()]
+        raise ApiError(422, "invalid_request", "the request is invalid", problems) from None
+
+
+def check_turns(turns: Sequence[Turn], state: PackState, max_chars: int, prefix: str = "") -> None:
+    """Refuse a message that is too long or an incumbent the pack does not have (422)."""
+    names = state.names
+    problems: list[tuple[str, str]] = []
+    for i, turn in enumerate(turns):
+        at = f"{prefix}[{i}]." if prefix else ""
+        if len(turn.message) > max_chars:
+            problems.append((f"{at}message", f"longer than {max_chars} characters"))
+        if turn.incumbent is not None and turn.incumbent not in names:
+            problems.append(
+                (f"{at}incumbent", f"{turn.incumbent[:100]!r} is not a route of this pack")
+            )
+    if problems:
+        code = (
+            "unknown_incumbent" if all("incumbent" in p for p, _ in problems) else "invalid_request"
+        )
+        raise ApiError(422, code, "the request is invalid", problems)
+
+
+def decision_body(
+    decision: Decision, state: PackState, explain: bool = False, exact: bool = False
+) -> dict[str, Any]:
+    """`decision.to_event()` with the pack's revision, and on request each route's unrounded numbers.
+
+    Evidence terms cost time to compute (the library computes them when read): without
+    `explain` the event carries the evidence with no terms, and they are never computed.
+    The unrounded ranking is asked for (`exact`) rather than always sent: at 150 routes it
+    is as much work again as the event's own ranking (docs/server.md).
+    """
+    if not explain and decision.evidence is not None and decision.evidence.source == "scorer":
+        decision = dataclasses.replace(decision, evidence=_without_terms(decision.evidence))
+    event = decision.to_event()
+    event["pack"] = state.identity()
+    if exact:
+        # The event rounds to 3 decimals for logs; a runtime is checked to 1e-6 (conformance/).
+        event["exact"] = {
+            "ranked": [
+                {"route": r.route, "score": _exact(r.score), "relevance": _exact(r.relevance)}
+                for r in decision.ranked
+            ]
+        }
+    return event
+
+
+def _without_terms(evidence: Evidence) -> Evidence:
+    return Evidence(
+        evidence.source,
+        evidence.route,
+        evidence.rule,
+        evidence.match,
+        evidence.text,
+        evidence.keyword,
+        evidence.span,
+        (),
+    )
+
+
+def _exact(value: float) -> float | str:
+    """A float as JSON keeps it (repr round-trips), non-finite ones as the event writes them."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def pack_body(state: PackState | None, source: str, last_error: str | None) -> dict[str, Any]:
+    """`GET /v1/pack`."""
+    if state is None:
+        return {"loaded": False, "source": source, "last_error": last_error}
+    pack = state.router.pack
+    return {
+        "loaded": True,
+        "slug": state.slug,
+        "name": pack.profile.name,
+        "version": state.version,
+        "revision": state.revision,
+        "checksum": state.checksum,
+        "loaded_at": state.loaded_at,
+        "source": source,
+        "routes": list(pack.route_names),
+        "last_error": last_error,
+    }

@@ -1,0 +1,278 @@
+"""The ASGI application behind `routing-core serve` (docs/server.md).
+
+A plain ASGI callable rather than a framework: six endpoints with JSON bodies need no
+routing table or middleware stack, and each layer a framework adds is paid on every turn
+(docs/decisions.md, "The route server"). A turn is decided on the event loop itself: it is
+CPU work of tens to hundreds of microseconds, less than a hop to a thread pool costs.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import orjson
+
+from routing_core.decision import Decision
+from routing_core.remote import PackFetcher
+from routing_core.reporting import EventReporter
+from routing_core.server import metrics
+from routing_core.server.api import (
+    ApiError,
+    BatchRequest,
+    RouteRequest,
+    Turn,
+    check_turns,
+    decision_body,
+    pack_body,
+    parse,
+)
+from routing_core.server.config import ServeConfig
+from routing_core.server.packs import FileWatcher, PackHolder, PackState, StudioFollower
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+log = logging.getLogger("routing_core.server")
+
+_JSON = (b"content-type", b"application/json")
+_ENDPOINTS: dict[str, tuple[str, bool]] = {
+    # path: (method, needs the caller's token)
+    "/v1/route": ("POST", True),
+    "/v1/route/batch": ("POST", True),
+    "/v1/pack": ("GET", True),
+    "/healthz": ("GET", False),
+    "/readyz": ("GET", False),
+    "/metrics": ("GET", False),
+}
+
+
+class RouteServer:
+    """The app: a pack holder fed by a background thread, and the endpoints that read it."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.holder = PackHolder(
+            config.source, on_swap=metrics.observe_swap, on_failure=metrics.observe_failure
+        )
+        self.reporter = _reporter(config)
+        self.watcher: FileWatcher | StudioFollower
+        if config.pack_file:
+            self.watcher = FileWatcher(
+                config.pack_file, self.holder, interval=config.watch_interval
+            )
+        else:
+            assert config.studio_url is not None  # ServeConfig checks one source is given
+            fetcher = PackFetcher(
+                config.studio_url, token=config.studio_token, timeout=config.pull_timeout
+            )
+            self.watcher = StudioFollower(fetcher, self.holder, interval=config.pull_interval)
+        self._tokens = tuple(t.encode() for t in config.tokens)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            try:
+                await self._http(scope, receive, send)
+            except ApiError as exc:
+                metrics.REFUSED.labels(str(exc.status)).inc()
+                await _send_json(send, exc.status, exc.body(), exc.headers)
+
+    def start(self) -> None:
+        """Start following the pack's source (the first load happens on that thread)."""
+        self.watcher.start()
+
+    def stop(self) -> None:
+        """Stop following the source and send what the reporter still holds."""
+        self.watcher.stop()
+        if self.reporter is not None:
+            self.reporter.close()
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self.start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        endpoint = _ENDPOINTS.get(path)
+        if endpoint is None:
+            raise ApiError(404, "not_found", f"no endpoint {path[:200]}")
+        method, guarded = endpoint
+        if scope["method"] != method and not (method == "GET" and scope["method"] == "HEAD"):
+            raise ApiError(
+                405,
+                "method_not_allowed",
+                f"{path} takes {method}",
+                headers=[(b"allow", method.encode())],
+            )
+        if guarded and self._tokens:
+            self._authenticate(scope)
+        if method == "POST":
+            _check_content_type(scope)
+            body = await _read_body(receive, self.config.max_body_bytes)
+            started = time.perf_counter()
+            answer = self._route(body) if path == "/v1/route" else self._route_batch(body)
+            await _send_json(send, 200, answer)
+            metrics.LATENCY.labels(path).observe(time.perf_counter() - started)
+            return
+        await self._get(path, send)
+
+    async def _get(self, path: str, send: Send) -> None:
+        state = self.holder.state
+        if path == "/healthz":
+            await _send_json(send, 200, {"status": "ok"})
+        elif path == "/metrics":
+            await _send(send, 200, metrics.exposition(), metrics.CONTENT_TYPE.encode())
+        elif state is None:
+            raise _not_ready(self.holder.last_error)
+        elif path == "/readyz":
+            await _send_json(send, 200, {"ready": True, **state.identity()})
+        else:
+            await _send_json(
+                send, 200, pack_body(state, self.holder.source, self.holder.last_error)
+            )
+
+    def _authenticate(self, scope: Scope) -> None:
+        given = b""
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                given = value
+                break
+        scheme, _, token = given.partition(b" ")
+        # compare_digest on every configured token: no early exit tells which one was close.
+        matched = False
+        for expected in self._tokens:
+            matched |= hmac.compare_digest(token.strip(), expected)
+        if scheme.lower() != b"bearer" or not matched:
+            raise ApiError(
+                401,
+                "unauthorized",
+                "send a valid token as 'Authorization: Bearer <token>'",
+                headers=[(b"www-authenticate", b"Bearer")],
+            )
+
+    def _route(self, body: bytes) -> dict[str, Any]:
+        request: RouteRequest = parse(RouteRequest, body)
+        state = self._state()
+        check_turns([request], state, self.config.max_message_chars)
+        return decision_body(self._decide(state, request), state, request.explain, request.exact)
+
+    def _route_batch(self, body: bytes) -> dict[str, Any]:
+        request: BatchRequest = parse(BatchRequest, body)
+        if len(request.turns) > self.config.max_batch:
+            raise ApiError(
+                422,
+                "batch_too_large",
+                f"at most {self.config.max_batch} turns in one batch",
+                [("turns", f"{len(request.turns)} turns given")],
+            )
+        state = self._state()  # one pack for the whole batch
+        check_turns(request.turns, state, self.config.max_message_chars, prefix="turns")
+        decisions = [
+            decision_body(self._decide(state, turn), state, request.explain, request.exact)
+            for turn in request.turns
+        ]
+        return {"pack": state.identity(), "decisions": decisions}
+
+    def _state(self) -> PackState:
+        state = self.holder.state
+        if state is None:
+            raise _not_ready(self.holder.last_error)
+        return state
+
+    def _decide(self, state: PackState, turn: Turn) -> Decision:
+        decision = state.router.route(turn.message, turn.incumbent)
+        metrics.observe_decision(decision)
+        if self.reporter is not None and not self.reporter.report(
+            decision, turn.message, conversation=turn.conversation, turn=turn.turn
+        ):
+            metrics.EVENTS_DROPPED.inc()
+        return decision
+
+
+def create_app() -> RouteServer:
+    """The app for the settings `routing-core serve` put in the environment (granian's factory)."""
+    return RouteServer(ServeConfig.from_env())
+
+
+def _reporter(config: ServeConfig) -> EventReporter | None:
+    if not config.events_url or not config.events_token:
+        return None
+    from routing_core.redaction import redact
+
+    return EventReporter(
+        config.events_url, token=config.events_token, redactor=redact if config.redact else None
+    )
+
+
+def _not_ready(reason: str | None) -> ApiError:
+    message = "no pack is loaded yet" + (f": {reason}" if reason else "")
+    return ApiError(503, "not_ready", message, headers=[(b"retry-after", b"1")])
+
+
+def _check_content_type(scope: Scope) -> None:
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            kind = value.split(b";", 1)[0].strip().lower()
+            if kind != b"application/json" and not kind.endswith(b"+json"):
+                raise ApiError(415, "unsupported_media_type", "send the body as application/json")
+            return
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ApiError(400, "disconnected", "the client went away before its body ended")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, "body_too_large", f"the body is larger than {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    # orjson: at 150 routes the standard library's encoder took longer than the turn itself
+    # (docs/decisions.md, "The route server"). Non-finite numbers are already text.
+    data = orjson.dumps(body)
+    await _send(send, status, data, _JSON[1], headers)
+
+
+async def _send(
+    send: Send,
+    status: int,
+    data: bytes,
+    content_type: bytes,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(data)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})

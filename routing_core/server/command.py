@@ -1,0 +1,107 @@
+"""`routing-core serve`: the command line of the route server (docs/server.md).
+
+Secrets come from environment variables, never from arguments (which any user of the
+machine can read in the process list).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from typing import Any
+
+ENV_TOKENS = "ROUTING_CORE_SERVE_TOKENS"
+ENV_STUDIO_TOKEN = "ROUTING_CORE_STUDIO_TOKEN"
+ENV_EVENTS_TOKEN = "ROUTING_CORE_EVENTS_TOKEN"
+
+
+def add_serve_command(commands: Any) -> None:
+    """Register `serve` on the `routing-core` subcommand parsers."""
+    serve = commands.add_parser(
+        "serve",
+        help="route over HTTP with a pack from a file or a studio (needs routing-core[server])",
+        description=(
+            f"Callers' bearer tokens: ${ENV_TOKENS} (comma-separated; unset: no auth). "
+            f"Studio pack token: ${ENV_STUDIO_TOKEN}. Event token: ${ENV_EVENTS_TOKEN}."
+        ),
+    )
+    source = serve.add_mutually_exclusive_group(required=True)
+    source.add_argument("--pack", metavar="FILE", help="a pack file, watched and reloaded")
+    source.add_argument(
+        "--studio", metavar="URL", help="a studio environment's pack URL, pulled with ETags"
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    serve.add_argument(
+        "--watch-interval", type=float, default=1.0, help="seconds between looks at the file"
+    )
+    serve.add_argument("--pull-interval", type=float, default=30.0, help="seconds between pulls")
+    serve.add_argument("--pull-timeout", type=float, default=5.0, help="seconds for one pull")
+    serve.add_argument("--events-url", help="report every turn to this studio events URL")
+    serve.add_argument(
+        "--no-redact", action="store_true", help="report messages unredacted (default: redacted)"
+    )
+    serve.add_argument("--max-message-chars", type=int, default=4000)
+    serve.add_argument("--max-batch", type=int, default=256)
+    serve.add_argument(
+        "--graceful-timeout",
+        type=float,
+        default=10.0,
+        help="seconds open requests may take after SIGTERM before they are cut",
+    )
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(handler=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Check the settings, then hand the app to granian (a supervisor and N worker processes)."""
+    from routing_core.server.config import ENV_CONFIG, ServeConfig
+
+    tokens = tuple(t.strip() for t in os.environ.get(ENV_TOKENS, "").split(",") if t.strip())
+    config = ServeConfig(
+        pack_file=os.path.abspath(args.pack) if args.pack else None,
+        studio_url=args.studio,
+        studio_token=os.environ.get(ENV_STUDIO_TOKEN) or None,
+        watch_interval=args.watch_interval,
+        pull_interval=args.pull_interval,
+        pull_timeout=args.pull_timeout,
+        tokens=tokens,
+        events_url=args.events_url,
+        events_token=os.environ.get(ENV_EVENTS_TOKEN) or None,
+        redact=not args.no_redact,
+        max_message_chars=args.max_message_chars,
+        max_batch=args.max_batch,
+    )
+    if args.workers < 1:
+        raise ValueError("--workers must be at least 1")
+    try:
+        from granian import Granian
+        from granian.constants import Interfaces
+        from granian.log import LogLevels
+    except ImportError:
+        print("error: the server needs pip install 'routing-core[server]'", file=sys.stderr)
+        return 2
+    os.environ[ENV_CONFIG] = config.to_env()
+    if args.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # Set before prometheus_client is imported in any worker (its multiprocess mode reads
+        # it at import); an empty directory of this run's own.
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="routing-core-metrics-")
+    # granian: measured against uvicorn on the same app (docs/decisions.md, "The route server").
+    Granian(
+        "routing_core.server.app:create_app",
+        factory=True,
+        address=args.host,
+        port=args.port,
+        interface=Interfaces.ASGI,
+        workers=args.workers,
+        log_level=LogLevels(args.log_level),
+        log_access=False,
+        websockets=False,
+        # Open requests get this long after SIGTERM before a worker is killed.
+        workers_kill_timeout=max(1, round(args.graceful_timeout)),
+        respawn_failed_workers=True,
+    ).serve()
+    return 0

@@ -1,0 +1,213 @@
+"""The pack in service, and the background threads that replace it (docs/server.md).
+
+A request reads `PackHolder.state` once and decides every turn of its body on that one state:
+a swap replaces the reference, so a request sees the old pack or the new one, never a mix.
+Loading, validating and compiling happen on a background thread; a request never waits on a
+pull or a reload, and a pack that fails any step is refused while the last good one serves.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from routing_core.codec import load_pack
+from routing_core.errors import PackError
+from routing_core.pack import Pack
+from routing_core.remote import MAX_PACK_BYTES, PackFetcher
+from routing_core.router import Router
+
+log = logging.getLogger("routing_core.server")
+
+
+@dataclass(frozen=True, slots=True)
+class PackState:
+    """One compiled pack and where it came from; immutable, replaced whole on a swap.
+
+    `revision` counts the packs this process has put in service (1 for the first): two
+    answers with the same revision were decided by the same pack in that process.
+    """
+
+    router: Router
+    revision: int
+    checksum: str
+    slug: str
+    version: int
+    loaded_at: str
+    source: str
+    names: frozenset[str]  # the pack's routes: an incumbent must be one
+
+    def identity(self) -> dict[str, object]:
+        """The pack fields every answer carries."""
+        return {
+            "slug": self.slug,
+            "version": self.version,
+            "checksum": self.checksum,
+            "revision": self.revision,
+        }
+
+
+class PackHolder:
+    """The state in service plus the outcome of the last attempt to replace it.
+
+    Args:
+        on_swap: told the new state after each swap (metrics).
+        on_failure: told the kind (`pull` or `reload`) and reason of each refused pack.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        on_swap: Callable[[PackState], None] | None = None,
+        on_failure: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.source = source
+        self.state: PackState | None = None
+        self.last_error: str | None = None
+        self._on_swap = on_swap
+        self._on_failure = on_failure
+        self._lock = threading.Lock()  # only writers take it: readers read one reference
+
+    def put(self, pack: Pack) -> PackState:
+        """Compile `pack` (outside any lock) and put it in service."""
+        router = Router(pack)
+        slug, version, checksum = (
+            router.pack.profile.slug,
+            router.pack.version,
+            router.pack.checksum,
+        )
+        with self._lock:
+            revision = 1 if self.state is None else self.state.revision + 1
+            state = PackState(
+                router=router,
+                revision=revision,
+                checksum=checksum,
+                slug=slug,
+                version=version,
+                loaded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                source=self.source,
+                names=frozenset(router.pack.route_names),
+            )
+            self.state = state
+            self.last_error = None
+        log.info("pack %s v%s %s in service (revision %d)", slug, version, checksum, revision)
+        if self._on_swap is not None:
+            self._on_swap(state)
+        return state
+
+    def refuse(self, kind: str, reason: str) -> None:
+        """Record a refused pack; the one in service stays."""
+        self.last_error = reason
+        log.warning("pack %s refused, keeping the last good pack: %s", kind, reason)
+        if self._on_failure is not None:
+            self._on_failure(kind, reason)
+
+
+class _Poller:
+    """A daemon thread that calls `tick` every `interval` seconds until stopped."""
+
+    def __init__(self, interval: float, name: str) -> None:
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=name)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            try:
+                self.tick()
+            except Exception:  # a watcher that dies would silently freeze the pack
+                log.exception("pack watcher step failed")
+            if self._stop.wait(self.interval):
+                return
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+
+class FileWatcher(_Poller):
+    """Follows a pack file: a change of its modification time, size or inode is reloaded.
+
+    Polling `stat` works the same on every filesystem (bind mounts, network volumes, a
+    Kubernetes ConfigMap's symlink swap), where change notifications do not always arrive.
+    Writers should write a temporary file and rename it over the pack; a half-written file is
+    refused like any bad pack, and the complete one is read when its own change is seen.
+    """
+
+    def __init__(self, path: str | Path, holder: PackHolder, *, interval: float = 1.0) -> None:
+        super().__init__(interval, "routing-core-pack-file")
+        self.path = Path(path)
+        self.holder = holder
+        self._seen: tuple[int, int, int] | None = None
+
+    def tick(self) -> None:
+        """Reload the file when it changed since the last look."""
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            if self._seen != (0, 0, 0):
+                self._seen = (0, 0, 0)
+                self.holder.refuse("reload", f"cannot read {self.path}: {exc.strerror}")
+            return
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp == self._seen:
+            return
+        self._seen = stamp
+        self.load()
+
+    def load(self) -> bool:
+        """Read, validate and swap in the file now; False (and the reason recorded) when refused."""
+        try:
+            if self.path.stat().st_size > MAX_PACK_BYTES:
+                raise PackError([("$", "pack larger than 64 MB refused")])
+            pack = load_pack(self.path.read_bytes())
+            self.holder.put(pack)
+        except PackError as exc:
+            self.holder.refuse("reload", "invalid pack: " + "; ".join(exc.lines()[:5]))
+            return False
+        except OSError as exc:
+            self.holder.refuse("reload", f"cannot read {self.path}: {exc}")
+            return False
+        except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
+            self.holder.refuse("reload", f"pack failed to compile: {type(exc).__name__}: {exc}")
+            return False
+        return True
+
+
+class StudioFollower(_Poller):
+    """Follows a studio environment with `PackFetcher` (ETag: a 304 costs almost nothing).
+
+    A studio that is down, slow or serving a bad pack costs this thread time, never a request.
+    """
+
+    def __init__(self, fetcher: PackFetcher, holder: PackHolder, *, interval: float = 30.0) -> None:
+        super().__init__(interval, "routing-core-pack-pull")
+        self.fetcher = fetcher
+        self.holder = holder
+
+    def tick(self) -> None:
+        """Pull once; swap in a new pack, or record why none came."""
+        result = self.fetcher.fetch()
+        if result.status == "failed":
+            self.holder.refuse("pull", result.error or "pull failed")
+            return
+        if result.pack is None:
+            return
+        try:
+            self.holder.put(result.pack)
+        except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
+            self.fetcher.etag = None  # ask again in full next time
+            self.holder.refuse("pull", f"pack failed to compile: {type(exc).__name__}: {exc}")
