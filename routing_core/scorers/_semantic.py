@@ -17,10 +17,12 @@ view in the lexical scorer").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+
+from routing_core.scorers import _static
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -40,11 +42,13 @@ ENABLED = True
 @dataclass(frozen=True, slots=True)
 class Semantic:
     """What a model learned of the texts' meaning: `weight` x (vector @ matrix + bias) joins
-    each route's logit. `matrix` is (dimensions x routes), `bias` one value per route."""
+    each route's logit. `matrix` is (dimensions x routes), `bias` one value per route;
+    `table`: the static table (`_static`) whose vectors it learned on, the one a turn reads."""
 
     matrix: FloatArray
     bias: FloatArray
     weight: float
+    table: str = field(default_factory=lambda: _static.TABLE)
 
     def folded(self) -> tuple[FloatArray, FloatArray]:
         """(matrix, bias) with the weight in them: what a turn adds is vector @ matrix + bias,

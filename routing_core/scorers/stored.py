@@ -129,7 +129,7 @@ def _semantic_field(semantic: Semantic) -> SemanticView:
 
     matrix, bias = semantic.folded()
     return SemanticView(
-        table=_static.TABLE,
+        table=semantic.table,
         weight=semantic.weight,
         matrix=_pack(matrix.astype("<f2")),
         bias=_pack(bias.astype("<f2")),
@@ -144,7 +144,7 @@ def decode_semantic(model: LexicalModel) -> Semantic | None:
     unfold = np.float32(1.0 / view.weight)
     matrix = _unpack(view.matrix, "<f2").astype(np.float32).reshape(-1, model.routes)
     bias = _unpack(view.bias, "<f2").astype(np.float32)
-    return Semantic(matrix * unfold, bias * unfold, view.weight)
+    return Semantic(matrix * unfold, bias * unfold, view.weight, view.table)
 
 
 def row_medians(block: FloatArray) -> FloatArray:
@@ -248,10 +248,10 @@ def _check_semantic(model: LexicalModel) -> None:
     view = model.semantic
     if view is None:
         return
-    if view.table != _static.TABLE:
+    if view.table not in _static.TABLES:
         raise ValueError(
             f"model.semantic.table {view.table!r} is not one this routing_core has"
-            f" ({_static.TABLE!r}); build the pack again with this version"
+            f" ({', '.join(_static.TABLES)}); build the pack again with this version"
         )
     try:
         matrix = _unpack(view.matrix, "<f2")
