@@ -608,7 +608,13 @@ class HybridScorer:
         return cls(lexical, embedding, chosen, fitted, found is not None)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
-        """The mixture, in candidate order (the lexical posterior alone for a blank message).
+        """The mixture, in candidate order (the lexical posterior alone for a blank message;
+        the embedding's alone for a message with no word the routes use).
+
+        A message in another language or script than the routes' has no word the lexical
+        half knows: its zeros then say "nothing to go on", not "out of scope", and the
+        embedding, which reads any language (`multilingual-e5-small`), decides alone. A
+        message the lexical half's out-of-scope examples claim still scores zero everywhere.
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
@@ -618,6 +624,8 @@ class HybridScorer:
             return [float(s) for s in self._lexical.score(message, candidates)]
         columns = [self._column(name) for name in candidates]
         lexical = self._lexical.score(message, self._embedding.names)
+        if not any(lexical) and self._lexical.logits(message) is None:
+            return [float(semantic[c]) for c in columns]
         logits = mix(semantic, lexical, self._weight)
         probabilities = calibration.softmax_rows(logits, self.calibration.temperature)[0]
         return [float(probabilities[c]) for c in columns]

