@@ -135,6 +135,28 @@ def test_an_unknown_table_name_is_refused_with_the_names_known() -> None:
         _static.table("no-such-table")
 
 
+def test_the_environment_chooses_the_table_new_views_learn_on_and_refuses_an_unknown_one() -> None:
+    code = "from routing_core.scorers import _static; print(_static.TABLE)"
+    chosen = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "ROUTING_CORE_SEMANTIC_TABLE": _static.E5},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert chosen.returncode == 0 and chosen.stdout.strip() == _static.E5
+    unknown = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "ROUTING_CORE_SEMANTIC_TABLE": "e5-large"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert unknown.returncode != 0
+    assert "ROUTING_CORE_SEMANTIC_TABLE='e5-large' is not one of" in unknown.stderr
+    assert _static.MINILM in unknown.stderr and _static.E5 in unknown.stderr
+
+
 def test_the_multilingual_table_loads_offline_with_no_network() -> None:
     """In a fresh process whose proxies point at a closed port, with the hub switched off
     and every socket connection refused, the table loads and encodes."""
