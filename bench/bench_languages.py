@@ -41,8 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from routing_core.scorers import _static, lexical
-from routing_core.scorers.base import RouteText
+from routing_core.scorers import RouteText, _static, lexical
 from routing_core.scorers.lexical import LexicalScorer
 
 ROOT = Path(__file__).resolve().parents[1]

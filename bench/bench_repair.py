@@ -25,10 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from routing_core import Router
-    from routing_core.build import build_pack_file
-    from routing_core.cases import load_cases
-    from routing_core.evaluate import evaluate
+    from routing_core import Router, build_pack_file, evaluate, load_cases
     from routing_core.repair import MAX_CANDIDATES, find_repair
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

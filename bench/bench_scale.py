@@ -1,4 +1,5 @@
-"""How building, loading and routing scale with routes and examples (issue 16's scale table).
+"""How building, loading and routing scale with routes and examples
+(docs/lab/benchmarks.md, "Scale").
 
 Usage: .venv/bin/python bench/bench_scale.py [--data ../shared/datasets] [--rows 10x100,150x100]
        [--set _candidates.CANDIDATES=8 ...]   (a module constant overridden in every row)
@@ -17,7 +18,7 @@ and to a Router answering from the stale model (`with_stale_model`, no learning)
 routes and the learning); `peak_rss_mb` the whole row's, with the loaded Router, the stale
 model and the warm-started build after it. A last line measures route() on the real
 CLINC150 pack (built from `clinc150/routes.json`, 2,000 of its test messages) in its own
-process, and the run ends with the two ratios issue 16 sets targets on: the 2,000 x 25
+process, and the run ends with the two ratios the scale targets are set on: the 2,000 x 25
 build over the 150-route build, and the 2,000-route route() p50 over CLINC150's.
 
 That ratio mixes two things: the generated messages are longer than CLINC150's (a product
@@ -127,7 +128,7 @@ def row(data: Path, n_routes: int, per_route: int) -> dict[str, Any]:
 
 def clinc_turns(data: Path) -> dict[str, Any]:
     """route() CPU p50 / p99 on the real CLINC150 pack, over 2,000 of its test messages."""
-    from routing_core.build import build_pack_file
+    from routing_core import build_pack_file
 
     router = Router(load_pack(dump_pack(build_pack_file(data / "clinc150" / "routes.json"))))
     return _turns(router, _clinc_messages(data))

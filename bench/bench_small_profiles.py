@@ -23,8 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from routing_core import Router  # noqa: E402
-from routing_core.build import build_pack  # noqa: E402
+from routing_core import Router, build_pack  # noqa: E402
 
 # (every, shots): 8-30 routes x 10-40 examples, 200-700 texts: every one calibrates.
 PROFILES = [(12, 17), (12, 25), (10, 15), (10, 20), (8, 20), (15, 30), (6, 12), (5, 10), (20, 40)]

@@ -50,8 +50,7 @@ def main() -> int:
 
 
 def _studio_run(data: Path, split: str, tmp: Path) -> dict[str, object]:
-    from routing_core import dump_pack
-    from routing_core.build import build_pack_file
+    from routing_core import build_pack_file, dump_pack
     from studio.case_import import import_cases, parse_cases
     from studio.publishing import import_pack
 

@@ -1,4 +1,4 @@
-"""Benchmark the optional tiers at the pack's own defaults (issues 8 and 18 item 5).
+"""Benchmark the optional tiers at the pack's own defaults.
 
 Usage (needs the `embeddings` extra, i.e. `.venv-embed`; one torch thread leaves a core to others):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/bench_tiers.py [--data ../shared/datasets]
@@ -33,11 +33,18 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from routing_core import Router, dump_pack, load_pack  # noqa: E402
-from routing_core.build import build_pack_file  # noqa: E402
-from routing_core.cases import Case, load_cases  # noqa: E402
-from routing_core.evaluate import EvalReport, evaluate  # noqa: E402
-from routing_core.pack import Pack, new_scorer_settings  # noqa: E402
+from routing_core import (  # noqa: E402
+    Case,
+    EvalReport,
+    Pack,
+    Router,
+    build_pack_file,
+    dump_pack,
+    evaluate,
+    load_cases,
+    load_pack,
+    new_scorer_settings,
+)
 from routing_core.scorers import embedding  # noqa: E402
 
 MODEL = "all-minilm-l6-v2"

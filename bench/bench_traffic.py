@@ -50,8 +50,7 @@ def main() -> int:
 
 
 def _events(data: Path, turns: int) -> tuple[str, str, list[dict]]:
-    from routing_core import Router, dump_pack, load_pack
-    from routing_core.build import build_pack_file
+    from routing_core import Router, build_pack_file, dump_pack, load_pack
 
     built = build_pack_file(data / "routes.json", slug="clinc150", name="CLINC150")
     doc = json.loads(dump_pack(built))

@@ -9,8 +9,8 @@ Usage: .venv/bin/python bench/bench_turn.py [--pack clinc|among|generated] [--gc
 routes every message once and prints the CPU time of the call (`thread_time`) at p50 / p99 /
 max, and the garbage collections that ran during the pass (count and longest, per
 generation, from `gc.callbacks`). `--gc freeze` calls `gc.freeze()` after loading (what an
-embedder can do); `--gc off` disables the collector during the passes. Issue 16's p99
-question (docs/benchmarks.md): compare the default with `--gc freeze`, and with
+embedder can do); `--gc off` disables the collector during the passes. The scale target's p99
+question (docs/lab/benchmarks.md): compare the default with `--gc freeze`, and with
 `OPENBLAS_NUM_THREADS=1` in the environment. Prints figures; asserts nothing.
 """
 

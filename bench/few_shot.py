@@ -60,7 +60,7 @@ def subsample(folder: Path, shots: int) -> tuple[list[dict], list[tuple[str, str
 
 def lexical_top1(train: list[dict], judged: list[tuple[str, str]]) -> float:
     sys.path.insert(0, str(ROOT))
-    from routing_core.scorers.base import RouteText
+    from routing_core.scorers import RouteText
     from routing_core.scorers.lexical import LexicalScorer
 
     scorer = LexicalScorer.build([RouteText(r["name"], "", tuple(r["examples"])) for r in train])

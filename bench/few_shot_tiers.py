@@ -1,4 +1,4 @@
-"""Few examples per route: every tier at the pack's own defaults (issue 18 items 3 and 5).
+"""Few examples per route: every tier at the pack's own defaults.
 
 Usage (needs `.venv-embed`; reuses bench_tiers' vector cache):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/few_shot_tiers.py [--data ../shared/datasets]
@@ -24,9 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_tiers import MODEL, TIERS, CachedEncoder, _fitted, _router  # noqa: E402
 from few_shot import SHOTS, subsample  # noqa: E402
 
-from routing_core.build import build_pack  # noqa: E402
-from routing_core.cases import Case, load_cases  # noqa: E402
-from routing_core.evaluate import evaluate  # noqa: E402
+from routing_core import Case, build_pack, evaluate, load_cases  # noqa: E402
 from routing_core.scorers import embedding  # noqa: E402
 
 

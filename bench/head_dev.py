@@ -1,5 +1,5 @@
-"""A trained linear head on the frozen sentence vectors, on development splits only (issue 18
-item 5, fourth session). Needs `hybrid_dev.py collect` run first (its matrices: the lexical
+"""A trained linear head on the frozen sentence vectors, on development splits only.
+Needs `hybrid_dev.py collect` run first (its matrices: the lexical
 half of each split and the labels), and the same vector cache.
 
 Usage:

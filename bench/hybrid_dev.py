@@ -1,4 +1,4 @@
-"""Choose how the hybrid tier mixes its halves, on development splits only (issue 18 item 5).
+"""Choose how the hybrid tier mixes its halves, on development splits only.
 
 Usage (needs `.venv-embed`; encodes what the vector cache lacks, with the real model):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/hybrid_dev.py collect [--cache DIR]
@@ -46,10 +46,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_tiers import MODEL, CachedEncoder  # noqa: E402
 
-from routing_core.build import build_pack, build_pack_file  # noqa: E402
-from routing_core.cases import load_cases  # noqa: E402
-from routing_core.scorers import calibration, embedding, route_texts  # noqa: E402
-from routing_core.scorers.base import RouteText  # noqa: E402
+from routing_core import build_pack, build_pack_file, load_cases  # noqa: E402
+from routing_core.scorers import RouteText, calibration, embedding, route_texts  # noqa: E402
 from routing_core.scorers.lexical import LexicalScorer  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "datasets"

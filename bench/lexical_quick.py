@@ -16,8 +16,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from routing_core.scorers import RouteText
 from routing_core.scorers._terms import word_terms
-from routing_core.scorers.base import RouteText
 from routing_core.scorers.lexical import LexicalScorer
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"

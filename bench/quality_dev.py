@@ -42,8 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from routing_core.scorers import lexical
-from routing_core.scorers.base import RouteText
+from routing_core.scorers import RouteText, lexical
 from routing_core.scorers.lexical import LexicalScorer
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"

@@ -1,4 +1,4 @@
-"""Choose the optional tiers' settings on CLINC150 `val` (issue 18 item 5); never reads `test`.
+"""Choose the optional tiers' settings on CLINC150 `val`: never reads `test`.
 
 Usage (needs `.venv-embed`; reuses bench_tiers' vector cache, encoding what it lacks):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/tune_tiers.py [--data ../shared/datasets]
@@ -25,8 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_tiers import MODEL, CachedEncoder  # noqa: E402
 
-from routing_core.build import build_pack_file  # noqa: E402
-from routing_core.cases import load_cases  # noqa: E402
+from routing_core import build_pack_file, load_cases  # noqa: E402
 from routing_core.scorers import embedding, route_texts  # noqa: E402
 from routing_core.scorers.lexical import LexicalScorer  # noqa: E402
 

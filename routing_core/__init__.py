@@ -1,12 +1,152 @@
-"""routing_core: decide, before an LLM agent runs, where each user turn goes — and say why."""
+"""routing_core: decide, before an LLM agent runs, where each user turn goes — and say why.
+
+The public surface is the names this package exports (`routing_core.__all__`) and, in the
+modules below, the names without a leading underscore (a module's `__all__` when it has
+one). Every other module is internal, underscored or not, and may change in any release;
+`tests/routing_core/test_public_surface.py` holds the studio, the benchmarks and the scripts
+to this surface.
+
+Public modules, each for one job whose names read best beside the module's:
+
+- `routing_core.importers`: other tools' exports (Rasa, Dialogflow, Lex, ...) as packs.
+- `routing_core.remote`: a router whose pack is pulled from the studio and kept fresh.
+- `routing_core.reporting`: the decision events an agent reports back to the studio.
+- `routing_core.replay`: stored turns replayed on a pack, and which verdicts would flip.
+- `routing_core.replay_engines`: that replay in this process or on a Dask cluster.
+- `routing_core.repair`: the smallest edit that makes a failing test case pass.
+- `routing_core.tuning`: threshold sweeps over a test suite.
+- `routing_core.suggest`: examples and never-phrases proposed by a language model.
+- `routing_core.lexicons`: the built-in triage lexicons per language, and their mixes.
+- `routing_core.scorers`: the scorer tiers behind one protocol; its tier modules
+  `routing_core.scorers.lexical`, `routing_core.scorers.embedding`,
+  `routing_core.scorers.llm` and `routing_core.scorers.calibration` (for tuning and
+  benchmarks), and `routing_core.scorers.stored` (a pack's lexical model learned when it is
+  built, or carried over to a draft).
+
+Constants exported here: `FORMAT_VERSION` and `FORMAT_MINOR` (the pack format this reader
+writes, docs/pack-format.md), `MAX_ROUTES` and `MAX_ITEMS` (a pack's size limits),
+`MAX_MESSAGE_CHARS` (what a router reads of a message), `MENU` and `UNMATCHED` (a test
+case's expected route for a menu or for no route), and `DEFAULT_ACTION_VERBS`,
+`DEFAULT_KNOWLEDGE_VERBS` and `DEFAULT_QUESTION_PATTERN` (triage's built-in English).
+
+`import routing_core` loads what routing a message needs (pydantic and numpy, no scipy):
+the names that need more (building a pack trains a model, the remote router and reporter
+open connections) are imported on first use.
+"""
 
 from __future__ import annotations
 
-from routing_core.codec import dump_pack, load_pack
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from routing_core.cases import Case, case_from_mapping, load_cases
+from routing_core.codec import dump_pack, format_location, load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
-from routing_core.pack import Pack
-from routing_core.policy import Policy
-from routing_core.router import Router
+from routing_core.evaluate import MENU, UNMATCHED, CaseResult, EvalReport, evaluate
+from routing_core.pack import (
+    FORMAT_MINOR,
+    FORMAT_VERSION,
+    MAX_ITEMS,
+    MAX_ROUTES,
+    LexicalScorerSettings,
+    LlmScorerSettings,
+    Pack,
+    Rule,
+    new_scorer_settings,
+)
+from routing_core.policy import Policy, Ranked
+from routing_core.router import MAX_MESSAGE_CHARS, Router
+from routing_core.rules import RuleSet
+from routing_core.storable import unstorable_reason
+from routing_core.triage import (
+    DEFAULT_ACTION_VERBS,
+    DEFAULT_KNOWLEDGE_VERBS,
+    DEFAULT_QUESTION_PATTERN,
+)
 
-__all__ = ["Decision", "Pack", "PackError", "Policy", "Router", "dump_pack", "load_pack"]
+if TYPE_CHECKING:
+    from routing_core.build import build_pack, build_pack_file
+    from routing_core.lint import Finding, lint_pack
+    from routing_core.overlap import overlap_checkup
+    from routing_core.redaction import redact, scrub_evidence
+    from routing_core.remote import PackFetcher, RemoteRouter
+    from routing_core.reporting import EventReporter
+    from routing_core.version import engine_version
+
+# Exported, but imported on first use (PEP 562): name -> the module that defines it. A name
+# here must not be a submodule's name too: importing that module would shadow it (`evaluate`
+# is imported above for that reason).
+_LAZY = {
+    "build_pack": "routing_core.build",
+    "build_pack_file": "routing_core.build",
+    "Finding": "routing_core.lint",
+    "lint_pack": "routing_core.lint",
+    "overlap_checkup": "routing_core.overlap",
+    "redact": "routing_core.redaction",
+    "scrub_evidence": "routing_core.redaction",
+    "PackFetcher": "routing_core.remote",
+    "RemoteRouter": "routing_core.remote",
+    "EventReporter": "routing_core.reporting",
+    "engine_version": "routing_core.version",
+}
+
+__all__ = [
+    "Case",
+    "CaseResult",
+    "DEFAULT_ACTION_VERBS",
+    "DEFAULT_KNOWLEDGE_VERBS",
+    "DEFAULT_QUESTION_PATTERN",
+    "Decision",
+    "EvalReport",
+    "EventReporter",
+    "FORMAT_MINOR",
+    "FORMAT_VERSION",
+    "Finding",
+    "LexicalScorerSettings",
+    "LlmScorerSettings",
+    "MAX_ITEMS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_ROUTES",
+    "MENU",
+    "Pack",
+    "PackError",
+    "PackFetcher",
+    "Policy",
+    "Ranked",
+    "RemoteRouter",
+    "Router",
+    "Rule",
+    "RuleSet",
+    "UNMATCHED",
+    "build_pack",
+    "build_pack_file",
+    "case_from_mapping",
+    "dump_pack",
+    "engine_version",
+    "evaluate",
+    "format_location",
+    "lint_pack",
+    "load_cases",
+    "load_pack",
+    "new_scorer_settings",
+    "overlap_checkup",
+    "redact",
+    "scrub_evidence",
+    "unstorable_reason",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a lazily exported name on first use and keep it (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'routing_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The exported names too, before their first use."""
+    return sorted({*globals(), *__all__})

@@ -16,31 +16,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from routing_core._types import ScoreArray
 from routing_core.decision import TierRecord
-from routing_core.policy import Policy, ScoreArray, Verdict, decide_scores, gap
-from routing_core.scorers.base import NO_USAGE, Scored, Scorer, Usage, measure
-
-
-@dataclass(frozen=True, slots=True)
-class Tier:
-    """One scorer in the cascade, with the thresholds it declares (None: the policy's)."""
-
-    scorer: Scorer
-    floor: float | None = None
-    near_tie_margin: float | None = None
-
-    @property
-    def name(self) -> str:
-        """The scorer's name, as tier records and reports show it."""
-        return self.scorer.info.name
-
-    def policy(self, policy: Policy) -> Policy:
-        """`policy` with this tier's own thresholds in place of the policy's."""
-        if self.floor is None and self.near_tie_margin is None:  # the usual tier: every turn
-            return policy
-        update = {"floor": self.floor, "near_tie_margin": self.near_tie_margin}
-        update = {k: v for k, v in update.items() if v is not None}
-        return policy.model_copy(update=update) if update else policy
+from routing_core.policy import Policy, Verdict, decide_scores, gap
+from routing_core.scorers.base import NO_USAGE, Scored, Tier, Usage, measure
 
 
 @dataclass(frozen=True, slots=True)

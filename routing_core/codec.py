@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 import os
@@ -15,19 +14,22 @@ from pydantic import ValidationError
 
 from routing_core.errors import PackError
 from routing_core.pack import (
+    CHECKSUM_PREFIX,
     FORMAT_MINOR,
     FORMAT_VERSION,
-    MINOR_FIELDS,
     PROBABILITY_THRESHOLDS_MINOR,
     Pack,
+    canonical_json,
     check_references,
+    content_checksum,
+    content_document,
+    digest,
     embedding_threshold_paths,
 )
 from routing_core.storable import unstorable_paths
 
 log = logging.getLogger("routing_core")
 
-_CHECKSUM_PREFIX = "sha256:"
 # Discriminated-union tags pydantic puts in error locations; a person never typed them.
 _SCORER_TAGS = {"lexical", "embedding", "hybrid", "llm", "cascade"}
 _TAG_AFTER = {"action": {"answer", "delegate", "stuck"}, "scorer": _SCORER_TAGS}
@@ -84,51 +86,11 @@ def dump_pack(pack: Pack, *, indent: int | None = None) -> str:
         pack: the pack to write.
         indent: pretty-print for people; the checksum is the same either way.
     """
-    document = _content(pack)
-    document["checksum"] = _digest(document)
+    document = content_document(pack)
+    document["checksum"] = digest(document)
     if indent is None:
-        return _canonical(document)
+        return canonical_json(document)
     return json.dumps(document, sort_keys=True, ensure_ascii=False, indent=indent)
-
-
-def content_checksum(pack: Pack) -> str:
-    """`sha256:<hex>` of the canonical JSON of the pack's content."""
-    return _digest(_content(pack))
-
-
-def _content(pack: Pack) -> dict[str, Any]:
-    """The pack as a document, at the lowest format minor its content needs (`MINOR_FIELDS`).
-
-    A field a minor added is left out while it holds nothing (None, empty, False), so a pack
-    that does not use it reads in older readers, and its checksum is what it was before.
-    """
-    document = pack.model_dump(mode="json")
-    document.pop("format_minor", None)
-    minor = 0
-    for path, added in MINOR_FIELDS.items():
-        for parent in _parents(document, path[:-1]):
-            if path[-1] not in parent:
-                continue
-            if parent[path[-1]] in (None, [], False):
-                del parent[path[-1]]
-            else:
-                minor = max(minor, added)
-    if embedding_threshold_paths(document):  # they are probabilities: say so
-        minor = max(minor, PROBABILITY_THRESHOLDS_MINOR)
-    if minor:  # a 1.0 pack reads as before, in any reader
-        document["format_minor"] = minor
-    return document
-
-
-def _parents(node: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The dicts at `path` in a document; `*` stands for every item of a list (a cascade's tiers)."""
-    if not path:
-        return [node] if isinstance(node, dict) else []
-    key, rest = path[0], path[1:]
-    if key == "*":
-        items = node if isinstance(node, list) else []
-        return [found for item in items for found in _parents(item, rest)]
-    return _parents(node.get(key), rest) if isinstance(node, dict) else []
 
 
 def _refuse_cosine_thresholds(document: dict[str, Any]) -> None:
@@ -334,7 +296,7 @@ def _message(msg: str) -> str:
 def _verify_checksum(claimed: Any, document: dict[str, Any], pack: Pack) -> None:
     if claimed is None:
         return
-    if not isinstance(claimed, str) or not claimed.startswith(_CHECKSUM_PREFIX):
+    if not isinstance(claimed, str) or not claimed.startswith(CHECKSUM_PREFIX):
         raise PackError([("checksum", "must be a string 'sha256:<64 hex digits>'")])
     # A pack written by dump_pack hashes its normalised content; a hand-written one may hash
     # exactly the document it wrote (defaults omitted). Either proves the content is intact.
@@ -347,16 +309,6 @@ def _verify_checksum(claimed: Any, document: dict[str, Any], pack: Pack) -> None
 
 def _raw_digest(document: dict[str, Any]) -> str | None:
     try:
-        return _digest(document)
+        return digest(document)
     except (TypeError, ValueError):
         return None
-
-
-def _canonical(document: Any) -> str:
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _digest(document: Mapping[str, Any]) -> str:
-    content = {k: v for k, v in document.items() if k not in ("checksum", "format_minor")}
-    hexdigest = hashlib.sha256(_canonical(content).encode("utf-8")).hexdigest()
-    return _CHECKSUM_PREFIX + hexdigest

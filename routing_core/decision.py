@@ -1,4 +1,7 @@
-"""The Decision: everything that happened on one turn, and what the agent may act on (DESIGN §5)."""
+"""The Decision: everything that happened on one turn, and what the agent may act on.
+
+Specified in docs/pack-format.md, The decision.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Built-in triage lexicons by language: word lists a profile starts from (DESIGN §2).
+"""Built-in triage lexicons by language: word lists a profile starts from
+(docs/pack-format.md, Triage).
 
 Triage reads single lowercase words, so its lexicons are per language. English is the default
 (`triage.DEFAULT_*`). The others are presets, not a pack setting: the studio writes a chosen

@@ -1,7 +1,9 @@
-"""The pack: the one JSON document the studio exports and an agent runs (DESIGN §6)."""
+"""The pack: the one JSON document the studio exports and an agent runs (docs/pack-format.md)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -20,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from routing_core._stored_arrays import check_model
 from routing_core.policy import Policy
 from routing_core.text import compile_user_regex
 
@@ -319,8 +322,6 @@ class LexicalModel(_Model):
 
     @model_validator(mode="after")
     def _check_arrays(self) -> LexicalModel:
-        from routing_core.scorers.stored import check_model
-
         check_model(self)
         return self
 
@@ -442,7 +443,9 @@ TierSettings = Annotated[
 
 
 class CascadeScorerSettings(_Model):
-    """Tiers tried in order, each only when the one before was not decisive (DESIGN §4).
+    """Tiers tried in order, each only when the one before was not decisive.
+
+    Specified in docs/pack-format.md, Cascade.
 
     An `llm` tier runs only on a near-tie and only over its contenders, so it comes last.
     The `decider` (an llm) resolves a menu that is still outstanding after the last tier.
@@ -524,8 +527,6 @@ class Pack(_Model):
     @property
     def checksum(self) -> str:
         """`sha256:<hex>` of the canonical JSON of the pack (everything but the checksum)."""
-        from routing_core.codec import content_checksum
-
         return content_checksum(self)
 
 
@@ -629,3 +630,60 @@ def embedding_threshold_paths(document: Mapping[str, Any]) -> list[str]:
     if scorer.get("kind") == "embedding" and isinstance(policy, Mapping):
         paths += ["policy.floor"] if policy.get("floor") is not None else []
     return paths
+
+
+# The checksum belongs to the format: `Pack.checksum` and `dump_pack` compute it alike, and a
+# reader checks it against either the normalised content or the document as written.
+CHECKSUM_PREFIX = "sha256:"
+
+
+def content_checksum(pack: Pack) -> str:
+    """`sha256:<hex>` of the canonical JSON of the pack's content."""
+    return digest(content_document(pack))
+
+
+def content_document(pack: Pack) -> dict[str, Any]:
+    """The pack as a document, at the lowest format minor its content needs (`MINOR_FIELDS`).
+
+    A field a minor added is left out while it holds nothing (None, empty, False), so a pack
+    that does not use it reads in older readers, and its checksum is what it was before.
+    """
+    document = pack.model_dump(mode="json")
+    document.pop("format_minor", None)
+    minor = 0
+    for path, added in MINOR_FIELDS.items():
+        for parent in _parents(document, path[:-1]):
+            if path[-1] not in parent:
+                continue
+            if parent[path[-1]] in (None, [], False):
+                del parent[path[-1]]
+            else:
+                minor = max(minor, added)
+    if embedding_threshold_paths(document):  # they are probabilities: say so
+        minor = max(minor, PROBABILITY_THRESHOLDS_MINOR)
+    if minor:  # a 1.0 pack reads as before, in any reader
+        document["format_minor"] = minor
+    return document
+
+
+def _parents(node: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The dicts at `path` in a document; `*` stands for every item of a list (a cascade's tiers)."""
+    if not path:
+        return [node] if isinstance(node, dict) else []
+    key, rest = path[0], path[1:]
+    if key == "*":
+        items = node if isinstance(node, list) else []
+        return [found for item in items for found in _parents(item, rest)]
+    return _parents(node.get(key), rest) if isinstance(node, dict) else []
+
+
+def canonical_json(document: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 as is: one text per document, whoever wrote it."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(document: Mapping[str, Any]) -> str:
+    """`sha256:<hex>` of a document's canonical JSON, without its checksum and format minor."""
+    content = {k: v for k, v in document.items() if k not in ("checksum", "format_minor")}
+    hexdigest = hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
+    return CHECKSUM_PREFIX + hexdigest

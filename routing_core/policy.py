@@ -1,4 +1,7 @@
-"""Tier 2's judgement: turn one score per route into move / stay / menu / unmatched (DESIGN §4)."""
+"""Tier 2's judgement: turn one score per route into move / stay / menu / unmatched.
+
+Specified in docs/pack-format.md, Verdicts.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,12 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Literal, NamedTuple, overload
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
+
+from routing_core._types import Float64Array, IndexArray, ScoreArray
 
 VerdictKind = Literal["move", "stay", "menu", "unmatched"]
 Strictness = Literal["assist", "guard", "rails"]
@@ -34,11 +38,6 @@ class Policy(BaseModel):
         "assist",
         description="assist: agent may switch anywhere; guard: only to a menu; rails: never.",
     )
-
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
-ScoreArray = npt.NDArray[np.floating[Any]]  # a scorer's own array, float32 or float64
 
 
 class Ranked(NamedTuple):
@@ -67,10 +66,10 @@ class Ranking(Sequence[Ranked]):
     def __init__(
         self,
         routes: Sequence[str],
-        scores: Sequence[float] | FloatArray,
-        relevance: Sequence[float] | FloatArray | None,
+        scores: Sequence[float] | Float64Array,
+        relevance: Sequence[float] | Float64Array | None,
         *,
-        rankable: FloatArray | None = None,
+        rankable: Float64Array | None = None,
         temperature: float = 1.0,
     ) -> None:
         """`routes`, `scores` and `relevance` in ranking order; or, with `rankable` (scores
@@ -81,7 +80,7 @@ class Ranking(Sequence[Ranked]):
         self._relevance = None if relevance is None else np.asarray(relevance, dtype=np.float64)
         self._temperature = temperature
         self._rankable = rankable
-        self._order: IntArray | None = None if rankable is not None else np.arange(len(routes))
+        self._order: IndexArray | None = None if rankable is not None else np.arange(len(routes))
         self._rows: tuple[Ranked, ...] | None = None
 
     def __len__(self) -> int:
@@ -119,14 +118,14 @@ class Ranking(Sequence[Ranked]):
     def _row(self, i: int) -> Ranked:
         return Ranked(self._names[i], float(self._raw[i]), float(self._shares()[i]))
 
-    def _shares(self) -> FloatArray:
+    def _shares(self) -> Float64Array:
         """The softmax relevance in candidate order (one exp over every route, when read)."""
         if self._relevance is None:
             assert self._rankable is not None
             self._relevance = _softmax(self._rankable, self._temperature)
         return self._relevance
 
-    def _sorted(self) -> IntArray:
+    def _sorted(self) -> IndexArray:
         if self._order is None:
             assert self._rankable is not None
             self._order = np.argsort(-self._rankable, kind="stable")
@@ -223,8 +222,9 @@ def decide_scores(
     if decisive:
         kind: VerdictKind = "stay" if names[top] == incumbent else "move"
         return Verdict(kind, names[top], (), True, ranked, runner_up, floor, alive_names)
-    # DESIGN §4 step 5: a near-tie opens a menu mid-conversation only when the scorer scored
-    # the incumbent at or below the floor; an incumbent it did not score at all stays.
+    # docs/pack-format.md, Verdicts, step 3: a near-tie opens a menu mid-conversation only
+    # when the scorer scored the incumbent at or below the floor; an incumbent it did not
+    # score at all stays.
     if incumbent is not None and (incumbent in alive_names or incumbent not in names):
         return Verdict("stay", incumbent, (), False, ranked, runner_up, floor, alive_names)
     offered = _menu(alive_names, raw[alive], policy)
@@ -243,7 +243,7 @@ def softmax(values: Iterable[float], temperature: float = 1.0) -> list[float]:
     return shares
 
 
-def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
+def _softmax(rankable: Float64Array, temperature: float) -> Float64Array:
     if not len(rankable):
         return rankable
     scaled = rankable / (temperature if temperature > 0 else 1.0)
@@ -251,12 +251,12 @@ def _softmax(rankable: FloatArray, temperature: float) -> FloatArray:
     if peak == -np.inf:
         return np.full(len(rankable), 1.0 / len(rankable))
     exps = np.exp(scaled - peak)
-    shares: FloatArray = exps / exps.sum()
+    shares: Float64Array = exps / exps.sum()
     return shares
 
 
 def _rank(
-    names: Sequence[str], raw: FloatArray, temperature: float, floor: float | None
+    names: Sequence[str], raw: Float64Array, temperature: float, floor: float | None
 ) -> tuple[Ranking, list[int]]:
     """Every candidate best first (exact ties in declaration order), and the alive indexes.
 
@@ -285,7 +285,7 @@ def _pick(names: Sequence[str], indexes: list[int]) -> tuple[str, ...]:
     return tuple(itemgetter(*indexes)(names)) if indexes else ()
 
 
-def _menu(alive: tuple[str, ...], scores: FloatArray, policy: Policy) -> tuple[str, ...]:
+def _menu(alive: tuple[str, ...], scores: Float64Array, policy: Policy) -> tuple[str, ...]:
     # Only called on a near-tie, so the runner-up is always within the margin: >= 2 entries.
     near = np.tanh((scores[0] - scores) / 2.0) < policy.near_tie_margin
     return tuple(name for name, keep in zip(alive, near.tolist(), strict=True) if keep)[

@@ -32,7 +32,7 @@ from routing_core.cases import Case
 from routing_core.errors import PackError
 from routing_core.evaluate import CaseResult, Progress, evaluate, run_case
 from routing_core.pack import Pack, Route
-from routing_core.repair_edits import EDIT_KINDS, Edit, EditKind, apply_edit, lexicon
+from routing_core.repair_edits import EDIT_KINDS, ROUTE_KINDS, Edit, EditKind, apply_edit, lexicon
 from routing_core.router import Router
 from routing_core.scorers._terms import STOP_WORDS
 from routing_core.text import compile_keywords, words
@@ -40,6 +40,7 @@ from routing_core.text import compile_keywords, words
 __all__ = [
     "EDIT_KINDS",
     "MAX_CANDIDATES",
+    "ROUTE_KINDS",
     "Attempt",
     "Edit",
     "EditKind",
@@ -49,6 +50,7 @@ __all__ = [
     "candidates",
     "check_edit",
     "find_repair",
+    "lexicon",
 ]
 
 MAX_CANDIDATES = 24

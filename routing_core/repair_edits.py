@@ -3,7 +3,8 @@
 Every kind is a change a person could make by hand in the studio: a route's examples and
 keywords, the profile's out-of-scope examples, the triage lexicons, a tool's trigger
 keywords, the near-tie margin. A never-phrase is not among them: it is test material
-(DESIGN §3) and changes no decision, so adding one could never make a case pass.
+(docs/pack-format.md, Routes and their actions) and changes no decision, so adding one could
+never make a case pass.
 """
 
 from __future__ import annotations

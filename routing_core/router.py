@@ -1,4 +1,7 @@
-"""The Router: one compiled pack, one `route()` call per turn, one full Decision back (DESIGN §1)."""
+"""The Router: one compiled pack, one `route()` call per turn, one full Decision back.
+
+Specified in docs/pack-format.md.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from routing_core.cascade import Cascade, Outcome, Tier
+from routing_core.cascade import Cascade, Outcome
 from routing_core.codec import PackSource, load_pack
 from routing_core.decision import (
     By,
@@ -26,7 +29,7 @@ from routing_core.errors import PackError
 from routing_core.pack import Pack, Route
 from routing_core.policy import Policy, Ranking, Verdict, VerdictKind, softmax
 from routing_core.rules import RuleSet
-from routing_core.scorers import build_decider, build_tiers
+from routing_core.scorers import Tier, build_decider, build_tiers
 from routing_core.scorers.base import NO_USAGE, Scorer, Usage
 from routing_core.scorers.llm import STAY, LlmDecider
 from routing_core.text import RegexBudget
@@ -45,7 +48,7 @@ class Router:
     A process that loads a large pack once and then serves turns may call `gc.freeze()`
     after making its routers: Python's collector then never walks the loaded pack again (a
     full collection over a 2,000-route pack's objects took ~56 ms inside a turn, about once
-    in thousands of turns; docs/benchmarks.md). The library does not call it: it is the
+    in thousands of turns; docs/lab/benchmarks.md). The library does not call it: it is the
     whole process's setting.
 
     Args:

@@ -1,4 +1,6 @@
-"""Triage: is this turn an action, a request for knowledge, or unclear? (DESIGN §2)
+"""Triage: is this turn an action, a request for knowledge, or unclear?
+
+Specified in docs/pack-format.md, Triage.
 
 The classifier is a transparent scorecard, not a model: every point it gives is a signal a
 person can name, so the studio can show *why* a turn was judged an action.
@@ -8,7 +10,7 @@ built-in lexicons of other languages a profile can start from):
 - action verbs are imperatives that change state or start a transaction ("cancel", "refund",
   "book"...). Words that are mostly nouns in support conversations ("issue", "file", "log",
   "post", and "order", "charge", "request", "return": "where is my order", "a charge I do not
-  recognise") are left out because they would turn questions into actions. DESIGN §2 counts
+  recognise") are left out because they would turn questions into actions. The specification counts
   every lexicon word wherever it stands, so the lexicon is where a noun is kept out; a profile
   that wants "order" as a verb adds it to its own lexicon.
 - knowledge verbs are verbs of understanding ("explain", "compare") plus the interrogatives
@@ -95,7 +97,7 @@ class ToolMatcher:
 
 
 class IntentClassifier:
-    """Action / knowledge / ambiguous, exactly as DESIGN §2. Stateless after construction."""
+    """Action / knowledge / ambiguous, as docs/pack-format.md, Triage, says. Stateless."""
 
     def __init__(
         self,
@@ -106,7 +108,7 @@ class IntentClassifier:
         question_pattern: str | None = None,
         tool_keywords: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        """Raises ValueError when a threshold is outside DESIGN §2's range."""
+        """Raises ValueError outside the ranges of docs/pack-format.md, Triage settings."""
         if not 0.0 <= ambiguity_confidence_floor <= 1.0:
             raise ValueError(
                 f"ambiguity_confidence_floor must be in 0..1, not {ambiguity_confidence_floor}"

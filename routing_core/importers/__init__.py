@@ -17,7 +17,7 @@ from routing_core.importers.dialogflow_es import import_dialogflow_es
 from routing_core.importers.files import Source, read_upload
 from routing_core.importers.lex_v2 import import_lex_v2
 from routing_core.importers.rasa import import_rasa
-from routing_core.importers.result import ImportedRoute, ImportResult, Note
+from routing_core.importers.result import ImportedRoute, ImportResult, Note, route_name
 from routing_core.importers.semantic_router import import_semantic_router
 
 Importer = Callable[..., ImportResult]
@@ -67,4 +67,5 @@ __all__ = [
     "Source",
     "Note",
     "import_export",
+    "route_name",
 ]

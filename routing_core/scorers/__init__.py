@@ -1,4 +1,5 @@
-"""Scorers: tier 2's one-score-per-route judges, behind one protocol (DESIGN §4).
+"""Scorers: tier 2's one-score-per-route judges, behind one protocol
+(docs/pack-format.md, Tier 2: scores).
 
 `build_tiers` turns the pack's scorer settings into the cascade's tiers (one tier unless the
 pack names a cascade); optional scorers are imported only when a pack names them, so
@@ -19,17 +20,26 @@ from routing_core.pack import (
     LlmScorerSettings,
     Pack,
 )
-from routing_core.scorers.base import RouteText, Scorer, ScorerInfo, Term
+from routing_core.scorers.base import (
+    RouteText,
+    Scorer,
+    ScorerFailure,
+    ScorerInfo,
+    Term,
+    Tier,
+    route_texts,
+)
 
 if TYPE_CHECKING:
-    from routing_core.cascade import Tier
     from routing_core.scorers.llm import LlmDecider
 
 __all__ = [
     "RouteText",
     "Scorer",
+    "ScorerFailure",
     "ScorerInfo",
     "Term",
+    "Tier",
     "build_decider",
     "build_scorer",
     "build_tiers",
@@ -39,13 +49,6 @@ __all__ = [
 TierSettings = (
     LexicalScorerSettings | EmbeddingScorerSettings | HybridScorerSettings | LlmScorerSettings
 )
-
-
-def route_texts(pack: Pack) -> list[RouteText]:
-    """What a scorer may learn from: names, descriptions, examples, keywords (never messages)."""
-    return [
-        RouteText(r.name, r.description, tuple(r.examples), tuple(r.keywords)) for r in pack.routes
-    ]
 
 
 def build_scorer(pack: Pack, settings: TierSettings | None = None) -> Scorer:
@@ -66,8 +69,6 @@ def build_tiers(pack: Pack) -> tuple[Tier, ...]:
     Raises:
         PackError: a tier needs an optional extra that is not installed.
     """
-    from routing_core.cascade import Tier
-
     settings = pack.scorer
     if not isinstance(settings, CascadeScorerSettings):
         located: list[tuple[str, TierSettings]] = [("scorer", settings)]

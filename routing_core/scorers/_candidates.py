@@ -19,17 +19,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array, IntArray
+from routing_core.scorers._corpus import BATCH, BATCHING_SHARE, MOMENTUM, SEED, Corpus, Progress
 from routing_core.scorers._memory import zeros_in_small_pages
 from routing_core.scorers._sparse import block_cells
 
 if TYPE_CHECKING:
     from scipy import sparse
 
-    from routing_core.scorers._model import Corpus, Progress
     from routing_core.scorers._sparse import SparseBayes
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
 
 # Packs with more routes than this learn against candidates; at most this many per text.
 CANDIDATE_ROUTES = 200
@@ -47,7 +46,7 @@ CANDIDATE_MARGIN = 1.5
 # The last pass over every text reuses the held-out passes' batches and batches only the
 # held-out texts anew (the full softmax, `_model._Correction`, batches every text anew):
 # 176 of the 196 last-pass batches at 2,000 x 25 are not made twice (~0.8 s of 11 s). The
-# batches differ, so the model does, by about what a seed changes (docs/benchmarks.md,
+# batches differ, so the model does, by about what a seed changes (docs/lab/benchmarks.md,
 # "fourth pass"). False only to compare with the full softmax step for step.
 REUSE_BATCHES = True
 # The first EARLY_EPOCHS of the four held-out passes push each text's EARLY_CANDIDATES
@@ -138,7 +137,7 @@ def _split_words(
 
 def gathered_logits(
     corpus: Corpus, bayes: SparseBayes, chosen: IntArray, progress: Progress | None = None
-) -> FloatArray:
+) -> Float32Array:
     """Every text's naive-Bayes logits on its candidate routes only (texts x candidates),
     less a shift common to a text's candidates (the centring, which changes no softmax).
 
@@ -172,7 +171,7 @@ def gathered_logits(
         reached[present] = False
         sums[present] += _block_sums(by_term, first, last, table, chosen, present)
         table[cells] = 0.0
-    out: FloatArray = sums.astype(np.float32)
+    out: Float32Array = sums.astype(np.float32)
     return out
 
 
@@ -180,7 +179,7 @@ def _block_sums(
     by_term: sparse.csc_array,
     first: int,
     last: int,
-    table: FloatArray,
+    table: Float32Array,
     chosen: IntArray,
     present: IntArray,
 ) -> npt.NDArray[np.float64]:
@@ -207,7 +206,7 @@ def _block_sums(
     return partial.reshape(-1, width)
 
 
-def _sum_rows(contributions: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
+def _sum_rows(contributions: Float32Array, rows: IntArray, n_rows: int) -> Float32Array:
     out = np.zeros((n_rows, contributions.shape[1]), np.float32)
     if len(rows):
         starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
@@ -226,13 +225,13 @@ class _Batch:
 
     docs: IntArray
     rows: IntArray
-    values: FloatArray
+    values: Float32Array
     # The batch's distinct compact cells: first (ascending) those an entry's first
     # EARLY_CANDIDATES candidates name, `early_cells` of them, then the others (ascending).
     cells: IntArray
     early_cells: int
     inverse: npt.NDArray[np.int32]  # entries x candidates: positions in `cells`
-    rates: FloatArray  # per distinct cell: its term's learning rate
+    rates: Float32Array  # per distinct cell: its term's learning rate
     row_starts: IntArray
     filled: IntArray
 
@@ -253,12 +252,10 @@ class CandidateCorrection:
         corpus: Corpus,
         chosen: IntArray,
         n_routes: int,
-        rates: FloatArray,
+        rates: Float32Array,
         margin: float,
-        initial: FloatArray | None = None,
+        initial: Float32Array | None = None,
     ):
-        from routing_core.scorers._model import Corpus
-
         self.terms = np.flatnonzero(rates[:, 0] > 0.0)
         row_of = np.full(corpus.n_terms, -1, np.int64)
         row_of[self.terms] = np.arange(len(self.terms))
@@ -309,7 +306,7 @@ class CandidateCorrection:
         self.cell_rates *= np.float32(factor)
         self._kept, self._kept_docs = [], None
 
-    def add_to(self, weights: FloatArray) -> None:
+    def add_to(self, weights: Float32Array) -> None:
         """Add the learned correction to full terms x routes `weights`, in place."""
         if self.initial is not None:  # the warm start's cells, touched by a step or not
             for first in range(0, len(self.terms), ROWS_AT_ONCE):
@@ -318,7 +315,7 @@ class CandidateCorrection:
         term_rows, routes = np.divmod(self.full_cells, max(1, self.n_routes))
         weights[self.terms[term_rows], routes] += self.weights - self.start
 
-    def add_rows(self, rows: FloatArray, first: int) -> None:
+    def add_rows(self, rows: Float32Array, first: int) -> None:
         """Add the learned correction to the rows of terms [first, first + len(rows)) of
         full terms x routes weights, in place (`add_to`, a block of terms at a time)."""
         lo, hi = np.searchsorted(self.terms, [first, first + len(rows)])
@@ -334,7 +331,7 @@ class CandidateCorrection:
 
     def fit(
         self,
-        base: FloatArray,
+        base: Float32Array,
         docs: npt.NDArray[np.bool_],
         epochs: int,
         seed: int,
@@ -343,8 +340,6 @@ class CandidateCorrection:
     ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`), the
         first `early_epochs` of them pushing each text's first EARLY_CANDIDATES candidates."""
-        from routing_core.scorers._model import BATCH, BATCHING_SHARE, SEED
-
         picked = np.flatnonzero(docs)
         if len(picked) == 0 or epochs <= 0:
             progress(1.0)
@@ -384,7 +379,7 @@ class CandidateCorrection:
                 learning(done / total)
         progress(1.0)
 
-    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
+    def logits(self, docs: npt.NDArray[np.bool_]) -> Float32Array:
         """The correction's logits of the texts `docs` on their candidates."""
         keep = docs[self.corpus.rows]
         rows = (np.cumsum(docs) - 1)[self.corpus.rows[keep]]
@@ -422,12 +417,10 @@ class CandidateCorrection:
             filled,
         )
 
-    def _step(self, batch: _Batch, base: FloatArray, early: bool = False) -> None:
+    def _step(self, batch: _Batch, base: Float32Array, early: bool = False) -> None:
         """One momentum-SGD step of the candidate softmax with the additive margin; `early`,
         pushing only each text's first EARLY_CANDIDATES candidates (the softmax is over all):
         it reads and moves only their cells, the batch's first `early_cells`."""
-        from routing_core.scorers._model import MOMENTUM
-
         n_cells = batch.early_cells if early else len(batch.cells)
         cells = batch.cells[:n_cells]
         pairs = np.take(_as_pairs(self._pairs), cells).view(np.float32).reshape(-1, 2)
@@ -467,7 +460,7 @@ class CandidateCorrection:
         _as_pairs(self._pairs)[cells] = _as_pairs(pairs)
 
 
-def _as_pairs(pairs: FloatArray) -> npt.NDArray[np.complex64]:
+def _as_pairs(pairs: Float32Array) -> npt.NDArray[np.complex64]:
     """A C-contiguous (n, 2) float32 array as n complex64 elements (the same memory)."""
     flat: npt.NDArray[np.complex64] = pairs.view(np.complex64).reshape(-1)
     return flat

@@ -1,7 +1,7 @@
 """How a pack with few examples per route learns differently from a large one.
 
 A profile starts with 10-30 examples per route. Two things the large-pack schedule in
-`_model.py` gets wrong there (measured on development subsamples, docs/benchmarks.md "Few
+`_model.py` gets wrong there (measured on development subsamples, docs/lab/benchmarks.md "Few
 examples per route (session 5)"):
 
 - **The last pass is a handful of steps.** Every tenth text is held out for the temperature
@@ -61,7 +61,7 @@ def corrected_char_sizes(n_docs: int, n_routes: int, large: tuple[int, ...]) -> 
 # out. Its temperature stays 1 (nothing else changes), so these thresholds are quantiles
 # of its own uncalibrated scores, meaning what a large pack's mean (the same share of
 # in-scope texts refused, the same share offered a menu). Measured on packs of 100-192
-# texts (docs/benchmarks.md "Packs under 200 texts"); smaller ones were not, and keep none.
+# texts (docs/lab/benchmarks.md "Packs under 200 texts"); smaller ones were not, and keep none.
 CV_FOLDS = 5
 CV_TEXTS = 100
 

@@ -5,7 +5,7 @@ learned, so two routes whose texts sit close in the encoder's space stay close h
 examples tell them apart. The head is softmax regression on the route texts' vectors (one
 weight vector and an intercept per route), learned at compile time where the vectors are
 already encoded; its logits join the cosine logits, each at a weight fitted on held-out
-texts (`EmbeddingScorer`; docs/benchmarks.md, "A trained head on the sentence vectors").
+texts (`EmbeddingScorer`; docs/lab/benchmarks.md, "A trained head on the sentence vectors").
 
 Learned by full-batch Nesterov gradient descent for a fixed number of passes (no seed, no
 order: the same texts give the same head), on features first rescaled by a shrunk
@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
+from routing_core._types import Float32Array, IntArray
 
 # Passes over the texts without the held-out ones (whose scores fit the weights), then over
 # every text, continuing the same weights (as the lexical build finishes: `_model.py`).
@@ -52,7 +51,7 @@ def affordable(n_texts: int, n_routes: int) -> bool:
 class Head:
     """Softmax regression on the vectors; `logits(vectors)` scores texts over every route."""
 
-    def __init__(self, vectors: FloatArray, routes: IntArray, n_routes: int) -> None:
+    def __init__(self, vectors: Float32Array, routes: IntArray, n_routes: int) -> None:
         """The rescaling from every text's vectors; nothing is learned yet (`fit`)."""
         self.n_routes = n_routes
         covariance = np.cov(vectors.astype(np.float64), rowvar=False)
@@ -87,18 +86,18 @@ class Head:
             velocity -= rate * gradient
             self.weights += velocity
 
-    def logits(self, vectors: FloatArray) -> FloatArray:
+    def logits(self, vectors: Float32Array) -> Float32Array:
         """The head's scores of `vectors` (rows) over every route."""
-        out: FloatArray = _features(vectors, self.scale) @ self.weights
+        out: Float32Array = _features(vectors, self.scale) @ self.weights
         return out
 
-    def folded(self) -> tuple[FloatArray, FloatArray]:
+    def folded(self) -> tuple[Float32Array, Float32Array]:
         """(matrix, intercepts): logits = vectors @ matrix + intercepts, the rescaling folded in."""
         matrix = (self.scale @ self.weights[:-1]).astype(np.float32)
         return matrix, self.weights[-1].copy()
 
 
-def _features(vectors: FloatArray, scale: FloatArray) -> FloatArray:
+def _features(vectors: Float32Array, scale: Float32Array) -> Float32Array:
     """The vectors rescaled, plus a constant column: the intercepts learn as one more weight."""
     rescaled = np.asarray(vectors, np.float32) @ scale
     return np.hstack([rescaled, np.ones((len(rescaled), 1), np.float32)])

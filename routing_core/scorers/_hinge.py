@@ -1,7 +1,7 @@
 """A second, differently trained model inside the lexical one: a squared hinge on 3-grams.
 
 The lexical model (`_model.py`) is naive Bayes plus a softmax correction. Every variant of
-that one family plateaued (docs/benchmarks.md, issue 18); what gained on every development
+that one family plateaued (docs/lab/benchmarks.md); what gained on every development
 split was adding a *differently trained* linear model, a one-vs-rest linear SVM with
 per-route intercepts (scikit-learn's liblinear), to its logits. Most of that gain comes
 from the SVM on the character 3-grams alone, and it needs the intercepts.
@@ -19,13 +19,12 @@ needs no second vocabulary, no solver and no scikit-learn to load.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from routing_core.scorers._model import Corpus, FloatArray, _Batch
+from routing_core._types import Float32Array
+from routing_core.scorers._corpus import Batch, Corpus, corpus_logits, make_batches, select
 
 # The character n-gram sizes the hinge learns (3-5 gained no more than 3 alone, at twice
 # the cost; chosen on CLINC150 val, 3-fold CV folds and the 10-per-route subsamples).
@@ -52,8 +51,6 @@ class Hinge:
     """
 
     def __init__(self, corpus: Corpus, n_routes: int):
-        from routing_core.scorers._model import Corpus
-
         is_size = np.isin(corpus.char_sizes, SIZES)
         keep = is_size[corpus.ids]
         self.terms = np.flatnonzero(is_size)
@@ -79,10 +76,8 @@ class Hinge:
 
     def fit(self, docs: npt.NDArray[np.bool_], steps: int, seed: int) -> None:
         """At least `steps` mini-batch steps (whole passes) over the texts `docs`."""
-        from routing_core.scorers._model import _batches, _select
-
-        train = _select(self.corpus, docs)
-        batches = _batches(train) if train.n_docs and self.weights.shape[1] >= 2 else []
+        train = select(self.corpus, docs)
+        batches = make_batches(train) if train.n_docs and self.weights.shape[1] >= 2 else []
         if not batches:
             return
         order = np.random.default_rng(seed)
@@ -90,18 +85,16 @@ class Hinge:
             for index in order.permutation(len(batches)):
                 self._step(batches[index], train.routes)
 
-    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
+    def logits(self, docs: npt.NDArray[np.bool_]) -> Float32Array:
         """The hinge's scores of the texts `docs` over every route."""
-        from routing_core.scorers._model import _logits, _select
+        return corpus_logits(self.weights, select(self.corpus, docs)) + self.bias
 
-        return _logits(self.weights, _select(self.corpus, docs)) + self.bias
-
-    def add_to(self, weights: FloatArray, bias: FloatArray, factor: float) -> None:
+    def add_to(self, weights: Float32Array, bias: Float32Array, factor: float) -> None:
         """Add `factor` times the hinge's scores to a model's `weights` and `bias`, in place."""
         weights[self.terms] += np.float32(factor * self.scale) * self.weights
         bias += np.float32(factor) * self.bias
 
-    def _step(self, batch: _Batch, routes: npt.NDArray[np.int64]) -> None:
+    def _step(self, batch: Batch, routes: npt.NDArray[np.int64]) -> None:
         """One momentum-SGD step of the mean squared hinge (targets +1 own route, -1 others)."""
         active = np.take(self.weights, batch.terms, axis=0)
         scores = batch.matrix @ active

@@ -4,7 +4,7 @@ numpy advises the kernel to back every array of 4 MB or more with 2 MB huge page
 array read at random many times that pays (fewer TLB misses); for one written front to back
 once it does not: each huge page must first be found whole, compacting memory when it is
 fragmented (on a machine shared with other work it always is), and zeroed at once. Measured at
-2,000 x 25 (docs/benchmarks.md, "Learning at 2,000 routes, fifth pass"): the candidate
+2,000 x 25 (docs/lab/benchmarks.md, "Learning at 2,000 routes, fifth pass"): the candidate
 learner's 207 MB table of entries' cells cost 0.5 s of system time in huge pages, 0.06 s in
 4 KB pages, and the build's whole system time fell from 1.1-1.7 s to 0.6 s.
 """

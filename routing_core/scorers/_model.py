@@ -25,7 +25,7 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
 
 Everything is numpy, deterministic (fixed seeds, fixed order) and sized for a playground
 that rebuilds on every edit: a CLINC150-size profile (15,000 texts, 150 routes) takes about
-2.5-3.5 s of CPU alone on a 2-core machine, depending on the machine (docs/benchmarks.md); a
+2.5-3.5 s of CPU alone on a 2-core machine, depending on the machine (docs/lab/benchmarks.md); a
 small profile trains for at least MIN_HELD_STEPS steps and takes a fraction of a second.
 Built packs store the result (`stored.py`), so loading one does not train.
 """
@@ -34,14 +34,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array, IntArray
 from routing_core.scorers import _candidates, _few, _hinge, _semantic, _sparse
+from routing_core.scorers._corpus import (
+    BATCH,
+    BATCHING_SHARE,
+    MOMENTUM,
+    NO_PROGRESS,
+    SEED,
+    Batch,
+    Corpus,
+    Progress,
+    corpus_logits,
+    make_batches,
+    select,
+)
 from routing_core.scorers.calibration import (
     HOLD_OUT,
     MIN_CALIBRATION,
@@ -50,12 +62,6 @@ from routing_core.scorers.calibration import (
 from routing_core.scorers.calibration import fit_floor as _floor_of
 from routing_core.scorers.calibration import fit_margin as _margin_of
 from routing_core.scorers.calibration import fit_temperature as _fit_temperature
-
-if TYPE_CHECKING:  # imported where learning needs it: loading a stored model never does
-    from scipy import sparse
-
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
 
 # Additive smoothing of the per-route term distributions, in units of one normalised text.
 SMOOTHING = 0.03
@@ -66,18 +72,16 @@ NB_SCALE = 0.5
 # then FINAL_EPOCHS over every text.
 HELD_EPOCHS = 4
 FINAL_EPOCHS = 1
-BATCH = 256
-# ... and at least this many steps before the last epoch, in a pack big enough to calibrate:
+# ... and at least this many steps (of BATCH texts) before the last epoch, in a pack big enough to calibrate:
 # ten examples per route make a handful of batches, so four passes would be a few dozen
 # steps and leave the correction barely trained (10-shot sets gained 1-3 points; see
-# docs/benchmarks.md).
+# docs/lab/benchmarks.md).
 MIN_HELD_STEPS = 200
 LEARNING_RATE = 20.0
 # Character n-grams of these sizes are learned by the correction too, at CHAR_RATE times the
 # words' learning rate (chosen on CLINC150 val and banking77 folds).
 CORRECTED_CHAR_SIZES = (3,)
 CHAR_RATE = 8.0
-MOMENTUM = 0.9
 # Additive margin: while learning, each text's own route scores this much less than it does,
 # so a step keeps pushing until the right route leads by about MARGIN rather than stopping
 # as soon as it leads at all (the "large margin" a linear SVM has and plain softmax
@@ -87,7 +91,6 @@ MOMENTUM = 0.9
 # temper the confidence a margin adds (on the studio tests' three routes of a dozen texts,
 # an out-of-scope message rose from 0.67 to 0.75, past the floor meant to stop it).
 MARGIN = 1.0
-SEED = 7
 # Where the fit of the semantic view's weight starts, in units of its calibrated scores
 # beside the lexical model's (1): the prior of `fit_weights` is centred there.
 SEMANTIC_START = 0.5
@@ -95,22 +98,6 @@ SEMANTIC_START = 0.5
 SEMANTIC_MIN_MISSES = 5
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
-
-
-@dataclass(frozen=True, slots=True)
-class Corpus:
-    """Training texts as a sparse matrix in row order (CSR triplets) plus each text's route."""
-
-    rows: IntArray
-    ids: IntArray
-    values: FloatArray
-    routes: IntArray
-    n_terms: int
-    char_sizes: IntArray  # per term: 0 for a word term, n for a character n-gram
-
-    @property
-    def n_docs(self) -> int:
-        return len(self.routes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +109,12 @@ class Model:
     `margin`: the near-tie margin fitted on them (`fit_margin`); None when uncalibrated.
     """
 
-    weights: FloatArray | _sparse.BlockWeights  # block by block past CANDIDATE_ROUTES routes
+    weights: Float32Array | _sparse.BlockWeights  # block by block past CANDIDATE_ROUTES routes
     temperature: float
     calibrated: bool = False
     floor: float | None = None
     margin: float | None = None
-    bias: FloatArray | None = None  # per route, added to its logit (None: 0 everywhere)
+    bias: Float32Array | None = None  # per route, added to its logit (None: 0 everywhere)
     # The semantic view's scores, added to the logits (`_semantic`); None: the words alone.
     semantic: _semantic.Semantic | None = None
     # How many texts the model had that fitted temperature, floor, margin and view weight
@@ -135,36 +122,8 @@ class Model:
     fitted_on: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Reports how far a build is, as a fraction of its whole, to an optional callback.
-
-    A stage gets its share of [0, 1] with `part`, so each stage counts from 0 to 1 on its
-    own and the callback still sees one monotone fraction. An exception the callback raises
-    is not caught: it aborts the build (that is how a job is cancelled).
-    """
-
-    callback: Callable[[float], None] | None = None
-    start: float = 0.0
-    end: float = 1.0
-
-    def __call__(self, fraction: float) -> None:
-        if self.callback is not None:
-            done = min(1.0, max(0.0, fraction))
-            self.callback(self.start + (self.end - self.start) * done)
-
-    def part(self, start: float, end: float) -> Progress:
-        """The sub-range [start, end] of this one, as its own 0-to-1 progress."""
-        width = self.end - self.start
-        return Progress(self.callback, self.start + width * start, self.start + width * end)
-
-
-NO_PROGRESS = Progress()
-
-# Shares of a build's progress: preparing (naive Bayes, candidates, held-out logits), and
-# within each pass of learning, building its batches.
+# Share of a build's progress spent preparing (naive Bayes, candidates, held-out logits).
 PREPARING_SHARE = 0.15
-BATCHING_SHARE = 0.05
 
 # A warm start (an earlier model of most of these texts) learns this many passes over every
 # text, instead of the held-out passes and the last one, and keeps the earlier temperature.
@@ -182,7 +141,7 @@ class Warm:
     both the term and the route (`known_terms`, `known_routes`), 0 elsewhere.
     """
 
-    weights: FloatArray
+    weights: Float32Array
     known_terms: npt.NDArray[np.bool_]
     known_routes: npt.NDArray[np.bool_]
     temperature: float
@@ -191,7 +150,7 @@ class Warm:
     margin: float | None = None
     # Per route: new, or its texts are not the earlier model's texts of it (None: every route).
     changed: npt.NDArray[np.bool_] | None = None
-    bias: FloatArray | None = None  # its per-route intercepts (0 for a route it did not know)
+    bias: Float32Array | None = None  # its per-route intercepts (0 for a route it did not know)
     # Its semantic view's weight (None: it had none, and the warm model has none either).
     semantic_weight: float | None = None
     # How many texts had the model that fitted what it keeps (`Model.fitted_on`).
@@ -206,7 +165,7 @@ def train(
     warm: Warm | None = None,
     progress: Progress = NO_PROGRESS,
     cross_validate: bool = True,
-    vectors: FloatArray | None = None,
+    vectors: Float32Array | None = None,
 ) -> Model:
     """Learn the weights and the temperature from the corpus (see the module docstring).
 
@@ -229,125 +188,282 @@ def train(
         progress(1.0)
         return Model(np.zeros((0, n_routes), np.float32), 1.0)
     preparing, progress = progress.part(0.0, PREPARING_SHARE), progress.part(PREPARING_SHARE, 1)
-    bayes: FloatArray | _sparse.SparseBayes
-    if n_routes > _candidates.CANDIDATE_ROUTES:  # never a dense terms x routes matrix
-        bayes, totals, own_mass = _sparse.sparse_bayes(corpus, n_routes, SMOOTHING)
-    else:
-        bayes, totals, own_mass = _bayes_weights(corpus, n_routes)
+    bayes, totals, own_mass = _naive_bayes(corpus, n_routes)
     preparing(0.3)
-    everything = np.ones(corpus.n_docs, bool)
-    held = (np.arange(corpus.n_docs) % HOLD_OUT) == HOLD_OUT - 1
-    calibrate = held.sum() >= MIN_CALIBRATION and n_routes >= 2
-    # The character 3-grams are learned only from a pack big enough to check the model on
-    # held-out texts: from a handful of examples they learn accidents of spelling (on two
-    # routes of five examples, "completely unrelated words" leaned 2:1 to one of them).
-    margin = MARGIN if calibrate else 0.0
-    initial = None
-    if warm is not None and calibrate:
-        initial = warm.weights  # minus naive Bayes where it knew the term and the route
-        # Block by block, then the unknown cells back to 0 (they were 0): no second
-        # terms x routes array (most of a GB at 2,000 routes).
-        for first in range(0, len(initial), _sparse.ROWS_AT_ONCE):
-            last = min(len(initial), first + _sparse.ROWS_AT_ONCE)
-            initial[first:last] -= NB_SCALE * _bayes_rows(bayes, first, last)
-        initial[~warm.known_terms] = 0.0
-        if not warm.known_routes.all():
-            initial[:, ~warm.known_routes] = 0.0
-    # Few examples per route: the correction learns the character 4-grams too (`_few`).
-    sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
-    learner: _Correction | _candidates.CandidateCorrection
-    if isinstance(bayes, _sparse.SparseBayes):
-        chosen = _candidates.candidates(corpus, bayes, preparing.part(0.3, 0.7))
-        if initial is not None and warm is not None and warm.changed is not None:
-            # A warm start learns only on the texts an edit can move: those of the changed
-            # routes and those with a changed route among their candidates. Every other
-            # text's step would touch only cells the earlier model already learned.
-            corpus, own_mass, chosen, everything, warm = _affected(corpus, own_mass, chosen, warm)
-        base = NB_SCALE * _leave_one_out_logits(
-            corpus, bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
-        )
-        rates = _rates(corpus, calibrate, sizes)
-        margin = _candidates.CANDIDATE_MARGIN if calibrate else 0.0
-        learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
-        labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
-        columns: IntArray | None = chosen
-    else:
-        base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
-        learner = _Correction(corpus, n_routes, calibrate, margin, sizes)
-        if initial is not None:
-            learner.weights[:] = initial
-        labels = corpus.routes
-        columns = None
+    calibrate = _can_calibrate(corpus.n_docs, n_routes)
+    initial = _warm_weights(warm, bayes) if warm is not None and calibrate else None
+    plan = _plan(corpus, n_routes, bayes, totals, own_mass, calibrate, initial, warm, preparing)
     preparing(1.0)
-    if initial is not None and warm is not None:
-        # The earlier model saw the held-out texts: its temperature is the honest one.
-        share = WARM_EPOCHS / (WARM_EPOCHS + 1)
-        learner.fit(base, everything, WARM_EPOCHS, SEED + 1, progress.part(0.0, share))
-        # A batch of a few fresh texts would step as hard as a full one: scale it down.
-        learner.scale_rates(min(1.0, warm.fresh.sum() / BATCH))
-        learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
-        model = _finish(learner, bayes, warm.temperature, calibrate, warm.floor, warm.margin)
-        semantic = None
-        if vectors is not None and warm.semantic_weight is not None and columns is None:
-            # Closed form: learned again on every text, at the weight fitted before.
-            matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
-            semantic = _semantic.Semantic(matrix, intercepts, warm.semantic_weight)
-            semantic = semantic if semantic.storable() else None
-        return dataclasses.replace(
-            model, bias=warm.bias, semantic=semantic, fitted_on=warm.fitted_on
+    if plan.warm is not None:
+        return _learn_warm(plan, plan.warm, bayes, n_routes, vectors, progress)
+    return _learn_cold(plan, bayes, n_routes, out_of_scope, cross_validate, vectors, progress)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the correction learns: the texts, the learner and the logits it corrects.
+
+    `labels` are each text's own column and `columns` each text's routes when a large pack
+    learns against candidates (own route first, so every label is 0); None: column i is
+    route i. `warm` is set only when the learning starts from an earlier model.
+    """
+
+    corpus: Corpus
+    learner: _Correction | _candidates.CandidateCorrection
+    base: Float32Array  # each text's naive-Bayes logits without its own counts, scaled
+    labels: IntArray
+    columns: IntArray | None
+    everything: npt.NDArray[np.bool_]
+    calibrate: bool
+    warm: Warm | None = None
+
+
+def _naive_bayes(
+    corpus: Corpus, n_routes: int
+) -> tuple[Float32Array | _sparse.SparseBayes, Float32Array, Float32Array]:
+    """Naive Bayes, its route totals and each entry's own mass; sparse past CANDIDATE_ROUTES
+    routes, where a dense terms x routes matrix would be most of a GB."""
+    if n_routes > _candidates.CANDIDATE_ROUTES:
+        return _sparse.sparse_bayes(corpus, n_routes, SMOOTHING)
+    return _bayes_weights(corpus, n_routes)
+
+
+def _held_out(n_docs: int) -> npt.NDArray[np.bool_]:
+    """Every HOLD_OUT-th text: those the temperature, floor and margin are fitted on."""
+    held: npt.NDArray[np.bool_] = (np.arange(n_docs) % HOLD_OUT) == HOLD_OUT - 1
+    return held
+
+
+def _can_calibrate(n_docs: int, n_routes: int) -> bool:
+    """Enough held-out texts to fit a temperature on, and two routes to tell apart.
+
+    Only such a pack learns the character 3-grams and the margin: from a handful of examples
+    they learn accidents of spelling (on two routes of five examples, "completely unrelated
+    words" leaned 2:1 to one of them).
+    """
+    return int(_held_out(n_docs).sum()) >= MIN_CALIBRATION and n_routes >= 2
+
+
+def _warm_weights(warm: Warm, bayes: Float32Array | _sparse.SparseBayes) -> Float32Array:
+    """The earlier model's weights minus naive Bayes where it knew the term and the route
+    (the correction it had learned), 0 elsewhere: where this correction starts."""
+    initial = warm.weights
+    # Block by block, then the unknown cells back to 0 (they were 0): no second
+    # terms x routes array (most of a GB at 2,000 routes).
+    for first in range(0, len(initial), _sparse.ROWS_AT_ONCE):
+        last = min(len(initial), first + _sparse.ROWS_AT_ONCE)
+        initial[first:last] -= NB_SCALE * _bayes_rows(bayes, first, last)
+    initial[~warm.known_terms] = 0.0
+    if not warm.known_routes.all():
+        initial[:, ~warm.known_routes] = 0.0
+    return initial
+
+
+def _plan(
+    corpus: Corpus,
+    n_routes: int,
+    bayes: Float32Array | _sparse.SparseBayes,
+    totals: Float32Array,
+    own_mass: Float32Array,
+    calibrate: bool,
+    initial: Float32Array | None,
+    warm: Warm | None,
+    preparing: Progress,
+) -> _Plan:
+    """The learner over every route, or past CANDIDATE_ROUTES over each text's candidates
+    (`_candidates`); a pack with few examples per route corrects the 4-grams too (`_few`)."""
+    sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
+    started = warm if initial is not None else None
+    if isinstance(bayes, _sparse.SparseBayes):
+        bayes_ = (bayes, totals, own_mass)
+        return _candidate_plan(
+            corpus, n_routes, bayes_, calibrate, sizes, initial, started, preparing
         )
-    # The first epochs without the held-out texts, to see how confident the model is on
-    # text it never saw; the last epoch then learns from every text.
-    # A pack too small to calibrate keeps the short schedule: with temperature 1 nothing would
-    # temper the overconfidence that longer training on a handful of texts brings.
-    epochs = held_epochs(int((~held).sum())) if calibrate else HELD_EPOCHS
-    final = _few.final_epochs(corpus.n_docs, BATCH, FINAL_EPOCHS) if calibrate else FINAL_EPOCHS
+    base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
+    learner = _Correction(corpus, n_routes, calibrate, MARGIN if calibrate else 0.0, sizes)
+    if initial is not None:
+        learner.weights[:] = initial
+    everything = np.ones(corpus.n_docs, bool)
+    return _Plan(corpus, learner, base, corpus.routes, None, everything, calibrate, started)
+
+
+def _candidate_plan(
+    corpus: Corpus,
+    n_routes: int,
+    bayes: tuple[_sparse.SparseBayes, Float32Array, Float32Array],
+    calibrate: bool,
+    sizes: tuple[int, ...],
+    initial: Float32Array | None,
+    warm: Warm | None,
+    preparing: Progress,
+) -> _Plan:
+    """Each text against its own route and the routes naive Bayes finds strongest for it;
+    a warm start only on the texts an edit can move."""
+    sparse_bayes, totals, own_mass = bayes
+    chosen = _candidates.candidates(corpus, sparse_bayes, preparing.part(0.3, 0.7))
+    everything = np.ones(corpus.n_docs, bool)
+    if warm is not None and warm.changed is not None:
+        # Those of the changed routes and those with a changed route among their
+        # candidates: every other text's step would touch only cells the earlier model
+        # already learned.
+        corpus, own_mass, chosen, everything, warm = _affected(corpus, own_mass, chosen, warm)
+    base = NB_SCALE * _leave_one_out_logits(
+        corpus, sparse_bayes, totals, own_mass, chosen, preparing.part(0.7, 1.0)
+    )
+    rates = _rates(corpus, calibrate, sizes)
+    margin = _candidates.CANDIDATE_MARGIN if calibrate else 0.0
+    learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
+    labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
+    return _Plan(corpus, learner, base, labels, chosen, everything, calibrate, warm)
+
+
+def _learn_warm(
+    plan: _Plan,
+    warm: Warm,
+    bayes: Float32Array | _sparse.SparseBayes,
+    n_routes: int,
+    vectors: Float32Array | None,
+    progress: Progress,
+) -> Model:
+    """WARM_EPOCHS passes over every text, then FRESH_EPOCHS over the texts the earlier model
+    never saw; the earlier model saw the held-out texts, so its temperature, floor and
+    margin are the honest ones and are kept."""
+    learner, base = plan.learner, plan.base
+    share = WARM_EPOCHS / (WARM_EPOCHS + 1)
+    learner.fit(base, plan.everything, WARM_EPOCHS, SEED + 1, progress.part(0.0, share))
+    # A batch of a few fresh texts would step as hard as a full one: scale it down.
+    learner.scale_rates(min(1.0, warm.fresh.sum() / BATCH))
+    learner.fit(base, warm.fresh, FRESH_EPOCHS, SEED + 2, progress.part(share, 1.0))
+    model = _finish(learner, bayes, warm.temperature, plan.calibrate, warm.floor, warm.margin)
+    semantic = None
+    if vectors is not None and warm.semantic_weight is not None and plan.columns is None:
+        # Closed form: learned again on every text, at the weight fitted before.
+        semantic = _semantic_view(vectors, plan.corpus.routes, n_routes, warm.semantic_weight)
+    return dataclasses.replace(model, bias=warm.bias, semantic=semantic, fitted_on=warm.fitted_on)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fitted:
+    """What held-out texts fit: temperature, floor, near-tie margin, the hinge's factor in
+    the logits and the semantic view's weight (None: no view). Uncalibrated: the defaults."""
+
+    temperature: float = 1.0
+    floor: float | None = None
+    margin: float | None = None
+    hinge_factor: float = 0.0
+    view_weight: float | None = None
+
+
+def _learn_cold(
+    plan: _Plan,
+    bayes: Float32Array | _sparse.SparseBayes,
+    n_routes: int,
+    out_of_scope: bool,
+    cross_validate: bool,
+    vectors: Float32Array | None,
+    progress: Progress,
+) -> Model:
+    """Passes without the held-out texts, the fit on them, then a last pass over every text
+    (continuing the same weights): one pass of learning where a trial correction and a kept
+    one would cost twice as much, with the same calibration."""
+    corpus, learner, calibrate = plan.corpus, plan.learner, plan.calibrate
+    held = _held_out(corpus.n_docs)
+    epochs, final = _schedule(corpus.n_docs, held, calibrate)
     share = epochs / (epochs + final)
-    held_passes = progress.part(0.0, share)
+    learned, held_passes = ~held if calibrate else plan.everything, progress.part(0.0, share)
     if isinstance(learner, _candidates.CandidateCorrection):  # its early passes: fewer candidates
-        early = _candidates.EARLY_EPOCHS
-        learner.fit(base, ~held if calibrate else everything, epochs, SEED, held_passes, early)
+        learner.fit(plan.base, learned, epochs, SEED, held_passes, _candidates.EARLY_EPOCHS)
     else:
-        learner.fit(base, ~held if calibrate else everything, epochs, SEED, held_passes)
-    # A pack big enough to calibrate adds a second, differently trained model (`_hinge`);
-    # not past CANDIDATE_ROUTES, whose learning must not hold terms x routes arrays.
-    with_hinge = calibrate and columns is None and _hinge.WEIGHT > 0.0
-    hinge = _hinge.Hinge(corpus, n_routes) if with_hinge else None
-    if hinge is not None:
-        hinge.fit(~held, _hinge.STEPS, SEED)
-    temperature, floor, menu_margin, factor, meaning = 1.0, None, None, 0.0, None
+        learner.fit(plan.base, learned, epochs, SEED, held_passes)
+    hinge = _held_hinge(corpus, n_routes, held) if calibrate and plan.columns is None else None
+    fitted = _Fitted()
     if calibrate:
-        logits = base[held] + learner.logits(held)
-        temperature = fit_temperature(logits, labels[held])
-        if hinge is not None:  # its weight is in units of the calibrated logits
-            factor = _hinge.WEIGHT * temperature
-            logits += factor * hinge.logits(held)
-            temperature = fit_temperature(logits, labels[held])
-        if vectors is not None and columns is None:
-            meaning = _semantic_weight(logits, temperature, vectors, corpus.routes, n_routes, held)
-            if meaning is not None:
-                weight, temperature, held_scores = meaning
-                logits += weight * held_scores
-        calibrated, n_scored = logits / temperature, n_routes - out_of_scope
-        routes_of = None if columns is None else columns[held]
-        floor = fit_floor(calibrated, labels[held], n_scored, routes_of)
-        menu_margin = fit_margin(calibrated, labels[held], n_scored, floor, routes_of)
-    learner.fit(base, everything, final, SEED + 1, progress.part(share, 1.0))
+        fitted = _fit_held_out(plan, held, hinge, vectors, n_routes, n_routes - out_of_scope)
+    learner.fit(plan.base, plan.everything, final, SEED + 1, progress.part(share, 1.0))
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
-        floor, menu_margin = _cross_validated(corpus, n_routes, out_of_scope)
-    model = _finish(learner, bayes, temperature, calibrate, floor, menu_margin)
+        floor, margin = _cross_validated(corpus, n_routes, out_of_scope)
+        fitted = dataclasses.replace(fitted, floor=floor, margin=margin)
+    model = _finish(learner, bayes, fitted.temperature, calibrate, fitted.floor, fitted.margin)
     if calibrate:
         model = dataclasses.replace(model, fitted_on=corpus.n_docs)
-    if meaning is not None and vectors is not None:
-        matrix, intercepts = _semantic.fit(vectors, corpus.routes, n_routes, everything)
-        view = _semantic.Semantic(matrix, intercepts, meaning[0])
-        if view.storable():
-            model = dataclasses.replace(model, semantic=view)
+    if fitted.view_weight is not None and vectors is not None:
+        view = _semantic_view(vectors, corpus.routes, n_routes, fitted.view_weight)
+        model = model if view is None else dataclasses.replace(model, semantic=view)
     if hinge is None:
         return model
-    hinge.fit(
-        everything, _hinge.FINAL_STEPS, SEED + 1
-    )  # one pass over every text, as the correction's last
+    return _with_hinge(model, hinge, plan.everything, n_routes, fitted.hinge_factor)
+
+
+def _schedule(n_docs: int, held: npt.NDArray[np.bool_], calibrate: bool) -> tuple[int, int]:
+    """Passes before the held-out fit and after it. A pack too small to calibrate keeps the
+    short schedule: with temperature 1 nothing would temper the overconfidence that longer
+    training on a handful of texts brings."""
+    if not calibrate:
+        return HELD_EPOCHS, FINAL_EPOCHS
+    return held_epochs(int((~held).sum())), _few.final_epochs(n_docs, BATCH, FINAL_EPOCHS)
+
+
+def _held_hinge(corpus: Corpus, n_routes: int, held: npt.NDArray[np.bool_]) -> _hinge.Hinge | None:
+    """The second, differently trained model (`_hinge`) learned without the held-out texts,
+    for a pack big enough to calibrate; not past CANDIDATE_ROUTES (the caller checks), whose
+    learning must not hold terms x routes arrays. None when its weight is 0."""
+    if _hinge.WEIGHT <= 0.0:
+        return None
+    hinge = _hinge.Hinge(corpus, n_routes)
+    hinge.fit(~held, _hinge.STEPS, SEED)
+    return hinge
+
+
+def _fit_held_out(
+    plan: _Plan,
+    held: npt.NDArray[np.bool_],
+    hinge: _hinge.Hinge | None,
+    vectors: Float32Array | None,
+    n_routes: int,
+    n_scored: int,
+) -> _Fitted:
+    """Temperature, hinge factor, view weight, floor and margin, fitted in that order on the
+    held-out texts' logits, each on the logits the one before it made."""
+    labels = plan.labels[held]
+    logits = plan.base[held] + plan.learner.logits(held)
+    temperature, factor, weight = fit_temperature(logits, labels), 0.0, None
+    if hinge is not None:  # its weight is in units of the calibrated logits
+        factor = _hinge.WEIGHT * temperature
+        logits += factor * hinge.logits(held)
+        temperature = fit_temperature(logits, labels)
+    if vectors is not None and plan.columns is None:
+        routes = plan.corpus.routes
+        meaning = _semantic_weight(logits, temperature, vectors, routes, n_routes, held)
+        if meaning is not None:
+            weight, temperature, held_scores = meaning
+            logits += weight * held_scores
+    calibrated = logits / temperature
+    routes_of = None if plan.columns is None else plan.columns[held]
+    floor = fit_floor(calibrated, labels, n_scored, routes_of)
+    margin = fit_margin(calibrated, labels, n_scored, floor, routes_of)
+    return _Fitted(temperature, floor, margin, factor, weight)
+
+
+def _semantic_view(
+    vectors: Float32Array, routes: IntArray, n_routes: int, weight: float
+) -> _semantic.Semantic | None:
+    """The semantic view learned on every text at `weight`, or None when it cannot be stored."""
+    everything = np.ones(len(routes), bool)
+    matrix, intercepts = _semantic.fit(vectors, routes, n_routes, everything)
+    view = _semantic.Semantic(matrix, intercepts, weight)
+    return view if view.storable() else None
+
+
+def _with_hinge(
+    model: Model,
+    hinge: _hinge.Hinge,
+    everything: npt.NDArray[np.bool_],
+    n_routes: int,
+    factor: float,
+) -> Model:
+    """The hinge's last pass over every text (as the correction's), folded into the model's
+    weights and its intercepts into `bias`."""
+    hinge.fit(everything, _hinge.FINAL_STEPS, SEED + 1)
     bias = np.zeros(n_routes, np.float32)
     # Up to CANDIDATE_ROUTES the weights are one matrix already (blocks only past it), so
     # this returns them as they are and the hinge adds to them in place.
@@ -356,13 +472,13 @@ def train(
 
 
 def _semantic_weight(
-    logits: FloatArray,
+    logits: Float32Array,
     temperature: float,
-    vectors: FloatArray,
+    vectors: Float32Array,
     routes: IntArray,
     n_routes: int,
     held: npt.NDArray[np.bool_],
-) -> tuple[float, float, FloatArray] | None:
+) -> tuple[float, float, Float32Array] | None:
     """The semantic view's weight beside the held-out texts' lexical `logits` (fitted at
     `temperature`), and the temperature of their sum: the pair minimising the held-out
     log-loss (`fit_weights`), the view learned without the held-out texts. None when it
@@ -401,9 +517,9 @@ def _cross_validated(
     logits, labels = [], []
     for held in _few.folds(corpus.n_docs):
         model = train(
-            _select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
+            select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
         )
-        logits.append(_logits(_sparse.dense(model.weights), _select(corpus, held)))
+        logits.append(corpus_logits(_sparse.dense(model.weights), select(corpus, held)))
         labels.append(corpus.routes[held])
     every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
     floor = fit_floor(every, right, n_scored)
@@ -411,20 +527,20 @@ def _cross_validated(
 
 
 def _affected(
-    corpus: Corpus, own_mass: FloatArray, chosen: IntArray, warm: Warm
-) -> tuple[Corpus, FloatArray, IntArray, npt.NDArray[np.bool_], Warm]:
+    corpus: Corpus, own_mass: Float32Array, chosen: IntArray, warm: Warm
+) -> tuple[Corpus, Float32Array, IntArray, npt.NDArray[np.bool_], Warm]:
     """The corpus, masses, candidates and warm start cut to the texts an edit can move."""
     assert warm.changed is not None
     docs = warm.changed[chosen].any(axis=1)
     entries = docs[corpus.rows]
     kept = dataclasses.replace(warm, fresh=warm.fresh[docs])
     everything = np.ones(int(docs.sum()), bool)
-    return _select(corpus, docs), own_mass[entries], chosen[docs], everything, kept
+    return select(corpus, docs), own_mass[entries], chosen[docs], everything, kept
 
 
 def _finish(
     learner: _Correction | _candidates.CandidateCorrection,
-    bayes: FloatArray | _sparse.SparseBayes,
+    bayes: Float32Array | _sparse.SparseBayes,
     temperature: float,
     calibrated: bool,
     floor: float | None = None,
@@ -439,7 +555,7 @@ def _finish(
         assert isinstance(learner, _candidates.CandidateCorrection)
         sparse_bayes, candidate_learner = bayes, learner
 
-        def rows(first: int, last: int) -> FloatArray:
+        def rows(first: int, last: int) -> Float32Array:
             block = sparse_bayes.rows(first, last)
             block *= NB_SCALE
             candidate_learner.add_rows(block, first)
@@ -454,7 +570,7 @@ def _finish(
     return Model(bayes, temperature, calibrated, floor, margin)
 
 
-def _bayes_rows(bayes: FloatArray | _sparse.SparseBayes, first: int, last: int) -> FloatArray:
+def _bayes_rows(bayes: Float32Array | _sparse.SparseBayes, first: int, last: int) -> Float32Array:
     """Naive Bayes' rows of terms [first, last), centred, whichever form it is in."""
     if isinstance(bayes, _sparse.SparseBayes):
         return bayes.rows(first, last)
@@ -467,7 +583,9 @@ def held_epochs(n_docs: int) -> int:
     return max(HELD_EPOCHS, math.ceil(MIN_HELD_STEPS / batches))
 
 
-def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _bayes_weights(
+    corpus: Corpus, n_routes: int
+) -> tuple[Float32Array, Float32Array, Float32Array]:
     """Centred, smoothed log-likelihood of each term under each route (terms x routes).
 
     Centring each term's row changes no posterior but makes a weight readable: > 0 means
@@ -494,12 +612,12 @@ def _bayes_weights(corpus: Corpus, n_routes: int) -> tuple[FloatArray, FloatArra
 
 def _leave_one_out_logits(
     corpus: Corpus,
-    bayes: FloatArray | _sparse.SparseBayes,
-    totals: FloatArray,
-    own_mass: FloatArray,
+    bayes: Float32Array | _sparse.SparseBayes,
+    totals: Float32Array,
+    own_mass: Float32Array,
     chosen: IntArray | None = None,
     progress: Progress | None = None,
-) -> FloatArray:
+) -> Float32Array:
     """Each text's naive-Bayes logits as if the text had not been counted.
 
     Only the text's own route changes: its counts lose the text's values. Row centring
@@ -507,7 +625,7 @@ def _leave_one_out_logits(
     candidates (own route first), the logits on those routes only.
     """
     if chosen is None:
-        logits, own = _logits(_bayes_rows(bayes, 0, corpus.n_terms), corpus), corpus.routes
+        logits, own = corpus_logits(_bayes_rows(bayes, 0, corpus.n_terms), corpus), corpus.routes
     else:
         assert isinstance(bayes, _sparse.SparseBayes)
         logits = _candidates.gathered_logits(corpus, bayes, chosen, progress)
@@ -522,42 +640,14 @@ def _leave_one_out_logits(
     return logits
 
 
-def _logits(weights: FloatArray, corpus: Corpus) -> FloatArray:
-    """Every row's logits, X @ W (a sparse product)."""
-    out: FloatArray = (_matrix(corpus) @ weights).astype(np.float32, copy=False)
-    return out
-
-
-def _matrix(corpus: Corpus) -> sparse.csr_array:
-    """The corpus as a texts x terms sparse matrix."""
-    from scipy import sparse
-
-    shape = (corpus.n_docs, corpus.n_terms)
-    return sparse.csr_array((corpus.values, (corpus.rows, corpus.ids)), shape=shape)
-
-
-def _select(corpus: Corpus, docs: npt.NDArray[np.bool_]) -> Corpus:
-    """The rows of `docs`, renumbered from 0, in order."""
-    keep = docs[corpus.rows]
-    renumber = np.cumsum(docs) - 1
-    return Corpus(
-        renumber[corpus.rows[keep]],
-        corpus.ids[keep],
-        corpus.values[keep],
-        corpus.routes[docs],
-        corpus.n_terms,
-        corpus.char_sizes,
-    )
-
-
 def _rates(
     corpus: Corpus, chars: bool, char_sizes: tuple[int, ...] = CORRECTED_CHAR_SIZES
-) -> FloatArray:
+) -> Float32Array:
     """Each term's learning rate (terms x 1): words, CHAR_RATE for the character n-grams of
     `char_sizes` when `chars`, else 0."""
     sizes = corpus.char_sizes if chars else np.where(corpus.char_sizes > 0, -1, 0)
     rates = np.where(sizes == 0, 1.0, np.where(np.isin(sizes, char_sizes), CHAR_RATE, 0.0))
-    result: FloatArray = (LEARNING_RATE * rates).astype(np.float32)[:, None]
+    result: Float32Array = (LEARNING_RATE * rates).astype(np.float32)[:, None]
     return result
 
 
@@ -595,29 +685,29 @@ class _Correction:
         """Scale every learning rate by `factor`."""
         self.rates *= np.float32(factor)
 
-    def add_to(self, weights: FloatArray) -> None:
+    def add_to(self, weights: Float32Array) -> None:
         """Add the learned correction to `weights` (terms x routes), in place."""
         weights += self.weights
 
-    def logits(self, docs: npt.NDArray[np.bool_]) -> FloatArray:
+    def logits(self, docs: npt.NDArray[np.bool_]) -> Float32Array:
         """The correction's logits of the texts `docs` over every route."""
-        return _logits(self.weights, _select(self.corpus, docs))
+        return corpus_logits(self.weights, select(self.corpus, docs))
 
     def fit(
         self,
-        base: FloatArray,
+        base: Float32Array,
         docs: npt.NDArray[np.bool_],
         epochs: int,
         seed: int,
         progress: Progress = NO_PROGRESS,
     ) -> None:
         """`epochs` passes over the texts `docs` in mini-batches (order fixed by `seed`)."""
-        train = _select(self.corpus, docs)
+        train = select(self.corpus, docs)
         if train.n_docs == 0 or self.n_routes < 2 or epochs <= 0:
             progress(1.0)
             return
         base = base[docs]
-        batches = _batches(train, progress.part(0.0, BATCHING_SHARE))
+        batches = make_batches(train, progress.part(0.0, BATCHING_SHARE))
         learning = progress.part(BATCHING_SHARE, 1.0)
         order = np.random.default_rng(seed)
         total, done = epochs * len(batches), 0
@@ -632,49 +722,13 @@ class _Correction:
         progress(1.0)
 
 
-@dataclass(frozen=True, slots=True)
-class _Batch:
-    """One mini-batch, pre-indexed once so that every epoch only does arithmetic.
-
-    `matrix` is the batch's texts over its own distinct `terms` (rows x terms, CSR), and
-    `transposed` the same as terms x rows: the two sparse products of a step.
-    """
-
-    docs: IntArray
-    terms: IntArray  # the distinct terms of the batch
-    matrix: sparse.csr_array
-    transposed: sparse.csr_array
-
-
-def _batches(corpus: Corpus, progress: Progress = NO_PROGRESS) -> list[_Batch]:
-    from scipy import sparse
-
-    shuffled = np.random.default_rng(SEED).permutation(corpus.n_docs)
-    starts = np.searchsorted(corpus.rows, np.arange(corpus.n_docs + 1))
-    batches = []
-    for first in range(0, corpus.n_docs, BATCH):
-        progress(first / corpus.n_docs)
-        docs = np.sort(shuffled[first : first + BATCH])
-        lengths = starts[docs + 1] - starts[docs]
-        entries = np.repeat(starts[docs] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
-        entries += np.arange(lengths.sum())
-        rows = np.repeat(np.arange(len(docs)), lengths)
-        terms, slot = np.unique(corpus.ids[entries], return_inverse=True)
-        if not len(terms):
-            continue
-        shape = (len(docs), len(terms))
-        matrix = sparse.csr_array((corpus.values[entries], (rows, slot)), shape=shape)
-        batches.append(_Batch(docs, terms, matrix, matrix.T.tocsr()))
-    return batches
-
-
 def _step(
-    batch: _Batch,
+    batch: Batch,
     routes: IntArray,
-    base: FloatArray,
-    weights: FloatArray,
-    velocity: FloatArray,
-    rates: FloatArray,
+    base: Float32Array,
+    weights: Float32Array,
+    velocity: Float32Array,
+    rates: Float32Array,
     margin: float = 0.0,
 ) -> None:
     """One momentum-SGD step of the softmax loss with an additive `margin`, in place."""
@@ -697,7 +751,7 @@ def _step(
     weights[batch.terms] = active - moved
 
 
-def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
+def fit_temperature(logits: Float32Array, labels: IntArray) -> float:
     """The temperature T minimising the held-out log-loss of softmax(logits / T), against a
     prior at 1, the temperature of a pack too small to calibrate (`calibration.
     fit_temperature`: as if PRIOR_TEXTS more held-out texts had asked for it).
@@ -706,7 +760,7 @@ def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
     profile of distinct routes (200-400 texts hold out 20-40), ask for T -> 0: the fit ran
     to its bound 0.05, every score came out 0 or 1, the floor could refuse nothing, and on
     CLINC150 subsets of 8-30 routes x 10-40 examples 8 packs of 18 let 96-99% of val's
-    out-of-scope messages through (docs/benchmarks.md). With 1,500 held-out texts the prior
+    out-of-scope messages through (docs/lab/benchmarks.md). With 1,500 held-out texts the prior
     moves T by under 1%.
 
     Returns:
@@ -718,7 +772,7 @@ def fit_temperature(logits: FloatArray, labels: IntArray) -> float:
 
 
 def fit_floor(
-    logits: FloatArray, labels: IntArray, n_scored: int, routes_of: IntArray | None = None
+    logits: Float32Array, labels: IntArray, n_scored: int, routes_of: IntArray | None = None
 ) -> float | None:
     """The score under which FLOOR_REFUSED of the held-out in-scope texts' top routes fall
     (at most FLOOR_CAP).
@@ -742,7 +796,7 @@ def fit_floor(
 
 
 def fit_margin(
-    logits: FloatArray,
+    logits: Float32Array,
     labels: IntArray,
     n_scored: int,
     floor: float | None,
@@ -765,7 +819,7 @@ def fit_margin(
 
 
 def _route_probabilities(
-    logits: FloatArray, labels: IntArray, n_scored: int, routes_of: IntArray | None
+    logits: Float32Array, labels: IntArray, n_scored: int, routes_of: IntArray | None
 ) -> npt.NDArray[np.float64] | None:
     """The in-scope texts' softmax over every column, the out-of-scope class's cells at 0."""
     if routes_of is None:
@@ -782,7 +836,7 @@ def _route_probabilities(
     return probabilities
 
 
-def log_loss(logits: FloatArray, labels: IntArray, temperature: float) -> float:
+def log_loss(logits: Float32Array, labels: IntArray, temperature: float) -> float:
     """Mean negative log-probability of the right route under softmax(logits / T)."""
     scaled = logits.astype(np.float64) / temperature
     scaled -= scaled.max(axis=1, keepdims=True)

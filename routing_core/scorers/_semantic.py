@@ -11,7 +11,7 @@ its scores are one (dimensions x routes) product per turn.
 `_model.train` adds these scores to the lexical logits at a weight fitted on the held-out
 texts, with the temperature, before the floor and margin are fitted on the sum (so they
 keep their meaning). Its gain is largest where the lexical model is weakest, on routes with
-few examples, whose messages use words no example used (docs/benchmarks.md, "A semantic
+few examples, whose messages use words no example used (docs/lab/benchmarks.md, "A semantic
 view in the lexical scorer").
 """
 
@@ -22,16 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array, IntArray
 from routing_core.scorers import _static
-
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
 
 # The covariance is (1 - SHRINK) x the texts' pooled within-route covariance + SHRINK x its
 # mean variance on the diagonal: with 10 examples per route a pooled covariance of 256
 # dimensions is poorly estimated, and the shrunk one also keeps the solve well posed.
 # 0.1 and 0.3 scored within 0.3 of each other on every dev split; 0.3 was ahead on the
-# few-example ones (docs/benchmarks.md).
+# few-example ones (docs/lab/benchmarks.md).
 SHRINK = 0.3
 # The largest weighted number a view may hold (float16 reaches 65,504).
 STORABLE = 60_000.0
@@ -45,12 +43,12 @@ class Semantic:
     each route's logit. `matrix` is (dimensions x routes), `bias` one value per route;
     `table`: the static table (`_static`) whose vectors it learned on, the one a turn reads."""
 
-    matrix: FloatArray
-    bias: FloatArray
+    matrix: Float32Array
+    bias: Float32Array
     weight: float
     table: str = field(default_factory=lambda: _static.TABLE)
 
-    def folded(self) -> tuple[FloatArray, FloatArray]:
+    def folded(self) -> tuple[Float32Array, Float32Array]:
         """(matrix, bias) with the weight in them: what a turn adds is vector @ matrix + bias,
         and what the pack stores."""
         weight = np.float32(self.weight)
@@ -64,8 +62,8 @@ class Semantic:
 
 
 def fit(
-    vectors: FloatArray, routes: IntArray, n_routes: int, docs: npt.NDArray[np.bool_]
-) -> tuple[FloatArray, FloatArray]:
+    vectors: Float32Array, routes: IntArray, n_routes: int, docs: npt.NDArray[np.bool_]
+) -> tuple[Float32Array, Float32Array]:
     """The shrunk discriminant learned from the texts `docs`: (matrix, bias), weight 1.
 
     A route with no text among `docs` gets the mean of all of them, so it scores as an

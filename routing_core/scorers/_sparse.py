@@ -17,15 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
+
+from routing_core._types import Float32Array, IntArray
 
 if TYPE_CHECKING:
     from scipy import sparse
 
-    from routing_core.scorers._model import Corpus
+    from routing_core.scorers._corpus import Corpus
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
 
 # Routes whose cells are summed at once: a table of this many routes x terms bytes
 # (2 MB at 80,000 terms) stays in cache.
@@ -39,14 +38,14 @@ class SparseBayes:
     routes (to centre a row as the dense form is centred)."""
 
     counted: sparse.csr_array
-    empty: FloatArray
-    means: FloatArray
+    empty: Float32Array
+    means: Float32Array
 
     @property
     def shape(self) -> tuple[int, int]:
         return len(self.means), len(self.empty)
 
-    def rows(self, first: int, last: int) -> FloatArray:
+    def rows(self, first: int, last: int) -> Float32Array:
         """Terms [first, last) as dense rows, centred."""
         block = np.empty((last - first, len(self.empty)), np.float32)
         block[:] = self.empty
@@ -67,7 +66,7 @@ def block_cells(matrix: sparse.csr_array, first: int, last: int) -> IntArray:
 
 def sparse_bayes(
     corpus: Corpus, n_routes: int, smoothing: float
-) -> tuple[SparseBayes, FloatArray, FloatArray]:
+) -> tuple[SparseBayes, Float32Array, Float32Array]:
     """Naive Bayes of `corpus` in sparse form (`_model._bayes_weights`' dense one).
 
     Returns:
@@ -92,7 +91,7 @@ def sparse_bayes(
 
 def _cell_masses(
     corpus: Corpus, n_routes: int
-) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+) -> tuple[IntArray, IntArray, Float32Array, Float32Array]:
     """The cells holding mass (ascending term, then route), their masses and each entry's.
 
     Summed route block by route block in one small table (the slot trick of
@@ -106,7 +105,7 @@ def _cell_masses(
     table = np.zeros(step * max(1, corpus.n_terms), np.int64)
     seen = np.zeros(len(table), np.bool_)
     keys: list[IntArray] = [np.zeros(0, np.int64)]
-    sums: list[FloatArray] = [np.zeros(0, np.float32)]
+    sums: list[Float32Array] = [np.zeros(0, np.float32)]
     own_mass = np.empty(len(own), np.float32)
     for block, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=False)):
         entries = by_route[lo:hi]
@@ -138,13 +137,13 @@ class BlockWeights:
 
     n_terms: int
     n_routes: int
-    block: Callable[[int, int], FloatArray]
+    block: Callable[[int, int], Float32Array]
 
     @property
     def shape(self) -> tuple[int, int]:
         return self.n_terms, self.n_routes
 
-    def dense(self) -> FloatArray:
+    def dense(self) -> Float32Array:
         """Every row at once."""
         out = np.zeros(self.shape, np.float32)
         for first in range(0, self.n_terms, ROWS_AT_ONCE):
@@ -157,6 +156,6 @@ class BlockWeights:
 ROWS_AT_ONCE = 4096
 
 
-def dense(weights: FloatArray | BlockWeights) -> FloatArray:
+def dense(weights: Float32Array | BlockWeights) -> Float32Array:
     """Weights as one terms x routes matrix, whichever form they are in."""
     return weights.dense() if isinstance(weights, BlockWeights) else weights

@@ -20,33 +20,24 @@ once per process, on first use, and only by packs that learned a view on it.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from routing_core._stored_arrays import MINILM, TABLES
+
+# The table new views learn on; bench/bench_languages.py sets it to measure another.
+from routing_core._stored_arrays import TABLE as TABLE
+from routing_core._types import Float32Array
 from routing_core.scorers._terms import MAX_CHARS
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-FloatArray = npt.NDArray[np.float32]
 
-# The tables this version knows, and the one new views learn on. A pack names the table its
-# semantic view learned on; a new table gets a new name, so that a pack keeps scoring as it
-# was built or says it cannot. ROUTING_CORE_SEMANTIC_TABLE picks another known table for the
-# views built in this process (for measuring one against the other: bench/bench_languages.py).
-MINILM = "minilm-l6-static-256"
-E5 = "e5-small-static-256"
-TABLES = (MINILM, E5)
-TABLE = os.environ.get("ROUTING_CORE_SEMANTIC_TABLE", MINILM)
-if TABLE not in TABLES:
-    raise ValueError(f"ROUTING_CORE_SEMANTIC_TABLE={TABLE!r} is not one of {TABLES}")
-DIMENSIONS = 256
 _FOLDER = Path(__file__).resolve().parents[1] / "static"
 # Pieces past this many are not read (the model's own limit; a message states its intent early).
 MAX_PIECES = 512
@@ -59,7 +50,7 @@ class StaticTable:
 
     def __init__(
         self,
-        pieces: FloatArray,
+        pieces: Float32Array,
         tokenizer: Tokenizer,
         unknown: str = "[UNK]",
         normalise: dict[int, str] | None = None,
@@ -79,7 +70,7 @@ class StaticTable:
         self._pieces_of: dict[str, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 
-    def vectors(self, texts: Sequence[str]) -> FloatArray:
+    def vectors(self, texts: Sequence[str]) -> Float32Array:
         """One L2-normalised row per text: the mean of its word pieces' vectors (a text with
         no piece the table knows is a row of zeros).
 
@@ -96,7 +87,7 @@ class StaticTable:
         out /= norms
         return out
 
-    def vector(self, text: str) -> FloatArray:
+    def vector(self, text: str) -> Float32Array:
         """A turn's message: `vectors([text])[0]`, by a gather and one sum (no sparse
         matrix to set up, no lock unless a word is new)."""
         known = self._pieces_of
@@ -108,13 +99,13 @@ class StaticTable:
             ids.extend(pieces)
         if not ids:
             return np.zeros(self.dimensions, np.float32)
-        out: FloatArray = self.pieces.take(ids[:MAX_PIECES], axis=0).sum(axis=0)
+        out: Float32Array = self.pieces.take(ids[:MAX_PIECES], axis=0).sum(axis=0)
         norm = math.sqrt(float(out @ out))
         if norm > 0.0:
             out /= np.float32(norm)
         return out
 
-    def _means(self, split: list[list[str]]) -> FloatArray:
+    def _means(self, split: list[list[str]]) -> Float32Array:
         """Each text's summed piece vectors, as (texts x words) @ (words x summed pieces).
 
         Summed by word, so that the work done per text is numpy's (a CLINC150-size build
@@ -140,7 +131,7 @@ class StaticTable:
             (np.ones(len(flat), np.float32), flat, starts), shape=(len(split), len(known))
         )
         # Sums, not means: each row is normalised after, which makes them the same vector.
-        out: FloatArray = np.asarray(words @ sums, np.float32)
+        out: Float32Array = np.asarray(words @ sums, np.float32)
         return out
 
     def _ids_of(self, words: set[str]) -> dict[str, tuple[int, ...]]:

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
-
+from routing_core._types import Float32Array, IntArray
 
 # Up to this many routes a model is held dense: a message's rows are then one contiguous
 # gather, faster than walking its cells (CLINC150: 59 vs 134 µs per score), at a size that
@@ -28,16 +26,16 @@ DENSE_ROUTES = 400
 # (115,200 x its GEMM_MULTITHREAD_THRESHOLD, 4). On a 2-core machine shared with other work
 # the turn then waits for the second core: at 2,000 routes a long message's dense rows
 # crossed it and route() p99 rose from 0.4 ms to 3-7 ms, in CPU time as in wall time
-# (docs/benchmarks.md, issue 16). Products of at most this many elements stay on the
+# (docs/lab/benchmarks.md, "Scale"). Products of at most this many elements stay on the
 # calling thread, and their gathered rows (1 MB) stay in the core's cache.
 BLAS_BLOCK = 1 << 18
 
 
-def rows_dot(values: FloatArray, matrix: FloatArray, rows: IntArray) -> FloatArray:
+def rows_dot(values: Float32Array, matrix: Float32Array, rows: IntArray) -> Float32Array:
     """`values @ matrix[rows]`, a block of rows at a time (see BLAS_BLOCK)."""
     step = max(1, BLAS_BLOCK // max(1, matrix.shape[1]))
     if len(rows) <= step:  # nearly every message: one product, as before
-        result: FloatArray = values @ np.take(matrix, rows, axis=0)
+        result: Float32Array = values @ np.take(matrix, rows, axis=0)
         return result
     out = np.zeros(matrix.shape[1], np.float32)
     for start in range(0, len(rows), step):
@@ -50,7 +48,7 @@ def rows_dot(values: FloatArray, matrix: FloatArray, rows: IntArray) -> FloatArr
 class DenseWeights:
     """Terms x routes weights as one matrix (packs of up to DENSE_ROUTES routes)."""
 
-    matrix: FloatArray
+    matrix: Float32Array
 
     @property
     def n_terms(self) -> int:
@@ -61,22 +59,22 @@ class DenseWeights:
         """Columns: the routes, and the out-of-scope examples' class when there are some."""
         return int(self.matrix.shape[1])
 
-    def logits(self, ids: IntArray, values: FloatArray) -> FloatArray:
+    def logits(self, ids: IntArray, values: Float32Array) -> Float32Array:
         """`values @ W[ids]`: a message's logits over every route."""
         return rows_dot(values, self.matrix, ids)
 
-    def column(self, ids: IntArray, route: int) -> FloatArray:
+    def column(self, ids: IntArray, route: int) -> Float32Array:
         """`W[ids, route]`: each term's weight for one route."""
-        result: FloatArray = self.matrix[ids, route]
+        result: Float32Array = self.matrix[ids, route]
         return result
 
-    def dense(self) -> FloatArray:
+    def dense(self) -> Float32Array:
         """The matrix itself."""
         return self.matrix
 
 
 def weights_of(
-    cells: IntArray, values: FloatArray, n_terms: int, n_routes: int
+    cells: IntArray, values: Float32Array, n_terms: int, n_routes: int
 ) -> Weights | DenseWeights:
     """The weights for scoring, dense or sparse by the number of routes."""
     sparse = Weights.from_cells(cells, values, n_terms, n_routes)
@@ -100,15 +98,15 @@ class Weights:
 
     indptr: IntArray
     routes: npt.NDArray[np.int32]
-    values: FloatArray
-    means: FloatArray
+    values: Float32Array
+    means: Float32Array
     n_routes: int
     heavy_row: IntArray  # per term: its row in `heavy`, or -1
-    heavy: FloatArray  # heavy terms x routes, centred
+    heavy: Float32Array  # heavy terms x routes, centred
 
     @classmethod
     def from_cells(
-        cls, cells: IntArray, values: FloatArray, n_terms: int, n_routes: int
+        cls, cells: IntArray, values: Float32Array, n_terms: int, n_routes: int
     ) -> Weights:
         """From ascending flat cells (`term * n_routes + route`) and their values."""
         terms, routes = np.divmod(cells, max(1, n_routes))
@@ -138,7 +136,7 @@ class Weights:
     def n_terms(self) -> int:
         return len(self.indptr) - 1
 
-    def logits(self, ids: IntArray, values: FloatArray) -> FloatArray:
+    def logits(self, ids: IntArray, values: Float32Array) -> Float32Array:
         """`values @ W[ids]`: a message's logits over every route."""
         rows = self.heavy_row[ids]
         dense = rows >= 0
@@ -154,15 +152,15 @@ class Weights:
         out -= float(light_values @ self.means[light_ids])
         return out
 
-    def column(self, ids: IntArray, route: int) -> FloatArray:
+    def column(self, ids: IntArray, route: int) -> Float32Array:
         """`W[ids, route]`: each term's weight for one route."""
         positions, cells = self._cells(ids)
         mine = self.routes[cells] == route
         found = np.bincount(positions[mine], self.values[cells][mine], minlength=len(ids))
-        result: FloatArray = (found - self.means[ids]).astype(np.float32)
+        result: Float32Array = (found - self.means[ids]).astype(np.float32)
         return result
 
-    def dense(self) -> FloatArray:
+    def dense(self) -> Float32Array:
         """The full terms x routes matrix (large packs: most of a GB; for tests and re-encoding)."""
         out = np.zeros((self.n_terms, self.n_routes), np.float32)
         terms = np.repeat(np.arange(self.n_terms), np.diff(self.indptr))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+from routing_core._types import ScoreArray
+
+if TYPE_CHECKING:
+    from routing_core.pack import Pack
+    from routing_core.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +27,13 @@ class RouteText:
         """The name as the words a person meant ("refund_request" -> "refund request"): every
         scorer learns it as the route's first text (docs/decisions.md)."""
         return self.name.replace("_", " ").replace("-", " ")
+
+
+def route_texts(pack: Pack) -> list[RouteText]:
+    """What a scorer may learn from: names, descriptions, examples, keywords (never messages)."""
+    return [
+        RouteText(r.name, r.description, tuple(r.examples), tuple(r.keywords)) for r in pack.routes
+    ]
 
 
 TermKind = Literal["word", "example"]
@@ -88,9 +98,6 @@ class Usage:
 
 
 NO_USAGE = Usage()
-
-
-ScoreArray = npt.NDArray[np.floating[Any]]
 
 
 class Scored:
@@ -193,3 +200,29 @@ def measure(scorer: Scorer, message: str, candidates: Sequence[str]) -> Scored:
         if isinstance(result, Scored):
             return result
     return Scored(tuple(map(float, scorer.score(message, candidates))))
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """One scorer in the cascade, with the thresholds it declares (None: the policy's).
+
+    Here beside `Scorer` because `scorers.build_tiers` makes them from a pack's settings and
+    the cascade runs them: both import this module, neither the other.
+    """
+
+    scorer: Scorer
+    floor: float | None = None
+    near_tie_margin: float | None = None
+
+    @property
+    def name(self) -> str:
+        """The scorer's name, as tier records and reports show it."""
+        return self.scorer.info.name
+
+    def policy(self, policy: Policy) -> Policy:
+        """`policy` with this tier's own thresholds in place of the policy's."""
+        if self.floor is None and self.near_tie_margin is None:  # the usual tier: every turn
+            return policy
+        update = {"floor": self.floor, "near_tie_margin": self.near_tie_margin}
+        update = {k: v for k, v in update.items() if v is not None}
+        return policy.model_copy(update=update) if update else policy

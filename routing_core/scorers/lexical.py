@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from routing_core.scorers import _candidates, _model, _semantic, _static, _terms
-from routing_core.scorers import stored as stored_model
+from routing_core._types import Float32Array, IntArray
+from routing_core.scorers import _candidates, _corpus, _encoding, _model, _semantic, _static, _terms
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
@@ -47,8 +47,6 @@ from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
 if TYPE_CHECKING:
     from routing_core.pack import LexicalModel
 
-FloatArray = npt.NDArray[np.float32]
-IntArray = npt.NDArray[np.int64]
 
 # The word block (stems and bigrams) weighs this much more than the character block once
 # each is normalised: whole words are the stronger evidence; n-grams are the safety net.
@@ -114,7 +112,7 @@ class _Vocabulary:
     """
 
     ids: dict[str, int]
-    idf: FloatArray
+    idf: Float32Array
     is_char: npt.NDArray[np.bool_]
     words: dict[str, _Word] = field(default_factory=dict, compare=False)
 
@@ -144,7 +142,7 @@ class _Vocabulary:
             previous = stemmed
         return resolved, has_content
 
-    def vector(self, words: list[_Resolved]) -> tuple[IntArray, FloatArray]:
+    def vector(self, words: list[_Resolved]) -> tuple[IntArray, Float32Array]:
         """The words' normalised TF-IDF vector as (term ids, values), ids in first-seen order.
 
         Terms in text order: per word its stem, its bigram with the word before, its n-grams.
@@ -173,7 +171,7 @@ class _Vocabulary:
         word_scale = WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total
         char_scale = 1.0 / (char_norm or 1.0) / total
         scales = np.array([word_scale, char_scale], np.float32)
-        scaled: FloatArray = (values * np.take(scales, is_char)).astype(np.float32, copy=False)
+        scaled: Float32Array = (values * np.take(scales, is_char)).astype(np.float32, copy=False)
         return ids, scaled
 
 
@@ -182,7 +180,7 @@ def _normalise(
     rows: IntArray,
     is_char: npt.NDArray[np.bool_],
     n_rows: int,
-) -> FloatArray:
+) -> Float32Array:
     """L2-normalise each row's word and character blocks, weight them, then the row.
 
     Separate blocks keep the many character n-grams of a text from drowning its few words.
@@ -200,7 +198,7 @@ def _normalise(
     return out / _row_norms(out, rows, n_rows)[rows]
 
 
-def _row_norms(values: FloatArray, rows: IntArray, n_rows: int) -> FloatArray:
+def _row_norms(values: Float32Array, rows: IntArray, n_rows: int) -> Float32Array:
     norms = np.sqrt(np.bincount(rows, values.astype(np.float64) ** 2, minlength=n_rows))
     norms[norms == 0.0] = 1.0
     return norms.astype(np.float32)
@@ -282,8 +280,8 @@ _COUNTED = _TermCounts(COUNTED_ROUTES)
 
 
 def _build_corpus(
-    routes: Sequence[RouteText], progress: _model.Progress = _model.NO_PROGRESS
-) -> tuple[_Vocabulary, _model.Corpus]:
+    routes: Sequence[RouteText], progress: _corpus.Progress = _corpus.NO_PROGRESS
+) -> tuple[_Vocabulary, _corpus.Corpus]:
     """Count every route text once (or read its counts back), number the terms in the order
     they first appear and weight by TF-IDF."""
     counted = []
@@ -314,7 +312,7 @@ def _build_corpus(
     counts = np.concatenate([np.zeros(0, np.int32), *(c.counts for c in counted)])
     tf = 1.0 + np.log(counts.astype(np.float32))
     values = _normalise(tf * idf[id_array], row_array, is_char[id_array], n_docs)
-    corpus = _model.Corpus(
+    corpus = _corpus.Corpus(
         row_array, id_array, values, doc_routes.astype(np.int64), len(term_ids), char_sizes
     )
     return _Vocabulary(term_ids, idf, is_char), corpus
@@ -373,7 +371,7 @@ def _warm(
         floor=model.floor,
         margin=model.margin,
         changed=changed | ~known_routes,
-        bias=stored_model.moved_bias(model, route_map),
+        bias=_encoding.moved_bias(model, route_map),
         semantic_weight=None if model.semantic is None else model.semantic.weight,
         fitted_on=_fit_size(model, learned_from),
     )
@@ -385,14 +383,14 @@ def _fit_size(model: LexicalModel, learned_from: Sequence[RouteText]) -> int:
     return model.fitted_on or sum(1 for route in learned_from for _ in _route_texts(route))
 
 
-def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> FloatArray:
-    """The model's centred weights (`stored.decode`) moved to new term and route indices.
+def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray) -> Float32Array:
+    """The model's centred weights (`_encoding.decode`) moved to new term and route indices.
 
     `term_map` / `route_map`: each new term's / route's index in the model (each at most
     once), or -1 (its cells stay 0). Written from the stored cells straight into the new layout: decoding the old
     matrix and gathering from it would copy most of a GB twice at 2,000 routes.
     """
-    cells, values = stored_model.decode_cells(model)
+    cells, values = _encoding.decode_cells(model)
     old_terms, old_routes = np.divmod(cells, max(1, model.routes))
     sums = np.bincount(old_terms, values.astype(np.float64), minlength=len(model.terms))
     means = (sums / max(1, model.routes)).astype(np.float32)
@@ -412,7 +410,7 @@ def _mapped_weights(model: LexicalModel, term_map: IntArray, route_map: IntArray
 
 def text_vectors(
     model: LexicalModel, routes: Sequence[RouteText]
-) -> tuple[list[str], FloatArray, IntArray, FloatArray, IntArray]:
+) -> tuple[list[str], Float32Array, IntArray, Float32Array, IntArray]:
     """Every text of `routes` over the model's terms, plus the terms they add.
 
     A term the model does not know gets an idf as if the model's texts had not held it
@@ -422,7 +420,7 @@ def text_vectors(
         The added terms and their idf (ids from `len(model.terms)` on), then every text's
         normalised vector concatenated: (term ids, values, route index).
     """
-    idf = stored_model.decode_idf(model)
+    idf = _encoding.decode_idf(model)
     n_docs = 2.0 * math.exp(float(idf.max(initial=1.0)) - 1.0) - 1.0
     added: Counter[str] = Counter()
     known = set(model.terms)
@@ -433,7 +431,7 @@ def text_vectors(
     new_idf = (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0).astype(np.float32)
     vocabulary = _vocabulary_of([*model.terms, *added], np.concatenate([idf, new_idf]))
     ids: list[IntArray] = [np.zeros(0, np.int64)]
-    values: list[FloatArray] = [np.zeros(0, np.float32)]
+    values: list[Float32Array] = [np.zeros(0, np.float32)]
     owners: list[IntArray] = [np.zeros(0, np.int64)]
     for index, route in enumerate(routes):
         for text in _route_texts(route):
@@ -444,7 +442,7 @@ def text_vectors(
     return list(added), new_idf, np.concatenate(ids), np.concatenate(values), np.concatenate(owners)
 
 
-def _vocabulary_of(names: Sequence[str], idf: FloatArray) -> _Vocabulary:
+def _vocabulary_of(names: Sequence[str], idf: Float32Array) -> _Vocabulary:
     terms = {term: i for i, term in enumerate(names)}
     is_char = np.fromiter((t.startswith(_terms.CHAR_PREFIX) for t in terms), bool, len(terms))
     return _Vocabulary(terms, idf, is_char)
@@ -458,7 +456,7 @@ class _Features:
     words: list[_Resolved]
     has_content: bool
     ids: IntArray
-    values: FloatArray
+    values: Float32Array
 
 
 # Learned models by fingerprint of their route texts, most recent last. Editing a profile's
@@ -492,7 +490,7 @@ def learned_model(
     routes: Sequence[RouteText],
     fingerprint: str,
     *,
-    progress: _model.Progress = _model.NO_PROGRESS,
+    progress: _corpus.Progress = _corpus.NO_PROGRESS,
     previous: tuple[LexicalModel, Sequence[RouteText]] | None = None,
 ) -> LexicalModel:
     """Learn the model for these routes (or reuse this process's copy), always quantised.
@@ -521,7 +519,7 @@ def learned_model(
                 vectors=_meaning_vectors(routes, corpus, warm),
             )
             terms = list(vocabulary.ids)
-            model = stored_model.encode(
+            model = _encoding.encode(
                 routes,
                 terms,
                 vocabulary.idf,
@@ -552,7 +550,7 @@ REFIT_GROWTH = 1.5
 def _warm_starts(
     model: LexicalModel,
     learned_from: Sequence[RouteText],
-    corpus: _model.Corpus,
+    corpus: _corpus.Corpus,
     n_routes: int,
 ) -> bool:
     """Whether an earlier model may start the learning of this corpus's.
@@ -586,8 +584,8 @@ def _warm_starts(
 
 
 def _meaning_vectors(
-    routes: Sequence[RouteText], corpus: _model.Corpus, warm: _model.Warm | None
-) -> FloatArray | None:
+    routes: Sequence[RouteText], corpus: _corpus.Corpus, warm: _model.Warm | None
+) -> Float32Array | None:
     """Each training text's static vector, in corpus order, when the model can learn a
     semantic view from them (`_model.train` says where); None where it cannot, so that a
     pack that would not use them does not pay for them."""
@@ -617,7 +615,7 @@ class LexicalScorer:
         calibrated: bool = False,
         floor: float | None = None,
         margin: float | None = None,
-        bias: FloatArray | None = None,
+        bias: Float32Array | None = None,
         semantic: Semantic | None = None,
         examples: Mapping[str, tuple[str, ...]] | None = None,
     ):
@@ -687,7 +685,7 @@ class LexicalScorer:
         examples = {route.name: route.examples for route in routes}
         if stored is not None and stored.stale and stored.routes == len(texts):
             return cls._from_model(names, stored, STALE_ORIGIN, examples)
-        fingerprint = stored_model.fingerprint(texts)
+        fingerprint = _encoding.fingerprint(texts)
         if stored is not None and stored.fingerprint == fingerprint and not stored.stale:
             return cls._from_model(names, stored, "stored in the pack", examples)
         origin = "trained at load" if stored is None else "retrained: routes changed since build"
@@ -701,8 +699,8 @@ class LexicalScorer:
         origin: str,
         examples: Mapping[str, tuple[str, ...]] | None = None,
     ) -> LexicalScorer:
-        idf = stored_model.decode_idf(model)
-        cells, values = stored_model.decode_cells(model)
+        idf = _encoding.decode_idf(model)
+        cells, values = _encoding.decode_cells(model)
         weights = weights_of(cells, values, len(model.terms), model.routes)
         vocabulary = _vocabulary_of(model.terms, idf)
         scorer = cls(
@@ -714,8 +712,8 @@ class LexicalScorer:
             model.calibrated,
             model.floor,
             model.margin,
-            stored_model.decode_bias(model),
-            stored_model.decode_semantic(model),
+            _encoding.decode_bias(model),
+            _encoding.decode_semantic(model),
             examples,
         )
         # How many texts the profile had when its thresholds were fitted (a warm start keeps
@@ -731,7 +729,7 @@ class LexicalScorer:
         temperature = 1.0 / self._inverse_temperature
         terms = list(self._vocabulary.ids)
         idf, weights = self._vocabulary.idf, self._weights.dense()
-        return stored_model.encode(
+        return _encoding.encode(
             routes,
             terms,
             idf,
@@ -764,19 +762,19 @@ class LexicalScorer:
         chosen.flags.writeable = False
         return Scored(array=chosen)
 
-    def _scores_of(self, message: str, candidates: Sequence[str]) -> FloatArray:
+    def _scores_of(self, message: str, candidates: Sequence[str]) -> Float32Array:
         """The scores as an array: `score` lists them, `score_metered` hands the array on."""
         columns = None if self._is_every(candidates) else self._columns(candidates)
         posterior = self._posterior(message)
         if posterior is None or self._is_out_of_scope(posterior):
             return np.zeros(len(candidates), dtype=np.float32)
         # Without reordering, the routes are the first columns (the out-of-scope class follows).
-        chosen: FloatArray = (
+        chosen: Float32Array = (
             posterior[: len(self._names)] if columns is None else posterior[columns]
         )
         return chosen
 
-    def logits(self, message: str) -> FloatArray | None:
+    def logits(self, message: str) -> Float32Array | None:
         """The message's uncalibrated logits over every route, or None with nothing to score."""
         features = self._features(message)
         if features is None:
@@ -871,7 +869,7 @@ class LexicalScorer:
             return True
         return False
 
-    def _is_out_of_scope(self, posterior: FloatArray) -> bool:
+    def _is_out_of_scope(self, posterior: Float32Array) -> bool:
         """Whether the out-of-scope examples' class (the last column, if any) leads."""
         return len(posterior) > len(self._names) and int(posterior.argmax()) >= len(self._names)
 
@@ -907,7 +905,7 @@ class LexicalScorer:
         self._last.features = features
         return features
 
-    def _posterior(self, message: str) -> FloatArray | None:
+    def _posterior(self, message: str) -> Float32Array | None:
         """Softmax over every route of the message's calibrated logits, or None."""
         logits = self.logits(message)
         if logits is None:
@@ -920,7 +918,7 @@ class LexicalScorer:
         return logits
 
 
-def _credit(words: list[_Resolved], ids: IntArray, contributions: FloatArray) -> dict[str, float]:
+def _credit(words: list[_Resolved], ids: IntArray, contributions: Float32Array) -> dict[str, float]:
     """Each term's contribution, credited to the surface word or pair it first came from.
 
     Sources read as the person typed them ("charged twice", not the stems "charg twice").

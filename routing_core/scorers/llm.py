@@ -1,4 +1,5 @@
-"""The LLM tier: an OpenAI-compatible chat model picks one route, or none (DESIGN §4).
+"""The LLM tier: an OpenAI-compatible chat model picks one route, or none
+(docs/pack-format.md, LLM scorer).
 
 Standard library only (urllib + json), so the `llm` extra installs nothing. The HTTP call
 sits behind `Transport`, a one-method protocol; `UrllibTransport` is the real one.

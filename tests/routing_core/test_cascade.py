@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from routing_core import PackError, Router, load_pack
-from routing_core.cascade import Tier
 from routing_core.cases import Case
 from routing_core.evaluate import evaluate
+from routing_core.scorers import Tier
 from routing_core.scorers.base import ScorerInfo
 from tests.routing_core.chat_server import ChatServer, Reply, answers
 from tests.routing_core.conftest import TableScorer

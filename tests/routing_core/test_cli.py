@@ -179,14 +179,13 @@ def test_lint_of_the_sample_pack_has_no_errors():
 
 
 def test_validate_of_a_newer_minor_pack_exits_0_and_names_what_it_ignored(tmp_path):
-    from routing_core.codec import _digest
-    from routing_core.pack import FORMAT_MINOR
+    from routing_core.pack import FORMAT_MINOR, digest
 
     doc = json.loads(Path(SUPPORT).read_text(encoding="utf-8"))
     doc.pop("checksum", None)
     doc["format_minor"] = FORMAT_MINOR + 1
     doc["routes"][0]["out_of_scope_examples"] = ["weather"]
-    doc["checksum"] = _digest(doc)
+    doc["checksum"] = digest(doc)
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps(doc))
     result = cli("validate", str(newer))

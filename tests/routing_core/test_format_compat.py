@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from routing_core import PackError, Router, dump_pack, load_pack
-from routing_core.codec import _digest
-from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION
+from routing_core.pack import FORMAT_MINOR, FORMAT_VERSION, digest
 from tests.routing_core.conftest import PACKS
 
 
@@ -28,7 +27,7 @@ def newer_minor_doc() -> dict[str, Any]:
     doc["policy"]["fitted_floor"] = 0.21
     doc["scorer"]["route_names"] = [r["name"] for r in doc["routes"]]
     doc["rules"][0]["match"]["note"] = "added later"
-    doc["checksum"] = _digest(doc)  # the newer writer hashed what it wrote
+    doc["checksum"] = digest(doc)  # the newer writer hashed what it wrote
     return doc
 
 
@@ -73,7 +72,7 @@ def test_a_newer_field_in_a_cascade_tier_is_ignored_by_its_path():
     doc["scorer"] = {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "embedding"}]}
     doc["scorer"]["tiers"][1]["fitted_later"] = True
     doc.pop("checksum")
-    doc["checksum"] = _digest(doc)
+    doc["checksum"] = digest(doc)
     ignored: list[str] = []
     pack = load_pack(doc, ignored=ignored)
     assert ignored == ["scorer.tiers[1].fitted_later"]
@@ -225,7 +224,7 @@ def test_a_tier_with_a_head_is_a_minor_5_pack_and_one_without_reads_as_before(ki
     assert "format_minor" not in json.loads(dump_pack(plain))
     ignored: list[str] = []
     newer = {**headed, "format_minor": FORMAT_MINOR + 1}
-    newer["checksum"] = _digest({k: v for k, v in newer.items() if k != "checksum"})
+    newer["checksum"] = digest({k: v for k, v in newer.items() if k != "checksum"})
     assert tier_of(load_pack(newer, ignored=ignored).model_dump(), nested)["head"] is True
     assert ignored == []
 

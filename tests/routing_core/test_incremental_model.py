@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
-from routing_core.scorers import _model, _sparse, lexical
+from routing_core.scorers import _encoding, _model, _sparse, lexical
+from routing_core.scorers._corpus import corpus_logits
 from routing_core.scorers.stored import with_model, with_stale_model
 
 OPENINGS = ["i want to", "can you", "please", "how do i", "help me", "i need to", "could you"]
@@ -329,7 +330,7 @@ def test_a_large_pack_learns_against_its_candidates_and_keeps_its_verdicts(
     narrow = _model.train(corpus, 40)
     assert steps  # the candidate learner did the learning
     dense = _sparse.dense(full.weights), _sparse.dense(narrow.weights)
-    logits = _model._logits(dense[0], corpus), _model._logits(dense[1], corpus)
+    logits = corpus_logits(dense[0], corpus), corpus_logits(dense[1], corpus)
     agree = (logits[0].argmax(axis=1) == logits[1].argmax(axis=1)).mean()
     assert agree >= 0.97
 
@@ -378,15 +379,13 @@ def test_building_a_pack_reports_its_learning() -> None:
 
 def test_an_earlier_model_moves_to_new_terms_and_routes_as_decoding_it_would() -> None:
     """`_mapped_weights` is the decoded matrix gathered at the mapped rows and columns."""
-    from routing_core.scorers import stored
-
     model = _model_of(with_model(unlearned(generated_routes(12, 10), "mapped")))
     rng = np.random.default_rng(2)
     # Distinct old terms (terms are matched by string), some new ones unknown (-1).
     term_map = rng.permutation(len(model.terms))[:300]
     term_map[rng.random(len(term_map)) < 0.2] = -1
     route_map = np.array([3, -1, 0, 11, 7, -1, 5], np.int64)
-    _, dense = stored.decode(model)
+    _, dense = _encoding.decode(model)
     expected = np.zeros((len(term_map), len(route_map)), np.float32)
     rows, columns = np.flatnonzero(term_map >= 0), np.flatnonzero(route_map >= 0)
     expected[np.ix_(rows, columns)] = dense[np.ix_(term_map[rows], route_map[columns])]

@@ -13,7 +13,7 @@ import pytest
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.pack import LexicalScorerSettings
-from routing_core.scorers import _model, calibration, route_texts
+from routing_core.scorers import _corpus, _model, calibration, route_texts
 from routing_core.scorers.base import RouteText
 from routing_core.scorers.lexical import LexicalScorer
 from routing_core.scorers.stored import fingerprint, with_model
@@ -390,7 +390,7 @@ def test_a_step_keeps_pushing_a_text_its_route_leads_by_less_than_the_margin() -
         n_terms=1,
         char_sizes=np.array([0]),
     )
-    (batch,) = _model._batches(corpus)
+    (batch,) = _corpus.make_batches(corpus)
     base = np.array([[0.5, 0.0]], np.float32)
     weights = np.zeros((1, 2), np.float32)
     rates = np.full((1, 1), 3.0, np.float32)

@@ -16,10 +16,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from routing_core import Router, dump_pack, load_pack
+from routing_core import Router, _stored_arrays, dump_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.pack import PROBABILITY_THRESHOLDS_MINOR, LexicalScorerSettings
-from routing_core.scorers import _static, lexical, stored
+from routing_core.scorers import _encoding, _static, lexical
 from routing_core.scorers.embedding import Encoder, MissingExtra, load_encoder
 from routing_core.scorers.lexical import LexicalScorer
 
@@ -72,7 +72,7 @@ def test_the_fixture_spans_ten_languages_and_four_scripts() -> None:
 
 
 def test_the_multilingual_table_cuts_every_script_into_known_pieces() -> None:
-    table = _static.table(_static.E5)
+    table = _static.table(_stored_arrays.E5)
     for _, script, message, _ in MESSAGES:
         vector = table.vector(message)
         assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5), script
@@ -81,7 +81,7 @@ def test_the_multilingual_table_cuts_every_script_into_known_pieces() -> None:
 
 
 def test_the_multilingual_table_puts_a_translation_nearer_than_another_meaning() -> None:
-    table = _static.table(_static.E5)
+    table = _static.table(_stored_arrays.E5)
     english = table.vectors(["turn on the kitchen light", "will it rain tomorrow"])
     for translation, meaning in (
         ("allume la lumière de la cuisine", 0),
@@ -102,7 +102,7 @@ def test_views_on_either_table_store_their_table_and_score_the_same_after_loadin
     before = _static.TABLE
     packs = {}
     try:
-        for name in _static.TABLES:
+        for name in _stored_arrays.TABLES:
             _static.TABLE = name
             lexical._LEARNED.clear()
             packs[name] = build_pack(_routes(), slug="meaning")
@@ -113,7 +113,7 @@ def test_views_on_either_table_store_their_table_and_score_the_same_after_loadin
         assert isinstance(pack.scorer, LexicalScorerSettings) and pack.scorer.model is not None
         model = pack.scorer.model
         assert model.semantic is not None and model.semantic.table == name
-        view = stored.decode_semantic(model)
+        view = _encoding.decode_semantic(model)
         assert view is not None and view.table == name
         plain = pack.model_copy(
             update={
@@ -139,12 +139,12 @@ def test_the_environment_chooses_the_table_new_views_learn_on_and_refuses_an_unk
     code = "from routing_core.scorers import _static; print(_static.TABLE)"
     chosen = subprocess.run(
         [sys.executable, "-c", code],
-        env={**os.environ, "ROUTING_CORE_SEMANTIC_TABLE": _static.E5},
+        env={**os.environ, "ROUTING_CORE_SEMANTIC_TABLE": _stored_arrays.E5},
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert chosen.returncode == 0 and chosen.stdout.strip() == _static.E5
+    assert chosen.returncode == 0 and chosen.stdout.strip() == _stored_arrays.E5
     unknown = subprocess.run(
         [sys.executable, "-c", code],
         env={**os.environ, "ROUTING_CORE_SEMANTIC_TABLE": "e5-large"},
@@ -154,7 +154,7 @@ def test_the_environment_chooses_the_table_new_views_learn_on_and_refuses_an_unk
     )
     assert unknown.returncode != 0
     assert "ROUTING_CORE_SEMANTIC_TABLE='e5-large' is not one of" in unknown.stderr
-    assert _static.MINILM in unknown.stderr and _static.E5 in unknown.stderr
+    assert _stored_arrays.MINILM in unknown.stderr and _stored_arrays.E5 in unknown.stderr
 
 
 def test_the_multilingual_table_loads_offline_with_no_network() -> None:
@@ -169,10 +169,11 @@ def test_the_multilingual_table_loads_offline_with_no_network() -> None:
 
         socket.socket.connect = refuse
         socket.create_connection = refuse
+        from routing_core._stored_arrays import DIMENSIONS, E5
         from routing_core.scorers import _static
-        table = _static.table(_static.E5)
+        table = _static.table(E5)
         vector = table.vector("Включи свет на кухне")
-        assert vector.shape == (_static.DIMENSIONS,) and abs(float(vector @ vector) - 1) < 1e-4
+        assert vector.shape == (DIMENSIONS,) and abs(float(vector @ vector) - 1) < 1e-4
         print("loaded", len(table.pieces))
         """
     )

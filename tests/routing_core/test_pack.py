@@ -1,4 +1,4 @@
-"""Loading, validating and writing packs (DESIGN §6)."""
+"""Loading, validating and writing packs (docs/pack-format.md, The pack document)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Any pack within the documented limits builds a Router and routes (issue 17, item 1)."""
+"""Any pack within the documented limits builds a Router and routes.
+
+Specified in docs/pack-format.md, Limits.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tier-2 verdict, rule by rule (DESIGN §4)."""
+"""The tier-2 verdict, rule by rule (docs/pack-format.md, Verdicts)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def scores(*values: float) -> list[tuple[str, float]]:
         ((0.50, 0.45, 0.1), "refunds", Policy(), "stay", "refunds", ()),
         # near-tie, incumbent scored at the floor: menu between the new candidates only
         ((0.50, 0.45, 0.0), "refunds", Policy(floor=0.0), "menu", None, ("billing", "shipping")),
-        # near-tie, incumbent not scored at all (not a candidate): DESIGN §4 step 5, stay
+        # near-tie, incumbent not scored at all (not a candidate): stay
+        # (docs/pack-format.md, Verdicts, step 3)
         ((0.52, 0.50), "refunds", Policy(), "stay", "refunds", ()),
         ((0.52, 0.50), "z", Policy(), "stay", "z", ()),
         # nothing above the floor: unmatched

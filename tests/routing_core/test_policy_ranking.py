@@ -1,4 +1,5 @@
-"""The lazy ranking gives exactly what the plain definition does (DESIGN §4: `ranked`, alive).
+"""The lazy ranking gives exactly what the plain definition does (`ranked`, alive:
+docs/pack-format.md, Relevance; Floors and margins).
 
 `decide` sorts only the alive routes and leaves the full ranking to sort itself when read;
 these tests hold it to the eager definition — every route sorted by score, non-finite as

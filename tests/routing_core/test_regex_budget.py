@@ -1,4 +1,7 @@
-"""One turn's regexes share one time budget, whatever the pack holds (issue 17, item 2)."""
+"""One turn's regexes share one time budget, whatever the pack holds.
+
+Specified in docs/pack-format.md, Regular expressions.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The Router: tiers, tier-3 fallbacks, the Decision and its event (DESIGN §1, §4, §5)."""
+"""The Router: tiers, tier-3 fallbacks, the Decision and its event.
+
+Specified in docs/pack-format.md: Tier 3, Failures, The decision.
+"""
 
 from __future__ import annotations
 

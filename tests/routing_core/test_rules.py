@@ -1,4 +1,4 @@
-"""Tier 1: rules in declaration order, with evidence (DESIGN §3)."""
+"""Tier 1: rules in declaration order, with evidence (docs/pack-format.md, Tier 1: rules)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,8 @@ def test_matches_checks_one_rule_for_the_studio():
         r"(\w+\s?)*$",
         r"(.*a){20}",
         r"(x+x+)+y",
-        # Overlapping repeats in a row: polynomial backtracking (issue 17).
+        # Overlapping repeats in a row: polynomial backtracking
+        # (docs/pack-format.md, Regular expressions).
         r"\d*\d*\d*\D\d",
         r"\d+\d+\d+x",
         r"\s*#?\s*\d{4,}",

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routing_core.scorers._terms import is_segmented, marked_words, message_words
-from routing_core.scorers.base import RouteText
-from routing_core.scorers.lexical import LexicalScorer
-from routing_core.scorers.stored import (
+from routing_core.scorers._encoding import (
     FEATURES_VERSION,
     UNCHANGED_FEATURES_VERSION,
     fingerprint,
 )
+from routing_core.scorers._terms import is_segmented, marked_words, message_words
+from routing_core.scorers.base import RouteText
+from routing_core.scorers.lexical import LexicalScorer
 from routing_core.text import words
 from routing_core.triage import IntentClassifier
 

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from routing_core import Pack, Router, dump_pack, load_pack
+from routing_core._stored_arrays import pack_array
 from routing_core.build import build_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
-from routing_core.scorers import _hinge, _model, lexical, stored
+from routing_core.scorers import _encoding, _hinge, _model, lexical, stored
 from routing_core.scorers.stored import with_stale_model
 from tests.routing_core.test_out_of_scope import ROUTES
 
@@ -31,12 +32,12 @@ def _with_model(pack: Pack, **update: object) -> Pack:
 
 
 def _bias(values: list[float]) -> str:
-    return stored._pack(np.asarray(values, "<f2"))
+    return pack_array(np.asarray(values, "<f2"))
 
 
 def test_a_calibrated_pack_stores_one_intercept_per_route_and_round_trips(built: Pack) -> None:
     model = _model_of(built)
-    bias = stored.decode_bias(model)
+    bias = _encoding.decode_bias(model)
     assert model.calibrated and bias is not None and len(bias) == model.routes
     assert bias.any()
     # Without the later fitted_on (minor 7), the intercepts alone need minor 3.
@@ -52,7 +53,7 @@ def test_scoring_adds_each_route_s_intercept_to_its_logit(built: Pack) -> None:
     assert isinstance(without, lexical.LexicalScorer)
     first, second = with_bias.logits("my parcel is late"), without.logits("my parcel is late")
     assert first is not None and second is not None
-    assert np.allclose(first - second, stored.decode_bias(_model_of(built)), atol=1e-6)
+    assert np.allclose(first - second, _encoding.decode_bias(_model_of(built)), atol=1e-6)
 
 
 def test_an_intercept_changes_the_decision_it_should(built: Pack) -> None:
@@ -124,7 +125,7 @@ def test_a_stale_model_carries_each_route_s_intercept_by_name(built: Pack) -> No
     reordered = [route.model_dump() for route in reversed(built.routes)]
     added = {"name": "brand_new", "examples": ["please water my houseplants"]}
     draft = load_pack({"profile": built.profile.model_dump(), "routes": [*reordered, added]})
-    carried = stored.decode_bias(_model_of(with_stale_model(draft, marked)))
+    carried = _encoding.decode_bias(_model_of(with_stale_model(draft, marked)))
     assert carried is not None
     by_name = dict(zip([*reversed(names), "brand_new"], carried.tolist(), strict=True))
     assert by_name == {names[0]: 1.0, names[1]: 2.0, names[2]: 3.0, "brand_new": 2.0}
@@ -133,11 +134,13 @@ def test_a_stale_model_carries_each_route_s_intercept_by_name(built: Pack) -> No
 def test_intercepts_move_to_new_route_indices_and_an_unknown_route_gets_the_median(
     built: Pack,
 ) -> None:
-    """The one mapping both the stale carry and the warm start use (`stored.moved_bias`)."""
+    """The one mapping both the stale carry and the warm start use (`_encoding.moved_bias`)."""
     model = _model_of(_with_model(built, bias=_bias([1.0, 2.0, 4.0])))
-    moved = stored.moved_bias(model, np.asarray([2, -1, 0, 1], np.int64))
+    moved = _encoding.moved_bias(model, np.asarray([2, -1, 0, 1], np.int64))
     assert moved is not None and moved.tolist() == [4.0, 2.0, 1.0, 2.0]
-    assert stored.moved_bias(model.model_copy(update={"bias": None}), np.zeros(3, np.int64)) is None
+    assert (
+        _encoding.moved_bias(model.model_copy(update={"bias": None}), np.zeros(3, np.int64)) is None
+    )
 
 
 def test_a_warm_start_keeps_each_route_s_intercept(built: Pack) -> None:

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from routing_core import Pack, Router, dump_pack, load_pack
+from routing_core._stored_arrays import DIMENSIONS, TABLE, pack_array
 from routing_core.build import build_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
-from routing_core.scorers import _semantic, _static, lexical, stored
+from routing_core.scorers import _encoding, _semantic, _static, lexical
 from routing_core.scorers.stored import with_model, with_stale_model
 
 # Four routes whose examples say the same few things over and over, except at the texts the
@@ -120,7 +121,7 @@ def test_the_table_cuts_words_into_bert_s_uncased_word_pieces() -> None:
 )
 def test_static_vectors_never_fail_and_are_unit_or_zero(texts: list[str]) -> None:
     vectors = _static.table().vectors(texts)
-    assert vectors.shape == (len(texts), _static.DIMENSIONS)
+    assert vectors.shape == (len(texts), DIMENSIONS)
     norms = np.linalg.norm(vectors, axis=1)
     assert np.all((np.abs(norms - 1.0) < 1e-4) | (norms == 0.0))
 
@@ -153,7 +154,7 @@ def test_a_view_too_large_for_the_pack_s_float16_is_not_stored() -> None:
 
 def test_a_pack_whose_words_miss_held_out_texts_learns_the_view(built: Pack) -> None:
     view = _model_of(built).semantic
-    assert view is not None and view.table == _static.TABLE and view.weight > 0.0
+    assert view is not None and view.table == TABLE and view.weight > 0.0
     without_later_fields = _model_of(built).model_copy(update={"fitted_on": None})
     older = built.model_copy(update={"scorer": LexicalScorerSettings(model=without_later_fields)})
     document = json.loads(dump_pack(older))
@@ -190,7 +191,7 @@ def test_the_view_round_trips_and_scores_the_same_after_loading(built: Pack) -> 
 
 
 def test_the_view_adds_its_weighted_scores_to_the_logits(built: Pack) -> None:
-    view = stored.decode_semantic(_model_of(built))
+    view = _encoding.decode_semantic(_model_of(built))
     assert view is not None
     plain = built.model_copy(
         update={
@@ -213,8 +214,8 @@ def test_the_view_adds_its_weighted_scores_to_the_logits(built: Pack) -> None:
     ("update", "reason"),
     [
         ({"table": "another-table"}, "model.semantic.table 'another-table'"),
-        ({"bias": stored._pack(np.zeros(3, "<f2"))}, "model.semantic.bias has 3 values"),
-        ({"matrix": stored._pack(np.zeros(10, "<f2"))}, "model.semantic.matrix has 10 values"),
+        ({"bias": pack_array(np.zeros(3, "<f2"))}, "model.semantic.bias has 3 values"),
+        ({"matrix": pack_array(np.zeros(10, "<f2"))}, "model.semantic.matrix has 10 values"),
         ({"matrix": "not base64!"}, "model.semantic arrays must be base64"),
     ],
 )

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from routing_core.scorers import _candidates, _model, _sparse, lexical, stored
+from routing_core.scorers import _candidates, _corpus, _encoding, _model, _sparse, lexical
 from routing_core.scorers._model import SMOOTHING, Corpus
 from routing_core.scorers.base import RouteText
 
@@ -70,7 +70,7 @@ def test_candidates_from_sparse_naive_bayes_are_those_of_the_dense_logits() -> N
         corpus.n_terms,
         corpus.char_sizes,
     )
-    logits = _model._logits(dense, word_corpus)
+    logits = _corpus.corpus_logits(dense, word_corpus)
     assert (chosen[:, 0] == corpus.routes).all()
     # The other candidates are the strongest other routes, strongest first.
     logits[np.arange(corpus.n_docs), corpus.routes] = -np.inf
@@ -86,7 +86,7 @@ def test_logits_gathered_from_sparse_naive_bayes_are_the_dense_ones_on_the_candi
     dense, _, _ = _model._bayes_weights(corpus, 30)
     bayes, _, _ = _sparse.sparse_bayes(corpus, 30, SMOOTHING)
     chosen = _candidates.candidates(corpus, bayes)
-    expected = np.take_along_axis(_model._logits(dense, corpus), chosen, axis=1)
+    expected = np.take_along_axis(_corpus.corpus_logits(dense, corpus), chosen, axis=1)
     got = _candidates.gathered_logits(corpus, bayes, chosen)
     # Equal but for a shift common to a text's candidates (the centring): no softmax sees it.
     shift = (got - expected).mean(axis=1, keepdims=True)
@@ -128,12 +128,12 @@ def test_weights_made_block_by_block_encode_as_the_dense_matrix_does() -> None:
     routes = [RouteText(f"r{i}", "", ("text",)) for i in range(7)]
     terms, idf = [f"t{i}" for i in range(50)], np.ones(50, np.float32)
     blocks = _sparse.BlockWeights(50, 7, lambda first, last: weights[first:last].copy())
-    stored.BLOCK_ROWS, before = 16, stored.BLOCK_ROWS  # several blocks, a ragged last one
+    _encoding.BLOCK_ROWS, before = 16, _encoding.BLOCK_ROWS  # several blocks, a ragged last one
     try:
-        by_blocks = stored.encode(routes, terms, idf, blocks, 1.3, True)
+        by_blocks = _encoding.encode(routes, terms, idf, blocks, 1.3, True)
     finally:
-        stored.BLOCK_ROWS = before
-    assert by_blocks == stored.encode(routes, terms, idf, weights, 1.3, True)
+        _encoding.BLOCK_ROWS = before
+    assert by_blocks == _encoding.encode(routes, terms, idf, weights, 1.3, True)
     np.testing.assert_array_equal(blocks.dense(), weights)
 
 
@@ -157,7 +157,7 @@ def test_row_medians_are_np_median_to_the_bit(
     block = np.asarray(values[: rows * columns], np.float32).reshape(rows, columns)
     block += rng.normal(size=block.shape).astype(np.float32) * (seed % 2)  # some without ties
     expected = np.median(block, axis=1, keepdims=True)
-    got = stored.row_medians(block.copy())
+    got = _encoding.row_medians(block.copy())
     assert got.shape == expected.shape and got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
     nonzero = expected != 0

@@ -1,4 +1,4 @@
-"""Tool narrowing and the tokens it saves (DESIGN §2)."""
+"""Tool narrowing and the tokens it saves (docs/pack-format.md, Tool narrowing)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The action / knowledge / ambiguous classifier, rule by rule (DESIGN §2)."""
+"""The action / knowledge / ambiguous classifier, rule by rule (docs/pack-format.md, Triage)."""
 
 from __future__ import annotations
 
