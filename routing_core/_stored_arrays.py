@@ -9,6 +9,7 @@ declares, so this sits below `pack.py`, which runs the checks, and below
 from __future__ import annotations
 
 import base64
+import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,10 +18,17 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     from routing_core.pack import LexicalModel
 
-# The one static word-piece table this version knows (`scorers/_static.py` reads it). A pack
-# names the table its semantic view learned on; a new table gets a new name, so that a pack
-# keeps scoring as it was built or says it cannot.
-TABLE = "minilm-l6-static-256"
+# The static word-piece tables this version knows (`scorers/_static.py` reads them), and the
+# one new views learn on. A pack names the table its semantic view learned on; a new table
+# gets a new name, so that a pack keeps scoring as it was built or says it cannot.
+# ROUTING_CORE_SEMANTIC_TABLE picks another known table for the views built in this process
+# (docs/lab/benchmarks.md, "Languages", says why the multilingual one is not the default).
+MINILM = "minilm-l6-static-256"
+E5 = "e5-small-static-256"
+TABLES = (MINILM, E5)
+TABLE = os.environ.get("ROUTING_CORE_SEMANTIC_TABLE", MINILM)
+if TABLE not in TABLES:
+    raise ValueError(f"ROUTING_CORE_SEMANTIC_TABLE={TABLE!r} is not one of {TABLES}")
 DIMENSIONS = 256
 
 
@@ -71,10 +79,10 @@ def _check_semantic(model: LexicalModel) -> None:
     view = model.semantic
     if view is None:
         return
-    if view.table != TABLE:
+    if view.table not in TABLES:
         raise ValueError(
             f"model.semantic.table {view.table!r} is not one this routing_core has"
-            f" ({TABLE!r}); build the pack again with this version"
+            f" ({', '.join(TABLES)}); build the pack again with this version"
         )
     try:
         matrix = unpack_array(view.matrix, "<f2")

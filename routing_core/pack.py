@@ -339,7 +339,7 @@ class LexicalScorerSettings(_Model):
     model: LexicalModel | None = None
 
 
-EncoderName = Literal["all-minilm-l6-v2"]
+EncoderName = Literal["all-minilm-l6-v2", "multilingual-e5-small"]
 Aggregate = Literal["max", "centroid", "mean"]
 ENV_VAR_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from routing_core._stored_arrays import TABLE, pack_array, unpack_array
+from routing_core._stored_arrays import pack_array, unpack_array
 from routing_core._types import Float32Array
 from routing_core.pack import LexicalModel, SemanticView
 from routing_core.scorers._semantic import Semantic
@@ -123,7 +123,7 @@ def _semantic_field(semantic: Semantic) -> SemanticView:
     """The semantic view as its pack field: weight carried in the stored numbers."""
     matrix, bias = semantic.folded()
     return SemanticView(
-        table=TABLE,
+        table=semantic.table,
         weight=semantic.weight,
         matrix=pack_array(matrix.astype("<f2")),
         bias=pack_array(bias.astype("<f2")),
@@ -138,7 +138,7 @@ def decode_semantic(model: LexicalModel) -> Semantic | None:
     unfold = np.float32(1.0 / view.weight)
     matrix = unpack_array(view.matrix, "<f2").astype(np.float32).reshape(-1, model.routes)
     bias = unpack_array(view.bias, "<f2").astype(np.float32)
-    return Semantic(matrix * unfold, bias * unfold, view.weight)
+    return Semantic(matrix * unfold, bias * unfold, view.weight, view.table)
 
 
 def row_medians(block: Float32Array) -> Float32Array:

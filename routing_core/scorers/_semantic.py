@@ -17,12 +17,13 @@ view in the lexical scorer").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from routing_core._types import Float32Array, IntArray
+from routing_core.scorers import _static
 
 # The covariance is (1 - SHRINK) x the texts' pooled within-route covariance + SHRINK x its
 # mean variance on the diagonal: with 10 examples per route a pooled covariance of 256
@@ -39,11 +40,13 @@ ENABLED = True
 @dataclass(frozen=True, slots=True)
 class Semantic:
     """What a model learned of the texts' meaning: `weight` x (vector @ matrix + bias) joins
-    each route's logit. `matrix` is (dimensions x routes), `bias` one value per route."""
+    each route's logit. `matrix` is (dimensions x routes), `bias` one value per route;
+    `table`: the static table (`_static`) whose vectors it learned on, the one a turn reads."""
 
     matrix: Float32Array
     bias: Float32Array
     weight: float
+    table: str = field(default_factory=lambda: _static.TABLE)
 
     def folded(self) -> tuple[Float32Array, Float32Array]:
         """(matrix, bias) with the weight in them: what a turn adds is vector @ matrix + bias,

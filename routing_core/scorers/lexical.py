@@ -633,7 +633,7 @@ class LexicalScorer:
         self._bias = bias
         self._semantic = semantic
         if semantic is not None:  # loaded with the pack, not on its first turn
-            self._table = _static.table()
+            self._table = _static.table(semantic.table)
             self._meaning = semantic.folded()
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.

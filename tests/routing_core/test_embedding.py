@@ -136,6 +136,28 @@ def test_a_message_either_halfs_out_of_scope_examples_claim_scores_zero_in_the_h
     assert softmax_rows(mix([0.7, 0.3], [0.0, 0.0], 1.0), 1.0)[0] == pytest.approx([0.7, 0.3])
 
 
+def test_a_message_with_no_word_the_routes_use_is_scored_by_the_hybrid_s_embedding_alone():
+    """Another language's words are nothing to the lexical half (no term: all zeros, not
+    its out-of-scope class): the embedding decides, where before the message was unmatched."""
+    lexical = LexicalScorer.build(ROUTES)
+    emb, _ = scorer()
+    names = ["weather", "billing"]
+    message = "明日は雨が降りますか"
+    assert lexical.logits(message) is None and not any(lexical.score(message, names))
+    alone = emb.score(message, names)
+    assert HybridScorer(lexical, emb, 0.5).score(message, names) == pytest.approx(alone)
+    assert sum(alone) == pytest.approx(1.0)
+
+
+def test_a_message_the_lexical_out_of_scope_examples_claim_still_scores_zero_in_the_hybrid():
+    lexical = LexicalScorer.build(ROUTES, None, ["tell me a joke", "who won the match"])
+    emb, _ = scorer()
+    names = ["weather", "billing"]
+    message = "tell me a joke"
+    assert lexical.logits(message) is not None and not any(lexical.score(message, names))
+    assert HybridScorer(lexical, emb, 0.5).score(message, names) == [0.0, 0.0]
+
+
 def test_the_hybrid_scores_the_product_of_its_halves_at_its_fitted_temperature():
     emb = EmbeddingScorer.build(TOPIC_ROUTES, HashingEncoder())
     hybrid = HybridScorer.build(TOPIC_ROUTES, emb, 0.5)

@@ -97,6 +97,10 @@ BENCHMARKED_INTERNALS = {
     ("bench/lexical_quick.py", "routing_core.scorers._terms", "word_terms"),
     # measures ingesting the very POST bodies the reporter sends
     ("bench/bench_traffic.py", "routing_core.reporting", "_bodies"),
+    # measures each static table: chooses the one a build learns on (`_static.TABLE`), and
+    # what the semantic view would do unasked (`_model.SEMANTIC_MIN_MISSES`)
+    ("bench/bench_languages.py", "routing_core.scorers", "_static"),
+    ("bench/bench_languages.py", "routing_core.scorers", "_model"),
 }
 
 # Names every module with postponed annotations and lazy imports has; not exports.

