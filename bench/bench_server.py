@@ -43,10 +43,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from routing_core import Router, load_pack  # noqa: E402
-from routing_core.build import build_pack  # noqa: E402
-from routing_core.codec import dump_pack  # noqa: E402
-from routing_core.server.config import ENV_CONFIG, ServeConfig  # noqa: E402
+from routing_core import Router, build_pack, dump_pack, load_pack  # noqa: E402
+from routing_core.server import ENV_CONFIG, ServeConfig  # noqa: E402
 from tests.server.serving import free_port, replace_file, wait_until  # noqa: E402
 
 STACKS = ("granian", "uvicorn", "uvicorn-h11")

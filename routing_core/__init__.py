@@ -17,6 +17,9 @@ Public modules, each for one job whose names read best beside the module's:
 - `routing_core.tuning`: threshold sweeps over a test suite.
 - `routing_core.suggest`: examples and never-phrases proposed by a language model.
 - `routing_core.lexicons`: the built-in triage lexicons per language, and their mixes.
+- `routing_core.server`: `routing-core serve`, the route server for agents in any language
+  (its configuration; the `server` extra).
+- `routing_core.conformance`: the suite every runtime must pass (generate and check).
 - `routing_core.scorers`: the scorer tiers behind one protocol; its tier modules
   `routing_core.scorers.lexical`, `routing_core.scorers.embedding`,
   `routing_core.scorers.llm` and `routing_core.scorers.calibration` (for tuning and
@@ -80,6 +83,7 @@ if TYPE_CHECKING:
     from routing_core.redaction import redact, scrub_evidence
     from routing_core.remote import PackFetcher, RemoteRouter
     from routing_core.reporting import EventReporter
+    from routing_core.schema import pack_schema
     from routing_core.version import engine_version
 
 # Exported, but imported on first use (PEP 562): name -> the module that defines it. A name
@@ -97,6 +101,7 @@ _LAZY = {
     "RemoteRouter": "routing_core.remote",
     "EventReporter": "routing_core.reporting",
     "engine_version": "routing_core.version",
+    "pack_schema": "routing_core.schema",
 }
 
 __all__ = [
@@ -141,6 +146,7 @@ __all__ = [
     "load_pack",
     "new_scorer_settings",
     "overlap_checkup",
+    "pack_schema",
     "redact",
     "scrub_evidence",
     "unstorable_reason",

@@ -30,7 +30,7 @@ def on_pre_build(config: Any, **_: Any) -> None:
 
 
 def _write_pack_schema(path: Path) -> None:
-    from routing_core.schema import pack_schema
+    from routing_core import pack_schema
 
     path.write_text(json.dumps(pack_schema(), indent=2, ensure_ascii=False) + "\n", "utf-8")
 
