@@ -14,16 +14,13 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 
 from routing_core.version import engine_version
 from studio.models import Profile
-
-if TYPE_CHECKING:  # studio.pulls records pulls through this module
-    from studio.pulls import PullGrant
 from studio.traffic_models import Agent
 
 _ENGINE = re.compile(r"\brouting-core/(\S{1,40})")
@@ -53,8 +50,19 @@ def can_read(agent_version: str, pack_made_by: str) -> bool:
         return False
 
 
+class PullingToken(Protocol):
+    """What recording a pull needs of the token that pulled (the pull lane's grant is one)."""
+
+    @property
+    def token_id(self) -> int: ...
+    @property
+    def profile_id(self) -> int: ...
+    @property
+    def digest(self) -> str: ...
+
+
 def record_pull(
-    token: PullGrant, environment: str, user_agent: str, served_version: int | None
+    token: PullingToken, environment: str, user_agent: str, served_version: int | None
 ) -> None:
     """Upsert the token's agent row for this environment: version seen, pack served, last seen.
 
