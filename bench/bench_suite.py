@@ -98,7 +98,7 @@ def _cli_run(profile_pk: int, tmp: Path) -> dict[str, object]:
     from routing_core import dump_pack
     from studio.case_import import export_jsonl
     from studio.models import Profile
-    from studio.services import build_pack
+    from studio.shared.packs import build_pack
 
     profile = Profile.objects.get(pk=profile_pk)
     pack, cases = tmp / "pack.json", tmp / "cases.jsonl"

@@ -18,7 +18,7 @@ from studio.jobs.notes import training_note
 from studio.playground import ModelPending
 from studio.ratelimits import RateLimited
 from studio.routers import ROUTERS
-from studio.services import Conflict, Refused
+from studio.shared.errors import Conflict, Refused
 
 api = NinjaAPI(
     title="Route Studio API",

@@ -24,7 +24,7 @@ from django.db.models import Max
 from routing_core.cases import case_from_mapping
 from routing_core.storable import unstorable_reason
 from studio.models import Profile, TestCase
-from studio.services import _audit
+from studio.shared.audit import audit
 from studio.suites import suite_order
 
 Format = Literal["auto", "csv", "jsonl"]
@@ -227,7 +227,7 @@ def import_cases(profile: Profile, rows: list[dict[str, Any]], *, user: Any) -> 
             ],
             batch_size=1000,
         )
-        _audit(user, profile, "testcase.import", profile, None, {"imported": len(rows)})
+        audit(user, profile, "testcase.import", profile, None, {"imported": len(rows)})
     return len(rows)
 
 

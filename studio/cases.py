@@ -11,8 +11,10 @@ from typing import Any
 
 from django.db import transaction
 
+from routing_core import Decision
 from studio.models import Profile, TestCase, snapshot
-from studio.services import _audit, _claim, _next_order
+from studio.shared.audit import audit, claim, next_order
+from studio.shared.errors import Refused
 
 
 def save_case(case: TestCase, *, user: Any, expected_revision: int | None = None) -> None:
@@ -24,21 +26,21 @@ def save_case(case: TestCase, *, user: Any, expected_revision: int | None = None
     with transaction.atomic():
         old = TestCase.objects.get(pk=case.pk) if case.pk else None
         if old is None:
-            case.order = _next_order(case)
+            case.order = next_order(case)
         else:
-            _claim(case, old.revision if expected_revision is None else expected_revision)
+            claim(case, old.revision if expected_revision is None else expected_revision)
         case.updated_by = user
         case.save()
         before = snapshot(old) if old else None
         action = "update" if old else "create"
-        _audit(user, case.profile, f"testcase.{action}", case, before, snapshot(case))
+        audit(user, case.profile, f"testcase.{action}", case, before, snapshot(case))
 
 
 def delete_case(case: TestCase, *, user: Any) -> None:
     with transaction.atomic():
         before = snapshot(case)
         case.delete()
-        _audit(user, case.profile, "testcase.delete", case, before, None)
+        audit(user, case.profile, "testcase.delete", case, before, None)
 
 
 @dataclass(frozen=True)
@@ -73,9 +75,9 @@ def save_conversation(profile: Profile, turns: list[Turn], *, user: Any) -> list
                 turn=number,
                 updated_by=user if user is not None and user.is_authenticated else None,
             )
-            case.order = _next_order(case)
+            case.order = next_order(case)
             case.save()
-            _audit(user, profile, "testcase.create", case, None, snapshot(case))
+            audit(user, profile, "testcase.create", case, None, snapshot(case))
             cases.append(case)
     return cases
 
@@ -87,3 +89,36 @@ def _new_label(profile: Profile) -> str:
     while f"conversation {number}" in taken:
         number += 1
     return f"conversation {number}"
+
+
+def add_test_case(
+    profile: Profile, decision: Decision, message: str, expected_route: str, *, user: Any
+) -> TestCase:
+    """Store a routed turn as a test case (the playground's "save as test case").
+
+    The case keeps the message, the turn's incumbent, the expected route (the decided one or a
+    correction; blank = no route), the verdict kind when the expectation is the decided route,
+    and the triage label and kept tools the turn produced.
+
+    Raises:
+        Refused: the expected route is not a route of the profile.
+    """
+    if expected_route and not profile.routes.filter(name=expected_route).exists():
+        raise Refused([("expected_route", f"'{expected_route}' is not a route of this profile")])
+    decided = decision.route if decision.verdict in ("move", "stay") else None
+    triage = decision.triage
+    case = TestCase(
+        profile=profile,
+        message=message,
+        incumbent=decision.from_route or "",
+        expected_route=expected_route,
+        expected_verdict=decision.verdict if expected_route == (decided or "") else "",
+        expected_triage=triage.label if triage else "",
+        expected_tools=list(decision.kept_tools) if triage else None,
+        updated_by=user,
+    )
+    with transaction.atomic():
+        case.order = next_order(case)
+        case.save()
+        audit(user, profile, "testcase.create", case, None, snapshot(case))
+    return case

@@ -10,7 +10,8 @@ from django.forms.renderers import TemplatesSetting
 
 from studio.labels import plain_message, plain_problem
 from studio.models import Profile, Route, Rule, Tool
-from studio.services import Problem, path_tokens
+from studio.services import path_tokens
+from studio.shared.errors import Problem
 
 
 class StudioFormRenderer(TemplatesSetting):

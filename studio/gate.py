@@ -16,7 +16,8 @@ from django.db import transaction
 from studio.authoring import LintRow, cached_lint_rows
 from studio.models import ACTIVE, JobStatus, Profile, Publication, TestRun
 from studio.publishing import start_publication
-from studio.services import Conflict, _audit
+from studio.shared.audit import audit
+from studio.shared.errors import Conflict
 from studio.suites import interrupt_stale, start_run
 
 # Suite runs that still say something about a draft: queued, running or done (a failed,
@@ -114,5 +115,5 @@ def publish_through_gate(
         job = start_publication(profile, user=user, **options)
         if gate.is_red:
             facts = {"draft_revision": job.draft_revision, "red": gate.reds, "reason": reason}
-            _audit(user, profile, "version.publish_red", profile, None, facts)
+            audit(user, profile, "version.publish_red", profile, None, facts)
     return job

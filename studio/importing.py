@@ -26,7 +26,8 @@ from studio.jobs.progress import Cancelled, Reporter
 from studio.jobs.sqlite import retry_locked
 from studio.models import ImportJob, JobStatus, Profile
 from studio.publishing import import_pack, read_upload
-from studio.services import Conflict, Refused, _audit
+from studio.shared.audit import audit
+from studio.shared.errors import Conflict, Refused
 
 PACK = "pack"  # an ImportJob's format for a Route Studio pack file
 STEPS = 3  # read, parse and validate, create
@@ -105,7 +106,7 @@ def create_imported_profile(
     with transaction.atomic():
         _refuse_taken(str(document["profile"]["slug"]))
         profile = import_pack(document, user=user)
-        _audit(user, profile, "profile.import-from", profile, None, report)
+        audit(user, profile, "profile.import-from", profile, None, report)
     return profile
 
 

@@ -70,7 +70,7 @@ class Profile(Editable):
     )
     # The pack's whole `scorer` object when it says more than its kind (an imported cascade, say),
     # used while `scorer_kind` still names its kind. Never the lexical `model`: weights are
-    # relearned from the routes by services.release_pack, so they cannot go stale here.
+    # relearned from the routes by studio.shared.packs.release_pack, so they cannot go stale here.
     scorer_settings = models.JSONField(null=True, blank=True)
 
     # triage; a None lexicon or a blank pattern means "routing_core's built-in default"

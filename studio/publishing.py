@@ -38,15 +38,9 @@ from studio.models import (
     Version,
     snapshot,
 )
-from studio.services import (
-    Conflict,
-    Refused,
-    SlugTaken,
-    _audit,
-    build_pack_dict,
-    pack_report,
-    scorer_settings,
-)
+from studio.shared.audit import audit
+from studio.shared.errors import Conflict, Refused, SlugTaken
+from studio.shared.packs import build_pack_dict, pack_report, scorer_settings
 from studio.suites import suite_cases
 
 MAX_IMPORT_BYTES: int = getattr(settings, "STUDIO_MAX_IMPORT_BYTES", 5 * 1024 * 1024)
@@ -100,7 +94,7 @@ def publish(
             test_results=run_test_cases(pack, locked),
         )
         store_encodings(version)  # compressed once, here, for every pull to come
-        _audit(user, locked, "version.publish", version, None, _version_facts(version))
+        audit(user, locked, "version.publish", version, None, _version_facts(version))
         if environment:
             promote(version, environment, user=user)
     return version
@@ -233,7 +227,7 @@ def promote(
         env.version, env.updated_by = version, user
         env.save()
         moved = "rollback" if before is not None and version.number < before else "promote"
-        _audit(
+        audit(
             user,
             profile,
             f"environment.{moved}",
@@ -297,7 +291,7 @@ def import_pack(
         profile.revision += 1
         profile.draft_revision += 1
         _apply(profile, pack, user)
-        _audit(user, profile, "profile.import", profile, before, snapshot(profile))
+        audit(user, profile, "profile.import", profile, before, snapshot(profile))
     return profile
 
 
@@ -310,7 +304,7 @@ def _import_new(pack: Pack, slug: str, user: Any) -> Profile:
         with transaction.atomic():
             profile = Profile(slug=slug)
             _apply(profile, pack, user)
-            _audit(user, profile, "profile.import", profile, None, snapshot(profile))
+            audit(user, profile, "profile.import", profile, None, snapshot(profile))
     except IntegrityError:
         # Both passed the check above; the unique slug let one in. The rest get the same 409.
         if not Profile.objects.filter(slug=slug).exists():
@@ -399,7 +393,7 @@ def delete_profile(profile: Profile, *, user: Any) -> None:
     with transaction.atomic():
         if profile.versions.exists():
             raise Conflict(f"'{profile.slug}' has published versions and cannot be deleted")
-        _audit(user, profile, "profile.delete", profile, snapshot(profile), None)
+        audit(user, profile, "profile.delete", profile, snapshot(profile), None)
         profile.delete()
 
 

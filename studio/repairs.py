@@ -35,7 +35,10 @@ from studio.jobs.progress import EVERY_S, Reporter
 from studio.jobs.training import exact_pack
 from studio.labels import plain_problem
 from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase, Tool
-from studio.services import Conflict, Refused, _audit, build_pack, save_item, save_profile
+from studio.services import save_item, save_profile
+from studio.shared.audit import audit
+from studio.shared.errors import Conflict, Refused
+from studio.shared.packs import build_pack
 from studio.suites import suite_cases
 
 KEEP_SEARCHES = 5  # per case: older ended searches are of drafts or suites that are gone
@@ -264,7 +267,7 @@ def apply_found(job: RepairJob, *, user: Any) -> Edit:
     with transaction.atomic():
         changed = _save(profile, edit, edited, user)
         after = {"case": test_case.message, "edit": edit.describe(), "kind": edit.kind}
-        _audit(
+        audit(
             user, profile, f"{type(changed).__name__.lower()}.accept-repair", changed, None, after
         )
     return edit

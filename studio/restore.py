@@ -15,7 +15,9 @@ from django.db import transaction
 
 from studio.cases import save_case
 from studio.models import AuditEntry, ProfileItem, Route, Rule, TestCase, Tool
-from studio.services import Refused, _audit, save_item
+from studio.services import save_item
+from studio.shared.audit import audit
+from studio.shared.errors import Refused
 
 RESTORABLE: dict[str, type[ProfileItem]] = {
     "route": Route,
@@ -56,7 +58,7 @@ def restore(entry: AuditEntry, *, user: Any) -> ProfileItem:
             save_case(item, user=user)
         else:
             save_item(item, user=user)
-        _audit(user, entry.profile, f"{kind}.restore", item, {"restored_from": entry.pk}, fields)
+        audit(user, entry.profile, f"{kind}.restore", item, {"restored_from": entry.pk}, fields)
     return item
 
 

@@ -18,7 +18,8 @@ from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import Kind, SuggestionBatch, suggest
 from studio.models import Route
 from studio.playground import compiled_router
-from studio.services import _audit, save_item
+from studio.services import save_item
+from studio.shared.audit import audit
 
 SETUP_HELP = (
     "Suggestions need a language model. Ask whoever runs the studio to set "
@@ -75,7 +76,7 @@ def accept_suggestions(
             current = list(getattr(route, field))
             setattr(route, field, current + [t for t in accepted if t not in current])
             save_item(route, user=user, expected_revision=expected_revision)
-        _audit(
+        audit(
             user,
             route.profile,
             "route.accept-suggestions",

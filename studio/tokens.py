@@ -20,7 +20,7 @@ from django.utils import timezone
 from ninja.security import HttpBearer
 
 from studio.models import ApiToken, AuditEntry, Profile, ReadToken, TokenBase, TokenScope
-from studio.services import _audit
+from studio.shared.audit import audit
 
 READ_PREFIX = "rsp_"
 EVENTS_PREFIX = "rse_"
@@ -57,7 +57,7 @@ def create_read_token(
             created_by=user,
         )
         after = {"name": name, "prefix": token.prefix, "scope": scope}
-        _audit(user, profile, "token.create", token, None, after)
+        audit(user, profile, "token.create", token, None, after)
     return token, secret
 
 
@@ -80,7 +80,7 @@ def revoke(token: TokenBase, *, user: Any) -> None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         if isinstance(token, ReadToken):
-            _audit(user, token.profile, "token.revoke", token, None, {"prefix": token.prefix})
+            audit(user, token.profile, "token.revoke", token, None, {"prefix": token.prefix})
         else:
             _user_audit(user, "api_token.revoke", token)
 

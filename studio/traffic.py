@@ -16,9 +16,11 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from routing_core import Router
+from studio.cases import add_test_case
 from studio.models import Profile, Route, TestCase
 from studio.playground import playground_router
-from studio.services import Refused, add_test_case, save_item
+from studio.services import save_item
+from studio.shared.errors import Refused
 from studio.traffic_models import Event
 
 REVIEW_WINDOW = 5000  # the latest turns the review queue looks through

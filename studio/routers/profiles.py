@@ -19,7 +19,8 @@ from studio.routers.schemas import (
     ProfileOut,
     ProfilePatch,
 )
-from studio.services import Conflict, create_profile, save_profile
+from studio.services import create_profile, save_profile
+from studio.shared.errors import Conflict
 
 router = Router(tags=["profiles"], auth=USER_AUTH)
 ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}

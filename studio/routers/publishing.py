@@ -32,7 +32,7 @@ from studio.routers.schemas import (
     PublishIn,
     VersionOut,
 )
-from studio.services import Conflict, Refused
+from studio.shared.errors import Conflict, Refused
 
 router = Router(tags=["publishing"], auth=USER_AUTH)
 imports = Router(tags=["publishing"], auth=USER_AUTH)  # mounted at /imports

@@ -16,7 +16,7 @@ from django_htmx.middleware import HtmxDetails
 
 from studio.models import Profile
 from studio.roles import can_edit, can_view
-from studio.services import pack_report
+from studio.shared.packs import pack_report
 
 
 class HtmxHttpRequest(HttpRequest):

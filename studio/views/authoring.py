@@ -22,7 +22,7 @@ from studio.labels import field_label
 from studio.models import OverlapCheck
 from studio.playground import ModelPending
 from studio.reports import sweep_chart, sweep_grid
-from studio.services import Conflict, Refused
+from studio.shared.errors import Conflict, Refused
 from studio.suites import interrupt_stale, start_overlap
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.views.suites import reader_page

@@ -23,7 +23,7 @@ from studio.labels import plain_problem
 from studio.models import ImportJob, JobStatus
 from studio.publishing import MAX_IMPORT_BYTES
 from studio.roles import can_edit
-from studio.services import Refused
+from studio.shared.errors import Refused
 from studio.views._common import HtmxHttpRequest, studio_page
 
 # What each part of an import's report is called on its page.

@@ -18,14 +18,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from studio.forms import PackForm, ProfileForm, RouteAddForm, RouteForm, RuleForm, ToolForm
 from studio.labels import plain_problem
 from studio.models import Profile, ProfileItem, Route, Rule, Tool
-from studio.services import (
-    Conflict,
-    Refused,
-    delete_item,
-    move_item,
-    route_references,
-    save_item,
-)
+from studio.services import delete_item, move_item, route_references, save_item
+from studio.shared.errors import Conflict, Refused
 from studio.views._common import (
     HtmxHttpRequest,
     fragment,

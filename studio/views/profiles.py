@@ -13,7 +13,8 @@ from studio.labels import history_line
 from studio.models import AuditEntry, Profile
 from studio.restore import is_restorable, restore
 from studio.roles import can_edit
-from studio.services import Conflict, Refused, create_profile, save_profile
+from studio.services import create_profile, save_profile
+from studio.shared.errors import Conflict, Refused
 from studio.views._common import (
     HtmxHttpRequest,
     fragment,

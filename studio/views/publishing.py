@@ -32,7 +32,8 @@ from studio.publishing import (
     promote,
 )
 from studio.roles import PUBLISH
-from studio.services import Conflict, Refused, pack_report
+from studio.shared.errors import Conflict, Refused
+from studio.shared.packs import pack_report
 from studio.tokens import create_api_token, create_read_token, revoke
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.views.importing import problem_lines

@@ -30,7 +30,7 @@ from studio.repairs import (
     search_state,
 )
 from studio.roles import can_edit
-from studio.services import Conflict, Refused
+from studio.shared.errors import Conflict, Refused
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 
 

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 from studio.forms import RuleForm
 from studio.models import Rule
 from studio.rule_builder import preview
-from studio.services import rule_match
+from studio.shared.packs import rule_match
 from studio.views._common import HtmxHttpRequest, get_profile, studio_page
 
 

@@ -15,7 +15,7 @@ from routing_core.scorers.base import ScorerFailure
 from routing_core.suggest import Kind, SuggestionBatch
 from studio.models import Route
 from studio.roles import can_edit
-from studio.services import Conflict, Refused
+from studio.shared.errors import Conflict, Refused
 from studio.suggestions import SETUP_HELP, accept_suggestions, llm_client, suggest_for_route
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 

@@ -27,7 +27,7 @@ from studio.downloads import attachment
 from studio.models import Profile, TestCase, TestRun
 from studio.reports import confusion_matrix, filter_results, pass_rate_chart, slowest
 from studio.roles import can_view
-from studio.services import Conflict
+from studio.shared.errors import Conflict
 from studio.suites import interrupt_stale, last_runs, start_run
 from studio.views._common import (
     HtmxHttpRequest,

@@ -20,7 +20,7 @@ from studio.events import dropped_by_agents, traffic_settings
 from studio.models import Profile
 from studio.replays import start_replay
 from studio.roles import PUBLISH
-from studio.services import Refused
+from studio.shared.errors import Refused
 from studio.suites import interrupt_stale
 from studio.traffic import label_turn, period, review_queue
 from studio.traffic_charts import share_chart, turns_chart

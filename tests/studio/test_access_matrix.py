@@ -29,7 +29,8 @@ from studio.models import ImportJob, Profile, ReadToken, Route, TestCase, TokenS
 from studio.publishing import promote, publish
 from studio.replays import start_replay
 from studio.roles import grant
-from studio.services import build_pack, build_pack_dict, delete_item
+from studio.services import delete_item
+from studio.shared.packs import build_pack, build_pack_dict
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token, revoke
 from studio.traffic_models import Event

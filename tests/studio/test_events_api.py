@@ -18,7 +18,7 @@ from studio.agents import agent_engine, can_read, unable_to_read
 from studio.events import expire_events
 from studio.models import Profile, TokenScope
 from studio.publishing import promote, publish
-from studio.services import build_pack
+from studio.shared.packs import build_pack
 from studio.tokens import create_read_token, revoke
 from studio.traffic_models import Agent, Event, TrafficSettings
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from studio.case_import import parse_cases
 from studio.models import Profile
-from studio.services import build_pack_dict
+from studio.shared.packs import build_pack_dict
 from studio.tokens import create_api_token
 
 NUL, SURROGATE = "\x00", "\ud83d"
@@ -123,7 +123,7 @@ def test_a_profile_with_one_very_long_word_publishes_diffs_lints_and_answers_the
 ):
     from studio import playground
     from studio.publishing import pack_diff, publish
-    from studio.services import pack_report
+    from studio.shared.packs import pack_report
 
     billing = profile.routes.get(name="billing")
     billing.examples = [*billing.examples, "a" * 2000]  # one word, at the field's limit

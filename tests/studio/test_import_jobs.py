@@ -19,7 +19,7 @@ from django.utils import timezone
 from studio.importing import PACK, start_import
 from studio.jobs import queue
 from studio.models import AuditEntry, ImportJob, Profile
-from studio.services import build_pack_dict
+from studio.shared.packs import build_pack_dict
 from studio.tokens import create_api_token
 from tests.job_worker import Workers, wait_for
 

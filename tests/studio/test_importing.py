@@ -13,7 +13,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from studio.models import AuditEntry, ImportJob, Profile
-from studio.services import build_pack
+from studio.shared.packs import build_pack
 from tests.routing_core.importers.conftest import EXPORTS
 
 URL = "/profiles/import/from/"

@@ -22,7 +22,7 @@ from studio.events import EventBatchIn, ingest
 from studio.models import ImportJob, Profile, Route, Rule, TestCase, Tool
 from studio.publishing import promote, publish
 from studio.replays import start_replay
-from studio.services import build_pack, build_pack_dict
+from studio.shared.packs import build_pack, build_pack_dict
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token
 from studio.traffic_models import Event, ReplayRun

@@ -16,7 +16,9 @@ from studio.cases import delete_case
 from studio.models import AuditEntry, Environment, Profile, Route, Rule, TestCase, Version
 from studio.publishing import import_pack, publish
 from studio.restore import restore
-from studio.services import Refused, build_pack_dict, delete_item
+from studio.services import delete_item
+from studio.shared.errors import Refused
+from studio.shared.packs import build_pack_dict
 from studio.tokens import create_api_token
 
 MINE = "typed-by-me"

@@ -11,7 +11,7 @@ from routing_core import dump_pack
 from studio.models import Profile, Route
 from studio.playground import compiled_router
 from studio.publishing import import_pack
-from studio.services import release_pack
+from studio.shared.packs import release_pack
 from tests.routing_core.conftest import TEMPLATES, TOPICS
 from tests.studio.conftest import htmx, policy_form
 
@@ -174,7 +174,7 @@ def test_a_version_diff_lists_the_out_of_scope_examples_added_and_removed(
     profile: Profile,
 ) -> None:
     from studio.diff import diff_packs
-    from studio.services import build_pack
+    from studio.shared.packs import build_pack
 
     profile.out_of_scope = ["tell me a joke about cats"]
     profile.save()

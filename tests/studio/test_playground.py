@@ -14,7 +14,8 @@ from routing_core.scorers._terms import STOP_WORDS
 from studio import playground
 from studio.demo import load_demo_profile
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
-from studio.services import build_pack, save_item
+from studio.services import save_item
+from studio.shared.packs import build_pack
 from studio.suites import start_run
 from tests.studio.conftest import htmx
 

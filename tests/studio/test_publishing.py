@@ -20,7 +20,9 @@ from studio.publishing import (
     publish,
     read_upload,
 )
-from studio.services import Conflict, Refused, build_pack, build_pack_dict, release_pack, save_item
+from studio.services import save_item
+from studio.shared.errors import Conflict, Refused
+from studio.shared.packs import build_pack, build_pack_dict, release_pack
 from studio.suites import start_run
 from tests.studio.conftest import add_conversation
 

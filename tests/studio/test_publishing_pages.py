@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from studio.demo import load_demo_profile
 from studio.models import Environment, Profile, ReadToken, Route, Version
 from studio.publishing import import_pack, promote, publish
-from studio.services import build_pack_dict
+from studio.shared.packs import build_pack_dict
 
 
 def test_the_versions_page_lists_versions_and_environments(profile, owner, client_for):

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from routing_core import Router
 from studio.models import Rule
-from studio.services import build_pack
+from studio.shared.packs import build_pack
 from tests.studio.conftest import htmx
 
 

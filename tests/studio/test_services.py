@@ -6,18 +6,9 @@ import pytest
 
 from routing_core import Router, load_pack
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
-from studio.services import (
-    Conflict,
-    Refused,
-    build_pack,
-    build_pack_dict,
-    create_profile,
-    delete_item,
-    move_item,
-    pack_report,
-    save_item,
-    save_profile,
-)
+from studio.services import create_profile, delete_item, move_item, save_item, save_profile
+from studio.shared.errors import Conflict, Refused
+from studio.shared.packs import build_pack, build_pack_dict, pack_report
 
 
 def test_an_edited_profile_builds_a_pack_that_routing_core_loads_and_routes(profile, editor):

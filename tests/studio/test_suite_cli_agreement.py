@@ -13,7 +13,7 @@ import pytest
 from routing_core import dump_pack
 from studio.case_import import export_jsonl, import_cases, parse_cases
 from studio.models import Profile, Route, TestCase
-from studio.services import release_pack
+from studio.shared.packs import release_pack
 from studio.suites import start_run
 
 CLINC = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "clinc150"

@@ -14,7 +14,7 @@ from routing_core import Router
 from studio.events import EventBatchIn, ingest
 from studio.models import AuditEntry, Profile, TestCase
 from studio.publishing import promote, publish
-from studio.services import build_pack
+from studio.shared.packs import build_pack
 from studio.tokens import create_read_token
 from studio.traffic import period, review_queue
 from studio.traffic_models import Event, ReplayRun, TrafficSettings

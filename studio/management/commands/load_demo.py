@@ -12,7 +12,7 @@ from studio.demo import PROFILE, load_demo_profile
 from studio.jobs.training import request_model_safely
 from studio.models import Profile
 from studio.roles import ROLES, grant
-from studio.services import pack_report
+from studio.shared.packs import pack_report
 
 
 class Command(BaseCommand):
