@@ -39,7 +39,9 @@ class PolicyOverrides(BaseModel):
     strictness: str | None = None
 
 
-class RouteIn(BaseModel):
+class RouteMessageIn(BaseModel):
+    """A message to route (named apart from the routes' own schemas: schema names are global)."""
+
     model_config = ConfigDict(extra="forbid")
 
     message: str = Field(max_length=MAX_MESSAGE_CHARS)
@@ -47,14 +49,16 @@ class RouteIn(BaseModel):
     policy: PolicyOverrides | None = None
 
 
-class RouteOut(BaseModel):
+class RouteMessageOut(BaseModel):
     why: str = Field(description="One sentence: why the turn went where it went.")
     menu_text: str | None = Field(description="What an agent puts in its prompt for a menu.")
     decision: dict[str, Any] = Field(description="`decision.to_event()`: schema route-decision/1.")
 
 
-@router.post("/{slug}/route", response={200: RouteOut, **ERRORS})
-def route_message(request: HttpRequest, payload: RouteIn, slug: str = SLUG) -> RouteOut:
+@router.post("/{slug}/route", response={200: RouteMessageOut, **ERRORS})
+def route_message(
+    request: HttpRequest, payload: RouteMessageIn, slug: str = SLUG
+) -> RouteMessageOut:
     """Route one message on the profile's draft (what the editors saved, published or not)."""
     limit(request, "route", settings.STUDIO_RATE_ROUTE)
     profile = profile_for(request, slug)
@@ -63,4 +67,6 @@ def route_message(request: HttpRequest, payload: RouteIn, slug: str = SLUG) -> R
     overrides = {key: value for key, value in sent.items() if value is not None or key == "floor"}
     outcome = route_turn(profile, payload.message, payload.incumbent, overrides)
     decision = outcome.decision
-    return RouteOut(why=outcome.why, menu_text=decision.menu_text(), decision=decision.to_event())
+    return RouteMessageOut(
+        why=outcome.why, menu_text=decision.menu_text(), decision=decision.to_event()
+    )

@@ -33,7 +33,7 @@ def list_profiles(request: HttpRequest) -> list[Profile]:
     return list(Profile.objects.all())
 
 
-@router.post("", response={201: ProfileOut, **ERRORS})
+@router.post("", response={201: ProfileOut, **ERRORS}, operation_id="create_profile")
 def create(request: HttpRequest, payload: ProfileIn) -> Status[Profile]:
     user = require(request, EDIT)
     if Profile.objects.filter(slug=payload.slug).exists():
@@ -41,12 +41,12 @@ def create(request: HttpRequest, payload: ProfileIn) -> Status[Profile]:
     return Status(201, create_profile(Profile(**payload.dict()), user=user))
 
 
-@router.get("/{slug}", response={200: ProfileOut, **ERRORS})
+@router.get("/{slug}", response={200: ProfileOut, **ERRORS}, operation_id="read_profile")
 def read(request: HttpRequest, slug: str = SLUG) -> Profile:
     return profile_for(request, slug)
 
 
-@router.patch("/{slug}", response={200: ProfileOut, **ERRORS})
+@router.patch("/{slug}", response={200: ProfileOut, **ERRORS}, operation_id="edit_profile")
 def edit(request: HttpRequest, payload: ProfilePatch, slug: str = SLUG) -> Profile:
     profile = profile_for(request, slug, EDIT)
     changes = payload.dict(exclude_unset=True)
@@ -63,7 +63,7 @@ _BLANKABLE = {"description", "default_route", "question_pattern", "name"}
 _NULLABLE = {"floor", "action_verbs", "knowledge_verbs"}
 
 
-@router.delete("/{slug}", response={204: None, **ERRORS})
+@router.delete("/{slug}", response={204: None, **ERRORS}, operation_id="delete_profile")
 def delete(request: HttpRequest, slug: str = SLUG) -> Status[None]:
     profile = profile_for(request, slug, EDIT)
     delete_profile(profile, user=request.auth)  # type: ignore[attr-defined]

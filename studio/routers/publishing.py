@@ -153,7 +153,7 @@ def promote_version(
     return _environment_out(env)
 
 
-@router.get("/{slug}/diff", response={200: DiffOut, **ERRORS})
+@router.get("/{slug}/diff", response={200: DiffOut, **ERRORS}, operation_id="diff_versions")
 def diff(
     request: HttpRequest,
     slug: str = SLUG,

@@ -406,40 +406,37 @@ def _operations(world: World) -> dict[str, Op]:
         ops[f"read_{kind}"] = Op(VIEW, 200, one)
         ops[f"edit_{kind}"] = Op(EDIT, 200, one, {"revision": revision})
         ops[f"delete_{kind}"] = Op(EDIT, 204, one)
-    p = "studio_routers_"
     number = {"number": ids["version"]}
     fix = {"case_id": ids["case"]}
     search = {**fix, "search_id": ids["search"]}
     return {
         **ops,
-        f"{p}publishing_list_versions": Op(VIEW, 200),
-        f"{p}publishing_publish_version": Op(
-            PUBLISH, 201, body={"note": "matrix", "reason": "its case fails"}
-        ),
-        f"{p}publishing_read_version": Op(VIEW, 200, number),
-        f"{p}publishing_download_version": Op(VIEW, 200, number),
-        f"{p}publishing_list_environments": Op(VIEW, 200),
-        f"{p}publishing_promote_version": Op(
+        "list_versions": Op(VIEW, 200),
+        "publish_version": Op(PUBLISH, 201, body={"note": "matrix", "reason": "its case fails"}),
+        "read_version": Op(VIEW, 200, number),
+        "download_version": Op(VIEW, 200, number),
+        "list_environments": Op(VIEW, 200),
+        "promote_version": Op(
             PUBLISH, 200, {"environment": "staging"}, {"version": ids["version"]}
         ),
-        f"{p}publishing_diff": Op(VIEW, 200, query=f"?old={ids['version']}"),
-        f"{p}publishing_import_draft": Op(EDIT, 200, body=pack),
-        f"{p}packs_pull_pack": Op(VIEW, 200, {"environment": "production"}),
-        f"{p}profiles_list_profiles": Op(VIEW, 200),
-        f"{p}profiles_create": Op(EDIT, 201, body={"slug": "made-by-api", "name": "Made"}),
-        f"{p}profiles_read": Op(VIEW, 200),
-        f"{p}profiles_edit": Op(EDIT, 200, body={"revision": world.profile.revision}),
-        f"{p}profiles_delete": Op(EDIT, 204, {"slug": "other"}),
-        f"{p}publishing_import_new": Op(EDIT, 201, query="?slug=imported"),
-        f"{p}playground_route_message": Op(VIEW, 200, body={"message": "refund please"}),
+        "diff_versions": Op(VIEW, 200, query=f"?old={ids['version']}"),
+        "import_draft": Op(EDIT, 200, body=pack),
+        "pull_pack": Op(VIEW, 200, {"environment": "production"}),
+        "list_profiles": Op(VIEW, 200),
+        "create_profile": Op(EDIT, 201, body={"slug": "made-by-api", "name": "Made"}),
+        "read_profile": Op(VIEW, 200),
+        "edit_profile": Op(EDIT, 200, body={"revision": world.profile.revision}),
+        "delete_profile": Op(EDIT, 204, {"slug": "other"}),
+        "import_new": Op(EDIT, 201, query="?slug=imported"),
+        "route_message": Op(VIEW, 200, body={"message": "refund please"}),
         # "Find a fix", as the page: editors. The search of this draft exists, so starting
         # one reuses it (200: it has ended); its fix applies (each call is rolled back).
-        f"{p}repairs_start_fix_search": Op(EDIT, 200, fix),
-        f"{p}repairs_read_fix_search": Op(EDIT, 200, search),
-        f"{p}repairs_cancel_fix_search": Op(EDIT, 200, search),
-        f"{p}repairs_apply_fix": Op(EDIT, 200, search),
+        "start_fix_search": Op(EDIT, 200, fix),
+        "read_fix_search": Op(EDIT, 200, search),
+        "cancel_fix_search": Op(EDIT, 200, search),
+        "apply_fix": Op(EDIT, 200, search),
         # Only the profile's event token may send events (see the loop below): users get 401.
-        f"{p}events_post_events": Op(VIEW, 202, body={"events": [_event_record(world)]}),
+        "post_events": Op(VIEW, 202, body={"events": [_event_record(world)]}),
     }
 
 
