@@ -27,8 +27,8 @@ from studio.jobs.progress import Reporter
 from studio.jobs.training import job_pack
 from studio.labels import place
 from studio.models import ACTIVE, JobStatus, Profile, TuningRun
-from studio.playground import ModelPending, compiled_router
 from studio.services import save_profile
+from studio.shared.drafts import ModelPending, compiled_router
 from studio.suites import suite_cases
 
 _RULE_PATH = re.compile(r"^rules\[(\d+)\]")

@@ -401,7 +401,7 @@ def delete_profile(profile: Profile, *, user: Any) -> None:
 
 
 def pack_at(profile: Profile, side: str) -> Pack:
-    from studio.playground import Compiled, ModelPending
+    from studio.shared.drafts import Compiled, ModelPending
 
     """`draft` (raises PackError when invalid) or a published version number (Http404 if none)."""
     if side == "draft":

@@ -38,6 +38,7 @@ from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase
 from studio.services import save_item, save_profile
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict, Refused
+from studio.shared.llm import llm_client
 from studio.shared.packs import build_pack
 from studio.suites import suite_cases
 
@@ -116,8 +117,6 @@ def _prune(test_case: TestCase) -> None:
 
 def execute_repair(job: RepairJob, progress: Reporter) -> dict[str, Any]:
     """The job's work: learn the draft's model if need be, then try the candidates one by one."""
-    from studio.suggestions import llm_client  # the studio's configured model, if any
-
     test_case = TestCase.objects.select_related("profile").get(pk=job.test_case_id)
     profile: Profile = test_case.profile
     cases, index = _suite(test_case)

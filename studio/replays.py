@@ -18,7 +18,7 @@ from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.training import job_pack
 from studio.models import Profile
-from studio.suites import _signed_in
+from studio.shared.audit import signed_in
 from studio.traffic_models import Event, ReplayRun
 
 MAX_TURNS = 100_000
@@ -32,7 +32,7 @@ def start_replay(profile: Profile, target: str, *, user: Any) -> ReplayRun:
     run = ReplayRun.objects.create(
         profile=profile,
         target=target,
-        started_by=_signed_in(user),
+        started_by=signed_in(user),
         total=total,
         draft_revision=profile.draft_revision,
     )

@@ -10,39 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
-from routing_core.pack import LlmScorerSettings
 from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import Kind, SuggestionBatch, suggest
 from studio.models import Route
-from studio.playground import compiled_router
 from studio.services import save_item
 from studio.shared.audit import audit
+from studio.shared.drafts import compiled_router
 
 SETUP_HELP = (
     "Suggestions need a language model. Ask whoever runs the studio to set "
     "STUDIO_LLM_BASE_URL (an OpenAI-compatible address, e.g. https://api.openai.com/v1) and "
     "STUDIO_LLM_MODEL, and to put the key in the variable STUDIO_LLM_API_KEY."
 )
-
-
-def llm_client() -> ChatClient | None:
-    """The configured endpoint, or None when the studio has none."""
-    base_url, model = settings.STUDIO_LLM_BASE_URL, settings.STUDIO_LLM_MODEL
-    if not base_url or not model:
-        return None
-    return ChatClient(
-        LlmScorerSettings(
-            kind="llm",
-            base_url=base_url,
-            model=model,
-            api_key_env=settings.STUDIO_LLM_API_KEY_ENV or None,
-            timeout_s=min(120.0, max(1.0, float(settings.STUDIO_LLM_TIMEOUT_S))),
-            max_output_tokens=256,
-        )
-    )
 
 
 def suggest_for_route(client: ChatClient, route: Route, kind: Kind) -> SuggestionBatch:

@@ -29,6 +29,7 @@ from studio.jobs.progress import Reporter
 from studio.jobs.recovery import recover
 from studio.jobs.training import job_pack
 from studio.models import OverlapCheck, Profile, TestCase, TestRun
+from studio.shared.audit import signed_in
 
 log = logging.getLogger(__name__)
 
@@ -88,16 +89,11 @@ def start_run(profile: Profile, *, user: Any) -> TestRun:
     """Create a run of the profile's suite and start it (viewers may: it changes no draft)."""
     run = TestRun.objects.create(
         profile=profile,
-        started_by=_signed_in(user),
+        started_by=signed_in(user),
         total=profile.test_cases.count(),
         draft_revision=profile.draft_revision,
     )
     return queue.start(run)
-
-
-def _signed_in(user: Any) -> Any:
-    """The user to record as a job's starter: None for an anonymous or missing one."""
-    return user if user is not None and user.is_authenticated else None
 
 
 def execute_run(run: TestRun, progress: Reporter) -> dict[str, Any]:
@@ -157,7 +153,7 @@ def start_overlap(profile: Profile, *, user: Any) -> OverlapCheck:
     """Create an overlap checkup of the profile's draft and start it."""
     check = OverlapCheck.objects.create(
         profile=profile,
-        started_by=_signed_in(user),
+        started_by=signed_in(user),
         draft_revision=profile.draft_revision,
     )
     return queue.start(check)

@@ -18,8 +18,8 @@ from django.utils import timezone
 from routing_core import Router
 from studio.cases import add_test_case
 from studio.models import Profile, Route, TestCase
-from studio.playground import playground_router
 from studio.services import save_item
+from studio.shared.drafts import playground_router
 from studio.shared.errors import Refused
 from studio.traffic_models import Event
 

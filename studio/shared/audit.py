@@ -62,3 +62,8 @@ def audit(
         before=before,
         after=after,
     )
+
+
+def signed_in(user: Any) -> Any:
+    """The user to record as a job's starter: None for an anonymous or missing one."""
+    return user if user is not None and user.is_authenticated else None

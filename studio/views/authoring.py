@@ -20,8 +20,8 @@ from studio.case_forms import ApplyThresholdsForm
 from studio.jobs.notes import training_note
 from studio.labels import field_label
 from studio.models import OverlapCheck
-from studio.playground import ModelPending
 from studio.reports import sweep_chart, sweep_grid
+from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
 from studio.suites import interrupt_stale, start_overlap
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page

@@ -20,8 +20,8 @@ from studio.jobs.kinds import KINDS
 from studio.jobs.notes import training_note
 from studio.jobs.recovery import recover, recover_job
 from studio.models import Job, Profile
-from studio.playground import Compiled, playground_router
 from studio.roles import EDIT, PUBLISH, VIEW
+from studio.shared.drafts import Compiled, playground_router
 from studio.views._common import HtmxHttpRequest, get_profile
 
 TEMPLATE = "studio/job.html"

@@ -23,7 +23,6 @@ from studio.importing import PACK, start_import
 from studio.jobs.notes import training_note
 from studio.labels import plain_problem
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
-from studio.playground import ModelPending
 from studio.publishing import (
     MAX_IMPORT_BYTES,
     environments,
@@ -32,6 +31,7 @@ from studio.publishing import (
     promote,
 )
 from studio.roles import PUBLISH
+from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import pack_report
 from studio.tokens import create_api_token, create_read_token, revoke

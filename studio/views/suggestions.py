@@ -16,7 +16,8 @@ from routing_core.suggest import Kind, SuggestionBatch
 from studio.models import Route
 from studio.roles import can_edit
 from studio.shared.errors import Conflict, Refused
-from studio.suggestions import SETUP_HELP, accept_suggestions, llm_client, suggest_for_route
+from studio.shared.llm import llm_client
+from studio.suggestions import SETUP_HELP, accept_suggestions, suggest_for_route
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 
 KINDS: dict[str, str] = {"examples": "examples", "never": "never-phrases"}

@@ -16,8 +16,8 @@ from routing_core.lexicons import LEXICONS, mix
 from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
-from studio.playground import scorer_defaults
 from studio.services import save_profile
+from studio.shared.drafts import scorer_defaults
 from studio.shared.errors import Conflict, Refused
 from studio.views._common import (
     HtmxHttpRequest,

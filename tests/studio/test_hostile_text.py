@@ -121,15 +121,15 @@ def test_text_after_a_closing_quote_is_a_malformed_row_and_the_next_rows_still_r
 def test_a_profile_with_one_very_long_word_publishes_diffs_lints_and_answers_the_playground(
     profile, owner, viewer, client_for
 ):
-    from studio import playground
     from studio.publishing import pack_diff, publish
+    from studio.shared import drafts
     from studio.shared.packs import pack_report
 
     billing = profile.routes.get(name="billing")
     billing.examples = [*billing.examples, "a" * 2000]  # one word, at the field's limit
     billing.description = "b" * 8000
     billing.save()
-    playground.clear_cache()
+    drafts.clear_cache()
 
     answer = client_for(viewer).post(
         "/api/profiles/shop/route", {"message": "a" * 2000}, content_type="application/json"

@@ -9,8 +9,9 @@ from django.urls import reverse
 
 from routing_core import dump_pack
 from studio.models import Profile, Route
-from studio.playground import compiled_router
 from studio.publishing import import_pack
+from studio.shared import drafts
+from studio.shared.drafts import compiled_router
 from studio.shared.packs import release_pack
 from tests.routing_core.conftest import TEMPLATES, TOPICS
 from tests.studio.conftest import htmx, policy_form
@@ -131,10 +132,9 @@ def test_the_policy_page_suggests_the_margin_fitted_for_the_profiles_size(
 def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
     db: Any, viewer: Any, client_for: Any
 ) -> None:
-    from studio import playground
     from studio.demo import load_demo_profile
 
-    playground.clear_cache()
+    drafts.clear_cache()
     demo = load_demo_profile()
     assert demo.out_of_scope  # the demo ships out-of-scope examples
     cases = list(demo.test_cases.filter(expected_route=""))

@@ -7,7 +7,7 @@ import re
 
 from django.urls import reverse
 
-from studio import playground
+from studio.shared import drafts
 from tests.studio.conftest import htmx, policy_form
 from tests.studio.test_playground import by_testid, text
 
@@ -45,7 +45,7 @@ def test_saving_the_policy_in_place_says_it_was_saved(profile, editor, client_fo
 
 
 def test_a_first_turn_chose_a_route_rather_than_moved(profile, viewer, client_for):
-    playground.clear_cache()
+    drafts.clear_cache()
     response = client_for(viewer).post(
         reverse("playground", args=[profile.slug]), {"message": "why was I charged twice"}, **htmx()
     )

@@ -11,10 +11,10 @@ from django.urls import reverse
 
 from routing_core import Decision, Router
 from routing_core.scorers._terms import STOP_WORDS
-from studio import playground
 from studio.demo import load_demo_profile
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
 from studio.services import save_item
+from studio.shared import drafts
 from studio.shared.packs import build_pack
 from studio.suites import start_run
 from tests.studio.conftest import htmx
@@ -22,7 +22,7 @@ from tests.studio.conftest import htmx
 
 @pytest.fixture(autouse=True)
 def _cold_cache() -> None:
-    playground.clear_cache()
+    drafts.clear_cache()
 
 
 def engine(profile: Profile, message: str, incumbent: str | None = None) -> Decision:
@@ -491,13 +491,13 @@ def test_a_test_case_for_an_unknown_route_is_refused(profile, editor, client_for
 
 
 def test_the_compiled_router_is_reused_until_the_draft_changes(profile, editor, route):
-    first = playground.compiled_router(Profile.objects.get(pk=profile.pk))
-    assert playground.compiled_router(Profile.objects.get(pk=profile.pk)) is first
+    first = drafts.compiled_router(Profile.objects.get(pk=profile.pk))
+    assert drafts.compiled_router(Profile.objects.get(pk=profile.pk)) is first
 
     route.examples = [*route.examples, "parcel fees"]
     save_item(route, user=editor)
 
-    assert playground.compiled_router(Profile.objects.get(pk=profile.pk)) is not first
+    assert drafts.compiled_router(Profile.objects.get(pk=profile.pk)) is not first
 
 
 def test_an_edit_changes_the_next_verdict(profile, editor, viewer, client_for):
@@ -512,14 +512,14 @@ def test_an_edit_changes_the_next_verdict(profile, editor, viewer, client_for):
 
 
 def test_a_new_profile_reusing_an_old_id_never_gets_its_router(profile, db):
-    old = playground.compiled_router(profile)
+    old = drafts.compiled_router(profile)
     pk = profile.pk
     profile.delete()
     newcomer = Profile.objects.create(pk=pk, slug="other", name="Other")
     Route.objects.create(profile=newcomer, name="only", description="the only route")
 
-    assert playground.compiled_router(newcomer) is not old
-    assert playground.compiled_router(newcomer).pack.route_names == ("only",)
+    assert drafts.compiled_router(newcomer) is not old
+    assert drafts.compiled_router(newcomer).pack.route_names == ("only",)
 
 
 def test_an_invalid_draft_shows_its_problems_instead_of_a_verdict(viewer, client_for, db):

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from studio import playground
 from studio.models import Profile
 from studio.services import save_item
+from studio.shared import drafts
 from studio.tokens import create_api_token
 
 URL = "/api/profiles/shop/route"
@@ -17,7 +17,7 @@ URL = "/api/profiles/shop/route"
 
 @pytest.fixture(autouse=True)
 def _cold_cache() -> None:
-    playground.clear_cache()
+    drafts.clear_cache()
 
 
 def post(client: Any, body: dict[str, Any], url: str = URL, **headers: Any) -> Any:
