@@ -53,7 +53,7 @@ def _studio_run(data: Path, split: str, tmp: Path) -> dict[str, object]:
     from routing_core import dump_pack
     from routing_core.build import build_pack_file
     from studio.case_import import import_cases, parse_cases
-    from studio.publishing import import_pack
+    from studio.pack_import import import_pack
 
     started = time.perf_counter()
     pack = build_pack_file(data / "routes.json", slug="clinc150", name="CLINC150")

@@ -118,7 +118,7 @@ def _ingest(pack: str, records: list[dict], tmp: Path) -> dict[str, float]:
     from django.test import Client
 
     from studio.models import TokenScope
-    from studio.publishing import import_pack
+    from studio.pack_import import import_pack
     from studio.tokens import create_read_token
     from studio.traffic_models import Event
 

@@ -25,7 +25,7 @@ from studio.jobs import queue
 from studio.jobs.progress import Cancelled, Reporter
 from studio.jobs.sqlite import retry_locked
 from studio.models import ImportJob, JobStatus, Profile
-from studio.publishing import import_pack, read_upload
+from studio.pack_import import import_pack, read_upload
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict, Refused
 

@@ -21,7 +21,7 @@ from studio.jobs import queue
 from studio.jobs.recovery import recover_job
 from studio.labels import plain_problem
 from studio.models import ImportJob, JobStatus
-from studio.publishing import MAX_IMPORT_BYTES
+from studio.pack_import import MAX_IMPORT_BYTES
 from studio.roles import can_edit
 from studio.shared.errors import Refused
 from studio.views._common import HtmxHttpRequest, studio_page

@@ -23,13 +23,8 @@ from studio.importing import PACK, start_import
 from studio.jobs.notes import training_note
 from studio.labels import plain_problem
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
-from studio.publishing import (
-    MAX_IMPORT_BYTES,
-    environments,
-    pack_at,
-    pack_diff,
-    promote,
-)
+from studio.pack_import import MAX_IMPORT_BYTES
+from studio.publishing import environments, pack_at, pack_diff, promote
 from studio.roles import PUBLISH
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused

@@ -14,7 +14,8 @@ from django.urls import reverse
 from studio import case_import, publishing
 from studio.cases import delete_case
 from studio.models import AuditEntry, Environment, Profile, Route, Rule, TestCase, Version
-from studio.publishing import import_pack, publish
+from studio.pack_import import import_pack
+from studio.publishing import publish
 from studio.restore import restore
 from studio.services import delete_item
 from studio.shared.errors import Refused

@@ -11,15 +11,8 @@ from routing_core import PackError, dump_pack, load_pack
 from studio.demo import load_demo_profile
 from studio.diff import diff_packs
 from studio.models import AuditEntry, Profile, Route, TestCase, Version, VersionImmutable
-from studio.publishing import (
-    environments,
-    import_pack,
-    pack_at,
-    pack_diff,
-    promote,
-    publish,
-    read_upload,
-)
+from studio.pack_import import import_pack, read_upload
+from studio.publishing import environments, pack_at, pack_diff, promote, publish
 from studio.services import save_item
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import build_pack, build_pack_dict, release_pack
@@ -253,12 +246,12 @@ def test_a_bad_pack_file_is_refused_with_every_problem_and_nothing_is_imported(d
 def test_importing_as_a_draft_that_fails_halfway_leaves_the_profile_untouched(
     profile, owner, monkeypatch
 ):
-    import studio.publishing as publishing
+    import studio.pack_import as pack_import
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(publishing, "_tool", explode)
+    monkeypatch.setattr(pack_import, "_tool", explode)
     pack = build_pack(profile)
     with pytest.raises(RuntimeError):
         import_pack(pack.model_dump(mode="json"), user=owner, into=profile)
@@ -272,9 +265,7 @@ def test_importing_a_new_profile_over_an_existing_slug_is_refused(profile, owner
 
 
 def test_an_upload_over_the_size_limit_is_refused_before_parsing(monkeypatch):
-    import studio.publishing as publishing
-
-    monkeypatch.setattr(publishing, "MAX_IMPORT_BYTES", 10)
+    monkeypatch.setattr("studio.pack_import.MAX_IMPORT_BYTES", 10)
     with pytest.raises(Refused) as refused:
         read_upload(b"{" + b" " * 20 + b"}")
     assert "limit" in refused.value.errors[0][1]

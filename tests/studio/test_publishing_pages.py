@@ -11,7 +11,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from studio.demo import load_demo_profile
 from studio.models import Environment, Profile, ReadToken, Route, Version
-from studio.publishing import import_pack, promote, publish
+from studio.pack_import import import_pack
+from studio.publishing import promote, publish
 from studio.shared.packs import build_pack_dict
 
 
@@ -156,7 +157,7 @@ def test_a_bad_pack_file_is_refused_with_every_path_and_reason(db, editor, clien
 def test_an_oversized_upload_is_refused_with_a_clear_message(db, editor, client_for, monkeypatch):
     import studio.views.publishing as pages
 
-    monkeypatch.setattr("studio.publishing.MAX_IMPORT_BYTES", 100)
+    monkeypatch.setattr("studio.pack_import.MAX_IMPORT_BYTES", 100)
     monkeypatch.setattr(pages, "MAX_IMPORT_BYTES", 100)
     response = client_for(editor).post(
         "/profiles/import/", {"file": _upload(b"{" + b" " * 500 + b"}")}
