@@ -117,10 +117,9 @@ def _ingest(pack: str, records: list[dict], tmp: Path) -> dict[str, float]:
     from django.core.management import call_command
     from django.test import Client
 
-    from studio.models import TokenScope
+    from studio.models import Event, TokenScope
     from studio.pack_import import import_pack
     from studio.tokens import create_read_token
-    from studio.traffic_models import Event
 
     call_command("migrate", verbosity=0)
     profile = import_pack(pack, user=None, slug=f"bench-{os.getpid()}")

@@ -20,8 +20,7 @@ from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 
 from routing_core.version import engine_version
-from studio.models import Profile
-from studio.traffic_models import Agent
+from studio.models import Agent, Profile
 
 _ENGINE = re.compile(r"\brouting-core/(\S{1,40})")
 WRITE_EVERY_S = 60.0

@@ -15,8 +15,7 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core.redaction import redact, scrub_evidence
-from studio.models import Profile, ReadToken, TokenScope
-from studio.traffic_models import Event, TrafficSettings
+from studio.models import Event, Profile, ReadToken, TokenScope, TrafficSettings
 
 MAX_BATCH = 500
 MAX_MESSAGE = 4000

@@ -17,9 +17,8 @@ from routing_core.replay import PartialReplay, replay_turns, summarise
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.training import job_pack
-from studio.models import Profile
+from studio.models import Event, Profile, ReplayRun
 from studio.shared.audit import signed_in
-from studio.traffic_models import Event, ReplayRun
 
 MAX_TURNS = 100_000
 CHUNK = 2000

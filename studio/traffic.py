@@ -17,11 +17,10 @@ from django.utils import timezone
 
 from routing_core import Router
 from studio.cases import add_test_case
-from studio.models import Profile, Route, TestCase
+from studio.models import Event, Profile, Route, TestCase
 from studio.services import save_item
 from studio.shared.drafts import playground_router
 from studio.shared.errors import Refused
-from studio.traffic_models import Event
 
 REVIEW_WINDOW = 5000  # the latest turns the review queue looks through
 BY_LABELS = {

@@ -20,11 +20,11 @@ from studio.models import (
     OverlapCheck,
     Publication,
     RepairJob,
+    ReplayRun,
     TestRun,
     TrainedModel,
     TuningRun,
 )
-from studio.traffic_models import ReplayRun
 
 # A job's work: given its row and its progress callback, the fields to store when it is done.
 Work = Callable[[Any, Reporter], dict[str, Any]]

@@ -17,14 +17,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from routing_core.version import engine_version
 from studio.agents import agents, can_read
 from studio.events import dropped_by_agents, traffic_settings
-from studio.models import Profile
+from studio.models import Event, Profile, ReplayRun
 from studio.replays import start_replay
 from studio.roles import PUBLISH
 from studio.shared.errors import Refused
 from studio.suites import interrupt_stale
 from studio.traffic import label_turn, period, review_queue
 from studio.traffic_charts import share_chart, turns_chart
-from studio.traffic_models import Event, ReplayRun
 from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.views.suites import reader_page
 

@@ -25,7 +25,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from routing_core import Router
 from studio.api import api
 from studio.events import EventBatchIn, ingest
-from studio.models import ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
+from studio.models import Event, ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing import promote, publish
 from studio.replays import start_replay
 from studio.roles import grant
@@ -33,7 +33,6 @@ from studio.services import delete_item
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token, revoke
-from studio.traffic_models import Event
 from tests.studio.conftest import found_search
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "publisher", "admin")

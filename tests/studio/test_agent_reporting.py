@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from studio.models import TokenScope
+from studio.models import Event, TokenScope
 from studio.publishing import promote, publish
 from studio.tokens import create_read_token
-from studio.traffic_models import Event
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = [

@@ -16,11 +16,10 @@ from hypothesis import strategies as st
 from routing_core import Router
 from studio.agents import agent_engine, can_read, unable_to_read
 from studio.events import expire_events
-from studio.models import Profile, TokenScope
+from studio.models import Agent, Event, Profile, TokenScope, TrafficSettings
 from studio.publishing import promote, publish
 from studio.shared.packs import build_pack
 from studio.tokens import create_read_token, revoke
-from studio.traffic_models import Agent, Event, TrafficSettings
 
 API = "/api/profiles"
 UA = "routing-core/0.0.9 python/3.12"

@@ -19,13 +19,12 @@ from routing_core.pack import MAX_ITEMS, MAX_ROUTES
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.case_import import export_csv, parse_cases
 from studio.events import EventBatchIn, ingest
-from studio.models import ImportJob, Profile, Route, Rule, TestCase, Tool
+from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, TestCase, Tool
 from studio.publishing import promote, publish
 from studio.replays import start_replay
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.suites import start_run
 from studio.tokens import create_api_token, create_read_token
-from studio.traffic_models import Event, ReplayRun
 from tests.studio.test_access_matrix import PAGES, World, _kwargs
 
 SCRIPT = "<script>alert(1)</script>"

@@ -12,12 +12,11 @@ from django.utils import timezone
 
 from routing_core import Router
 from studio.events import EventBatchIn, ingest
-from studio.models import AuditEntry, Profile, TestCase
+from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, TrafficSettings
 from studio.publishing import promote, publish
 from studio.shared.packs import build_pack
 from studio.tokens import create_read_token
 from studio.traffic import period, review_queue
-from studio.traffic_models import Event, ReplayRun, TrafficSettings
 from tests.job_worker import wait_for
 
 

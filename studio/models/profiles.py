@@ -629,7 +629,3 @@ class RepairJob(Job):
 
     def __str__(self) -> str:
         return f"fix {self.pk} for case {self.test_case_id}"
-
-
-# The traffic loop's models (issue 20) live in their own module; importing them here registers them.
-from studio.traffic_models import Agent, Event, ReplayRun, TrafficSettings  # noqa: E402, F401

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from studio.models import Job, Profile, ReadToken
+from studio.models.profiles import Job, Profile, ReadToken
 
 
 class TrafficSettings(models.Model):
