@@ -1,45 +1,49 @@
 """The studio's models, one module per part of the product, all re-exported here.
 
-Code imports them from `studio.models`, as Django's app registry finds them; the modules only
-group them for a reader.
+Code imports them from `studio.models`, where Django's app registry finds them; the modules
+only group them for a reader: profiles and what a pack holds, publishing, jobs, traffic.
 """
 
-from studio.models.profiles import (
+from studio.models.jobs import (
     ACTIVE,
-    ActionKind,
-    ApiToken,
-    AuditEntry,
-    Editable,
-    Environment,
-    EnvironmentName,
     ImportJob,
     Job,
     JobStatus,
-    MatchKind,
     OverlapCheck,
-    PackEncoding,
+    Publication,
+    RepairJob,
+    TestRun,
+    TrainedModel,
+    TuningRun,
+)
+from studio.models.profiles import (
+    ActionKind,
+    AuditEntry,
+    Editable,
+    MatchKind,
     Profile,
     ProfileItem,
-    Publication,
-    ReadToken,
-    RepairJob,
     Route,
     Rule,
     ScorerKind,
     Strictness,
     TestCase,
-    TestRun,
-    TokenBase,
-    TokenScope,
     Tool,
-    TrainedModel,
     TriageLabel,
     TriageMode,
-    TuningRun,
     VerdictKind,
+    snapshot,
+)
+from studio.models.publishing import (
+    ApiToken,
+    Environment,
+    EnvironmentName,
+    PackEncoding,
+    ReadToken,
+    TokenBase,
+    TokenScope,
     Version,
     VersionImmutable,
-    snapshot,
 )
 from studio.models.traffic import (
     Agent,

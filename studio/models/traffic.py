@@ -9,7 +9,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from studio.models.profiles import Job, Profile, ReadToken
+from studio.models.jobs import Job
+from studio.models.profiles import Profile
+from studio.models.publishing import ReadToken
 
 
 class TrafficSettings(models.Model):
