@@ -54,7 +54,7 @@ pytest: $(STAMP) browser
 pytest-postgres: $(STAMP)
 	@$(PY) scripts/check-postgres "$(TEST_DATABASE_URL)"
 	DATABASE_URL="$(TEST_DATABASE_URL)" TEST_DATABASE_NAME="test_studio_$$$$" \
-	  $(VENV)/bin/pytest -p no:cacheprovider tests/studio
+	  $(VENV)/bin/pytest -p no:cacheprovider studio
 
 # Debian's Chromium drives the Playwright tests; no browser download is possible here.
 browser:
@@ -79,7 +79,7 @@ serve: $(STAMP)
 	$(PY) manage.py check --deploy
 	$(PY) manage.py collectstatic --no-input -v 0
 	$(PY) manage.py migrate --no-input
-	exec $(VENV)/bin/gunicorn studio.wsgi --bind $${BIND:-127.0.0.1:8000} \
+	exec $(VENV)/bin/gunicorn studio.shared.wsgi --bind $${BIND:-127.0.0.1:8000} \
 	  --workers $${WORKERS:-$$((2 * $$(nproc) + 1))} --timeout 30 \
 	  --max-requests 10000 --max-requests-jitter 1000 --preload
 

@@ -56,7 +56,7 @@ def _fixture() -> tuple[Any, str]:
     from django.test import Client
 
     from studio.models import Profile, Route
-    from studio.roles import grant
+    from studio.shared.roles import grant
 
     routes = json.loads((DATASET / "routes.json").read_text())
     profile = Profile.objects.create(slug="clinc150", name="CLINC150")

@@ -119,7 +119,7 @@ def _ingest(pack: str, records: list[dict], tmp: Path) -> dict[str, float]:
 
     from studio.models import Event, TokenScope
     from studio.pack_import import import_pack
-    from studio.tokens import create_read_token
+    from studio.shared.tokens import create_read_token
 
     call_command("migrate", verbosity=0)
     profile = import_pack(pack, user=None, slug=f"bench-{os.getpid()}")
@@ -149,7 +149,7 @@ def _pulls(profile: object, n: int = 500) -> None:
 
     from studio.agents import forget_writes, record_pull
     from studio.publishing import promote, publish
-    from studio.tokens import create_read_token
+    from studio.shared.tokens import create_read_token
 
     promote(publish(profile, user=None), "production", user=None)
     token, secret = create_read_token(profile, "bench-pull", user=None)

@@ -16,10 +16,10 @@ from ninja.operation import Operation
 from routing_core import PackError
 from studio.gate import RedGate
 from studio.jobs.notes import training_note
-from studio.ratelimits import RateLimited
 from studio.routers import ROUTERS
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
+from studio.shared.ratelimits import RateLimited
 
 
 class StudioAPI(NinjaAPI):

@@ -25,10 +25,10 @@ from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import Reporter
 from studio.jobs.training import job_pack
-from studio.labels import place
 from studio.models import ACTIVE, JobStatus, Profile, TuningRun
-from studio.services import save_profile
 from studio.shared.drafts import ModelPending, compiled_router
+from studio.shared.edits import save_profile
+from studio.shared.labels import place
 from studio.suites import suite_cases
 
 _RULE_PATH = re.compile(r"^rules\[(\d+)\]")

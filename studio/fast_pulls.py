@@ -3,7 +3,7 @@
 Agents pull in a loop and nearly every pull is a 304, so a pull is almost all per-request
 work. Profiled (docs/benchmarks.md, "Pulls in front of the middleware"), the middleware stack,
 URL resolution, ninja's dispatch and the connection's health check cost more than the answer.
-This WSGI layer (`studio.wsgi`) answers `GET /api/profiles/<slug>/packs/<environment>` with a
+This WSGI layer (`studio.shared.wsgi`) answers `GET /api/profiles/<slug>/packs/<environment>` with a
 live pull token itself, with the same parts as the ninja endpoint (`studio.routers.packs`):
 the same token query (`studio.pulls.find_grant`), rate limit, `pull_answer`, error handlers
 (`studio.api`), the response-side middleware that adds security headers, and the request log
@@ -37,10 +37,10 @@ from django.middleware.security import SecurityMiddleware
 from django.urls import set_script_prefix
 
 from studio.api import api
-from studio.logs import request_log
 from studio.pulls import PullGrant, find_grant, pull_answer
-from studio.ratelimits import RateLimited, limit
-from studio.tokens import READ_PREFIX
+from studio.shared.logs import request_log
+from studio.shared.ratelimits import RateLimited, limit
+from studio.shared.tokens import READ_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ def _respond(request: HttpRequest, grant: PullGrant, environment: str) -> HttpRe
 
 
 def _log(request: HttpRequest, response: HttpResponseBase, slug: str, start: float) -> None:
-    """The line `studio.logs.RequestLogMiddleware` writes for the endpoint's answers."""
+    """The line `studio.shared.logs.RequestLogMiddleware` writes for the endpoint's answers."""
     latency_ms = round((time.perf_counter() - start) * 1000, 2)
     fields = {
         "method": request.method,

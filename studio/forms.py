@@ -8,16 +8,16 @@ from typing import Any, ClassVar
 from django import forms
 from django.forms.renderers import TemplatesSetting
 
-from studio.labels import plain_message, plain_problem
 from studio.models import Profile, Route, Rule, Tool
-from studio.services import path_tokens
+from studio.shared.edits import path_tokens
 from studio.shared.errors import Problem
+from studio.shared.labels import plain_message, plain_problem
 
 
 class StudioFormRenderer(TemplatesSetting):
     """Wraps each field group in one element so that grids lay fields out, not their parts."""
 
-    field_template_name = "studio/_field.html"
+    field_template_name = "studio/shared/_field.html"
 
 
 class LinesField(forms.CharField):

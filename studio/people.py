@@ -17,7 +17,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from studio.models import AuditEntry
-from studio.roles import ROLES, ensure_roles
+from studio.shared.roles import ROLES, ensure_roles
 
 
 class PeopleRefused(Exception):

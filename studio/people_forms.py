@@ -8,7 +8,7 @@ from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 
-from studio.roles import ROLES
+from studio.shared.roles import ROLES
 
 ROLE_CHOICES = [
     ("viewer", "viewer — reads every page, runs the playground"),

@@ -22,9 +22,9 @@ from django.utils.cache import get_conditional_response
 from ninja.security import HttpBearer
 
 from studio.agents import record_pull
-from studio.encodings import choose, encoded
 from studio.models import Environment, Profile, ReadToken, TokenScope, Version
-from studio.tokens import READ_PREFIX, TOUCH_EVERY, digest
+from studio.shared.encodings import choose, encoded
+from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
 
 
 @dataclass(frozen=True, slots=True)

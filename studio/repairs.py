@@ -33,11 +33,11 @@ from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import EVERY_S, Reporter
 from studio.jobs.training import exact_pack
-from studio.labels import plain_problem
 from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase, Tool
-from studio.services import save_item, save_profile
 from studio.shared.audit import audit
+from studio.shared.edits import save_item, save_profile
 from studio.shared.errors import Conflict, Refused
+from studio.shared.labels import plain_problem
 from studio.shared.llm import llm_client
 from studio.shared.packs import build_pack
 from studio.suites import suite_cases

@@ -15,8 +15,8 @@ from django.db import transaction
 
 from studio.cases import save_case
 from studio.models import AuditEntry, ProfileItem, Route, Rule, TestCase, Tool
-from studio.services import save_item
 from studio.shared.audit import audit
+from studio.shared.edits import save_item
 from studio.shared.errors import Refused
 
 RESTORABLE: dict[str, type[ProfileItem]] = {

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from routing_core.codec import format_location
 from routing_core.pack import Rule as PackRule
 from routing_core.rules import RuleSet
-from studio.labels import place, plain_message
+from studio.shared.labels import place, plain_message
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "studio.logs.RequestLogMiddleware",  # outermost: its latency covers every other layer
+    "studio.shared.logs.RequestLogMiddleware",  # outermost: its latency covers every other layer
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -77,11 +77,11 @@ MIDDLEWARE = [
 # django-axes first: it refuses a locked-out username+IP before the password is even checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "studio.roles.RoleBackend",  # ModelBackend, with permissions in one query
+    "studio.shared.roles.RoleBackend",  # ModelBackend, with permissions in one query
 ]
 
 ROOT_URLCONF = "studio.urls"
-WSGI_APPLICATION = "studio.wsgi.application"
+WSGI_APPLICATION = "studio.shared.wsgi.application"
 
 TEMPLATES = [
     {
@@ -94,11 +94,18 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # Template tag libraries live with the code they serve, not in a templatetags/
+            # folder of the app, so they are named here.
+            "libraries": {
+                "labels": "studio.shared.templatetags.labels",
+                "suite_format": "studio.shared.templatetags.suite_format",
+                "pack_badge": "studio.templatetags.pack_badge",
+            },
         },
     }
 ]
 
-# Form fields render through templates/studio/_field.html (one wrapper per field).
+# Form fields render through templates/studio/shared/_field.html (one wrapper per field).
 FORM_RENDERER = "studio.forms.StudioFormRenderer"
 
 DATABASES = {
@@ -241,11 +248,11 @@ SECURE_CSP = {
 WHITENOISE_AUTOREFRESH = DEBUG
 WHITENOISE_USE_FINDERS = DEBUG
 
-# One JSON line per request on stderr (studio.logs); other loggers go the same way.
+# One JSON line per request on stderr (studio.shared.logs); other loggers go the same way.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "studio.logs.JsonFormatter"}},
+    "formatters": {"json": {"()": "studio.shared.logs.JsonFormatter"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["stderr"], "level": os.getenv("LOG_LEVEL", "INFO")},
     "loggers": {

@@ -15,9 +15,9 @@ from django.db import transaction
 from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import Kind, SuggestionBatch, suggest
 from studio.models import Route
-from studio.services import save_item
 from studio.shared.audit import audit
 from studio.shared.drafts import compiled_router
+from studio.shared.edits import save_item
 
 SETUP_HELP = (
     "Suggestions need a language model. Ask whoever runs the studio to set "

@@ -18,8 +18,8 @@ from django.utils import timezone
 from routing_core import Router
 from studio.cases import add_test_case
 from studio.models import Event, Profile, Route, TestCase
-from studio.services import save_item
 from studio.shared.drafts import playground_router
+from studio.shared.edits import save_item
 from studio.shared.errors import Refused
 
 REVIEW_WINDOW = 5000  # the latest turns the review queue looks through
@@ -177,7 +177,7 @@ def _reasons(e: Event, margin: float, following: Event | None) -> list[str]:
 def label_turn(event: Event, right_route: str, *, as_example: bool, user: Any) -> TestCase | Route:
     """Record a person's answer for a turn: a new test case, or an example of the route.
 
-    Both are written through `studio.services` and so land in the audit trail.
+    Both are written through `studio.shared.edits` and so land in the audit trail.
 
     Raises:
         Refused: no message text, an unknown route, or an example for "no route".

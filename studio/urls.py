@@ -8,8 +8,8 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
+from studio.shared import health
 from studio.views import (
-    health,
     importing,
     items,
     jobs,

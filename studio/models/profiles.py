@@ -175,7 +175,7 @@ class Rule(ProfileItem):
     @property
     def match_text(self) -> str:
         """The match in words, for the rules table and the route page (never a Python repr)."""
-        from studio.labels import match_text
+        from studio.shared.labels import match_text
 
         return match_text(self.match_kind, self.keywords, self.regex, self.all_of)
 

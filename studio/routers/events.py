@@ -15,10 +15,9 @@ from ninja import Router, Schema, Status
 
 from studio.events import EventBatchIn, ingest
 from studio.models import Profile
-from studio.ratelimits import limit
-from studio.routers.profiles import ERRORS, SLUG
-from studio.routers.schemas import ErrorOut
-from studio.tokens import EventTokenAuth
+from studio.shared.ratelimits import limit
+from studio.shared.schemas import ERRORS, SLUG, ErrorOut
+from studio.shared.tokens import EventTokenAuth
 
 router = Router(tags=["agents"], auth=[EventTokenAuth()])
 

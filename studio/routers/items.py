@@ -16,11 +16,13 @@ from ninja.params import functions as params
 
 from studio.cases import delete_case, save_case
 from studio.models import ProfileItem, Route, Rule, TestCase, Tool
-from studio.roles import EDIT, VIEW
-from studio.routers.access import USER_AUTH, profile_for
-from studio.routers.profiles import ERRORS, SLUG
-from studio.routers.schemas import (
+from studio.shared.api_access import USER_AUTH, profile_for
+from studio.shared.edits import delete_item, save_item
+from studio.shared.roles import EDIT, VIEW
+from studio.shared.schemas import (
+    ERRORS,
     MAX_INT,
+    SLUG,
     RouteIn,
     RouteOut,
     RoutePatch,
@@ -34,7 +36,6 @@ from studio.routers.schemas import (
     ToolOut,
     ToolPatch,
 )
-from studio.services import delete_item, save_item
 
 router = Router(auth=USER_AUTH)
 ITEM_ID: Any = params.Path(..., ge=1, le=MAX_INT)

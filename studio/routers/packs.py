@@ -15,11 +15,10 @@ from ninja import Router
 
 from studio.models import Environment
 from studio.pulls import PullGrant, PullTokenAuth, pack_answer, pull_answer
-from studio.ratelimits import limit
-from studio.roles import VIEW
-from studio.routers.access import USER_AUTH, require
-from studio.routers.profiles import ERRORS, SLUG
-from studio.routers.schemas import ErrorOut
+from studio.shared.api_access import USER_AUTH, require
+from studio.shared.ratelimits import limit
+from studio.shared.roles import VIEW
+from studio.shared.schemas import ERRORS, SLUG, ErrorOut
 
 router = Router(tags=["agents"], auth=[PullTokenAuth(), *USER_AUTH])
 

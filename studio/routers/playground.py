@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.playground import route_turn
-from studio.ratelimits import limit
-from studio.routers.access import USER_AUTH, profile_for
-from studio.routers.schemas import SLUG_PATTERN, ErrorOut
+from studio.shared.api_access import USER_AUTH, profile_for
+from studio.shared.ratelimits import limit
+from studio.shared.schemas import SLUG_PATTERN, ErrorOut
 
 router = Router(tags=["playground"], auth=USER_AUTH)
 ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut, 429: ErrorOut}

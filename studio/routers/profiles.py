@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest
 from ninja import Router, Status
-from ninja.params import functions as params
 
 from studio.models import Profile
 from studio.publishing import delete_profile
-from studio.roles import EDIT, VIEW
-from studio.routers.access import USER_AUTH, profile_for, require
-from studio.routers.schemas import (
-    SLUG_PATTERN,
-    ErrorOut,
-    ProfileIn,
-    ProfileOut,
-    ProfilePatch,
-)
-from studio.services import create_profile, save_profile
+from studio.shared.api_access import USER_AUTH, profile_for, require
+from studio.shared.edits import create_profile, save_profile
 from studio.shared.errors import Conflict
+from studio.shared.roles import EDIT, VIEW
+from studio.shared.schemas import ERRORS, SLUG, ProfileIn, ProfileOut, ProfilePatch
 
 router = Router(tags=["profiles"], auth=USER_AUTH)
-ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
-SLUG: Any = params.Path(..., max_length=64, pattern=SLUG_PATTERN)
 
 
 @router.get("", response={200: list[ProfileOut], **ERRORS})

@@ -13,17 +13,19 @@ from ninja.params import functions as params
 from pydantic import BaseModel, Field
 
 from routing_core import PackError
-from studio.downloads import attachment
 from studio.gate import ReasonRequired, RedGate, publish_through_gate, review_gate
 from studio.importing import PACK as IMPORTED_PACK
 from studio.importing import start_import
 from studio.models import Environment, ImportJob, JobStatus, Version
 from studio.publishing import environments, pack_diff, promote
-from studio.roles import EDIT, PUBLISH
-from studio.routers.access import USER_AUTH, profile_for, require
-from studio.routers.profiles import ERRORS, SLUG
-from studio.routers.schemas import (
+from studio.shared.api_access import USER_AUTH, profile_for, require
+from studio.shared.downloads import attachment
+from studio.shared.errors import Conflict, Refused
+from studio.shared.roles import EDIT, PUBLISH
+from studio.shared.schemas import (
+    ERRORS,
     MAX_INT,
+    SLUG,
     SLUG_PATTERN,
     DiffOut,
     EnvironmentOut,
@@ -32,7 +34,6 @@ from studio.routers.schemas import (
     PublishIn,
     VersionOut,
 )
-from studio.shared.errors import Conflict, Refused
 
 router = Router(tags=["publishing"], auth=USER_AUTH)
 imports = Router(tags=["publishing"], auth=USER_AUTH)  # mounted at /imports

@@ -29,10 +29,9 @@ from studio.repairs import (
     request_repair,
     search_state,
 )
-from studio.roles import EDIT
-from studio.routers.access import USER_AUTH, profile_for
-from studio.routers.profiles import ERRORS, SLUG
-from studio.routers.schemas import MAX_INT, FixAppliedOut, FixSearchOut
+from studio.shared.api_access import USER_AUTH, profile_for
+from studio.shared.roles import EDIT
+from studio.shared.schemas import ERRORS, MAX_INT, SLUG, FixAppliedOut, FixSearchOut
 
 router = Router(tags=["test-cases"], auth=USER_AUTH)
 CASE_ID: Any = params.Path(..., ge=1, le=MAX_INT)

@@ -23,7 +23,9 @@ from studio.shared.errors import Problem
 class PackReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-    pack: dict[str, Any] | None = None  # what the paths point into, to name them (studio.labels)
+    pack: dict[str, Any] | None = (
+        None  # what the paths point into, to name them (studio.shared.labels)
+    )
 
     @property
     def is_valid(self) -> bool:

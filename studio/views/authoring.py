@@ -18,13 +18,13 @@ from routing_core import PackError
 from studio.authoring import TuningPending, apply_thresholds, lint_rows, route_links, tuning
 from studio.case_forms import ApplyThresholdsForm
 from studio.jobs.notes import training_note
-from studio.labels import field_label
 from studio.models import OverlapCheck
 from studio.reports import sweep_chart, sweep_grid
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
+from studio.shared.labels import field_label
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.suites import interrupt_stale, start_overlap
-from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.views.suites import reader_page
 
 OVERLAP_PAGE = "studio/overlap.html"

@@ -19,12 +19,12 @@ from routing_core.importers import LABELS
 from studio.importing import PACK, start_import
 from studio.jobs import queue
 from studio.jobs.recovery import recover_job
-from studio.labels import plain_problem
 from studio.models import ImportJob, JobStatus
 from studio.pack_import import MAX_IMPORT_BYTES
-from studio.roles import can_edit
 from studio.shared.errors import Refused
-from studio.views._common import HtmxHttpRequest, studio_page
+from studio.shared.labels import plain_problem
+from studio.shared.pages import HtmxHttpRequest, studio_page
+from studio.shared.roles import can_edit
 
 # What each part of an import's report is called on its page.
 NOTES = (("left out", "Left out"), ("kept aside", "Kept aside"), ("changed", "Changed on the way"))

@@ -16,17 +16,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.forms import PackForm, ProfileForm, RouteAddForm, RouteForm, RuleForm, ToolForm
-from studio.labels import plain_problem
 from studio.models import Profile, ProfileItem, Route, Rule, Tool
-from studio.services import delete_item, move_item, route_references, save_item
+from studio.shared.edits import delete_item, move_item, route_references, save_item
 from studio.shared.errors import Conflict, Refused
-from studio.views._common import (
-    HtmxHttpRequest,
-    fragment,
-    get_profile,
-    profile_context,
-    studio_page,
-)
+from studio.shared.labels import plain_problem
+from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 
 
 @dataclass(frozen=True)
@@ -167,7 +161,7 @@ def item_delete(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> Http
         context = {"item": item, "delete_errors": reasons, "references": references}
         return _row(request, k, profile, "delete-row", 422, **context)
     if request.htmx:
-        return fragment(request, "studio/_empty.html", profile_context(request, profile))
+        return fragment(request, "studio/shared/_empty.html", profile_context(request, profile))
     messages.success(request, f"Deleted {item}.")
     return redirect(k.page, slug=slug)
 

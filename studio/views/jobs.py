@@ -20,9 +20,9 @@ from studio.jobs.kinds import KINDS
 from studio.jobs.notes import training_note
 from studio.jobs.recovery import recover, recover_job
 from studio.models import Job, Profile
-from studio.roles import EDIT, PUBLISH, VIEW
 from studio.shared.drafts import Compiled, playground_router
-from studio.views._common import HtmxHttpRequest, get_profile
+from studio.shared.pages import HtmxHttpRequest, get_profile
+from studio.shared.roles import EDIT, PUBLISH, VIEW
 
 TEMPLATE = "studio/job.html"
 # Who may see and cancel each kind: whoever may start it.

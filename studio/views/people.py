@@ -17,7 +17,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
-from studio.labels import history_line
 from studio.models import AuditEntry
 from studio.people import (
     PeopleRefused,
@@ -28,8 +27,9 @@ from studio.people import (
     set_roles,
 )
 from studio.people_forms import PersonForm, RolesForm
-from studio.roles import ADMINISTER
-from studio.views._common import HtmxHttpRequest
+from studio.shared.labels import history_line
+from studio.shared.pages import HtmxHttpRequest
+from studio.shared.roles import ADMINISTER
 
 View = Callable[..., HttpResponse]
 

@@ -9,19 +9,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.forms import ProfileCreateForm, ProfileForm
-from studio.labels import history_line
 from studio.models import AuditEntry, Profile
 from studio.restore import is_restorable, restore
-from studio.roles import can_edit
-from studio.services import create_profile, save_profile
+from studio.shared.edits import create_profile, save_profile
 from studio.shared.errors import Conflict, Refused
-from studio.views._common import (
-    HtmxHttpRequest,
-    fragment,
-    get_profile,
-    profile_context,
-    studio_page,
-)
+from studio.shared.labels import history_line
+from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
+from studio.shared.roles import can_edit
 from studio.views.items import KINDS, render_page
 
 

@@ -17,20 +17,20 @@ from django.views.decorators.http import require_GET, require_http_methods
 from routing_core import PackError
 from studio.agents import unable_to_read
 from studio.diff import PackDiff, diff_packs
-from studio.downloads import attachment
 from studio.gate import ReasonRequired, publish_through_gate, review_gate
 from studio.importing import PACK, start_import
 from studio.jobs.notes import training_note
-from studio.labels import plain_problem
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
 from studio.pack_import import MAX_IMPORT_BYTES
 from studio.publishing import environments, pack_at, pack_diff, promote
-from studio.roles import PUBLISH
+from studio.shared.downloads import attachment
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
+from studio.shared.labels import plain_problem
 from studio.shared.packs import pack_report
-from studio.tokens import create_api_token, create_read_token, revoke
-from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.roles import PUBLISH
+from studio.shared.tokens import create_api_token, create_read_token, revoke
 from studio.views.importing import problem_lines
 
 _SIDE = re.compile(r"^(draft|[1-9][0-9]{0,8})$")

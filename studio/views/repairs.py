@@ -29,9 +29,9 @@ from studio.repairs import (
     request_repair,
     search_state,
 )
-from studio.roles import can_edit
 from studio.shared.errors import Conflict, Refused
-from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.roles import can_edit
 
 
 def _case(request: HtmxHttpRequest, slug: str, pk: int) -> TestCase:

@@ -7,9 +7,9 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from studio.labels import match_text
 from studio.models import Route
-from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.labels import match_text
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
 
 
 @require_GET

@@ -10,7 +10,7 @@ from studio.forms import RuleForm
 from studio.models import Rule
 from studio.rule_builder import preview
 from studio.shared.packs import rule_match
-from studio.views._common import HtmxHttpRequest, get_profile, studio_page
+from studio.shared.pages import HtmxHttpRequest, get_profile, studio_page
 
 
 @require_POST

@@ -14,11 +14,11 @@ from routing_core import PackError
 from routing_core.scorers.base import ScorerFailure
 from routing_core.suggest import Kind, SuggestionBatch
 from studio.models import Route
-from studio.roles import can_edit
 from studio.shared.errors import Conflict, Refused
 from studio.shared.llm import llm_client
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.roles import can_edit
 from studio.suggestions import SETUP_HELP, accept_suggestions, suggest_for_route
-from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 
 KINDS: dict[str, str] = {"examples": "examples", "never": "never-phrases"}
 

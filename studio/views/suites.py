@@ -23,19 +23,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from studio.case_forms import ImportForm, TestCaseForm
 from studio.case_import import export_csv, export_jsonl, import_cases, parse_cases
 from studio.cases import delete_case, save_case
-from studio.downloads import attachment
 from studio.models import Profile, TestCase, TestRun
 from studio.reports import confusion_matrix, filter_results, pass_rate_chart, slowest
-from studio.roles import can_view
+from studio.shared.downloads import attachment
 from studio.shared.errors import Conflict
+from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
+from studio.shared.roles import can_view
 from studio.suites import interrupt_stale, last_runs, start_run
-from studio.views._common import (
-    HtmxHttpRequest,
-    fragment,
-    get_profile,
-    profile_context,
-    studio_page,
-)
 
 CASES_PAGE = "studio/test_cases.html"
 RUN_PAGE = "studio/test_run.html"
@@ -178,7 +172,7 @@ def case_delete(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
         return _case_row(request, profile, "case-delete", case=case)
     delete_case(case, user=request.user)
     if request.htmx:
-        return fragment(request, "studio/_empty.html", profile_context(request, profile))
+        return fragment(request, "studio/shared/_empty.html", profile_context(request, profile))
     messages.success(request, "Deleted the test case.")
     return redirect("tests", slug=slug)
 

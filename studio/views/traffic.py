@@ -19,12 +19,12 @@ from studio.agents import agents, can_read
 from studio.events import dropped_by_agents, traffic_settings
 from studio.models import Event, Profile, ReplayRun
 from studio.replays import start_replay
-from studio.roles import PUBLISH
 from studio.shared.errors import Refused
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.roles import PUBLISH
 from studio.suites import interrupt_stale
 from studio.traffic import label_turn, period, review_queue
 from studio.traffic_charts import share_chart, turns_chart
-from studio.views._common import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.views.suites import reader_page
 
 PERIODS = {"1": 1, "7": 7, "30": 30}

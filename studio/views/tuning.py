@@ -13,19 +13,13 @@ from django.views.decorators.http import require_http_methods
 
 from routing_core import triage
 from routing_core.lexicons import LEXICONS, mix
-from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
-from studio.services import save_profile
+from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.shared.drafts import scorer_defaults
+from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
-from studio.views._common import (
-    HtmxHttpRequest,
-    fragment,
-    get_profile,
-    profile_context,
-    studio_page,
-)
+from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 
 
 def _edit(

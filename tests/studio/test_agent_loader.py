@@ -12,8 +12,8 @@ import pytest
 from routing_core.remote import PackFetcher, RemoteRouter
 from studio.models import Route
 from studio.publishing import promote, publish
-from studio.services import save_item
-from studio.tokens import create_read_token
+from studio.shared.edits import save_item
+from studio.shared.tokens import create_read_token
 
 
 @pytest.fixture
@@ -138,7 +138,7 @@ def test_a_corrupted_response_keeps_the_last_good_pack(agent):
 
 def test_a_revoked_token_is_refused_and_the_agent_keeps_its_pack(agent, owner):
     from studio.models import ReadToken
-    from studio.tokens import revoke
+    from studio.shared.tokens import revoke
 
     revoke(ReadToken.objects.get(), user=owner)
     agent.fetcher.etag = None  # force a full pull

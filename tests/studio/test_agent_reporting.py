@@ -18,7 +18,7 @@ import pytest
 
 from studio.models import Event, TokenScope
 from studio.publishing import promote, publish
-from studio.tokens import create_read_token
+from studio.shared.tokens import create_read_token
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = [

@@ -19,7 +19,7 @@ from studio.events import expire_events
 from studio.models import Agent, Event, Profile, TokenScope, TrafficSettings
 from studio.publishing import promote, publish
 from studio.shared.packs import build_pack
-from studio.tokens import create_read_token, revoke
+from studio.shared.tokens import create_read_token, revoke
 
 API = "/api/profiles"
 UA = "routing-core/0.0.9 python/3.12"

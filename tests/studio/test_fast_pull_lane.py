@@ -1,7 +1,7 @@
 """The pull's fast lane (studio.fast_pulls) answers exactly as the ninja endpoint, case by case.
 
 Each request is sent twice with the same WSGI environ: through `FastPulls` (the fast lane, as
-`studio.wsgi.application` puts it in front of Django) and through Django's own handler alone
+`studio.shared.wsgi.application` puts it in front of Django) and through Django's own handler alone
 (the ninja endpoint). The status, every header, the body and the request log line must be the
 same; `lane` says which way answered, so a test also proves the lane took (or declined) it.
 """
@@ -28,7 +28,7 @@ from studio.fast_pulls import FastPulls
 from studio.models import ReadToken
 from studio.publishing import promote, publish
 from studio.pulls import forget_touches
-from studio.tokens import create_api_token, create_read_token, revoke
+from studio.shared.tokens import create_api_token, create_read_token, revoke
 
 URL = "/api/profiles/shop/packs/production"
 
@@ -221,7 +221,7 @@ def test_other_requests_are_left_to_django(pull: Any, secret: str) -> None:
 
 
 def test_the_studios_wsgi_application_is_the_fast_lane_in_front_of_django() -> None:
-    from studio.wsgi import application
+    from studio.shared.wsgi import application
 
     assert isinstance(application, FastPulls)
     assert isinstance(application.app, WSGIHandler)

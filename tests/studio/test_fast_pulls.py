@@ -15,7 +15,7 @@ from studio.agents import forget_writes
 from studio.models import ReadToken
 from studio.publishing import promote, publish
 from studio.pulls import forget_touches
-from studio.tokens import create_read_token, revoke
+from studio.shared.tokens import create_read_token, revoke
 
 URL = "/api/profiles/shop/packs/production"
 

@@ -20,7 +20,7 @@ from studio.importing import PACK, start_import
 from studio.jobs import queue
 from studio.models import AuditEntry, ImportJob, Profile
 from studio.shared.packs import build_pack_dict
-from studio.tokens import create_api_token
+from studio.shared.tokens import create_api_token
 from tests.job_worker import Workers, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

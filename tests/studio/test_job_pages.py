@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from studio.jobs.training import scoring
 from studio.models import Route, TestRun, TrainedModel
-from studio.services import save_item
+from studio.shared.edits import save_item
 from studio.suites import start_run
 from tests.job_worker import DATABASE
 

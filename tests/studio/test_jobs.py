@@ -16,7 +16,7 @@ from django_tasks_db.models import DBTaskResult
 from studio.jobs import queue
 from studio.jobs.training import scoring
 from studio.models import Profile, Route, TestCase, TestRun, TrainedModel
-from studio.services import save_item
+from studio.shared.edits import save_item
 from studio.suites import start_run
 from tests.job_worker import Workers, wait_for
 
@@ -156,7 +156,7 @@ def test_training_a_large_profile_reports_progress_and_is_cancelled_mid_way(
     owner: Any, job_worker: Workers
 ) -> None:
     from studio.pack_import import import_pack
-    from tests.studio.test_large_profile import _big_pack
+    from studio.shared.tests.test_large_profile import _big_pack
 
     profile = import_pack(_big_pack(), user=owner, slug="big")
     row = scoring(profile).pending

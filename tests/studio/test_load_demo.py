@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from routing_core import Router
 from studio import demo
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase, Tool
-from studio.services import delete_item, save_item
+from studio.shared.edits import delete_item, save_item
 from studio.shared.packs import build_pack, pack_report
 from studio.suites import start_run
 

@@ -14,7 +14,7 @@ from studio.shared import drafts
 from studio.shared.drafts import compiled_router
 from studio.shared.packs import release_pack
 from tests.routing_core.conftest import TEMPLATES, TOPICS
-from tests.studio.conftest import htmx, policy_form
+from tests.studio.fixtures import htmx, policy_form
 
 OUT_OF_SCOPE = ["tell me a joke about cats", "what is the capital of france"]
 
@@ -157,7 +157,7 @@ def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
 def test_a_script_sets_out_of_scope_examples_through_the_api(profile: Profile, owner: Any) -> None:
     from django.test import Client
 
-    from studio.tokens import create_api_token
+    from studio.shared.tokens import create_api_token
 
     _, secret = create_api_token(owner, "ci")
     script = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")

@@ -11,10 +11,10 @@ from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studio.encodings import OFFERED, choose
 from studio.models import PackEncoding, Version
 from studio.publishing import promote, publish
-from studio.tokens import create_read_token
+from studio.shared.encodings import OFFERED, choose
+from studio.shared.tokens import create_read_token
 
 URL = "/api/profiles/shop/packs/production"
 

@@ -13,11 +13,11 @@ from routing_core import Decision, Router
 from routing_core.scorers._terms import STOP_WORDS
 from studio.demo import load_demo_profile
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
-from studio.services import save_item
 from studio.shared import drafts
+from studio.shared.edits import save_item
 from studio.shared.packs import build_pack
 from studio.suites import start_run
-from tests.studio.conftest import htmx
+from tests.studio.fixtures import htmx
 
 
 @pytest.fixture(autouse=True)

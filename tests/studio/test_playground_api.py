@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from studio.models import Profile
-from studio.services import save_item
 from studio.shared import drafts
-from studio.tokens import create_api_token
+from studio.shared.edits import save_item
+from studio.shared.tokens import create_api_token
 
 URL = "/api/profiles/shop/route"
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from studio.models import AuditEntry, Profile, Route, TestCase, TestRun, Version
 from studio.publishing import promote, publish
-from tests.studio.conftest import htmx
+from tests.studio.fixtures import htmx
 
 
 def _publish_url(profile: Profile) -> str:

@@ -13,11 +13,11 @@ from studio.diff import diff_packs
 from studio.models import AuditEntry, Profile, Route, TestCase, Version, VersionImmutable
 from studio.pack_import import import_pack, read_upload
 from studio.publishing import environments, pack_at, pack_diff, promote, publish
-from studio.services import save_item
+from studio.shared.edits import save_item
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import build_pack, build_pack_dict, release_pack
 from studio.suites import start_run
-from tests.studio.conftest import add_conversation
+from tests.studio.fixtures import add_conversation
 
 
 def test_publishing_stores_the_canonical_pack_with_its_number_checksum_and_author(profile, owner):

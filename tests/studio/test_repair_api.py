@@ -14,9 +14,9 @@ from django.test import Client
 
 from studio.models import AuditEntry, Profile, RepairJob, TestCase
 from studio.repairs import CASES_CHANGED, CHANGED, NO_FIX
-from studio.tokens import create_api_token, create_read_token
+from studio.shared.tokens import create_api_token, create_read_token
 from tests.job_worker import DATABASE, Workers, wait_for
-from tests.studio.conftest import found_search
+from tests.studio.fixtures import found_search
 
 COURIER = {
     "kind": "add_keyword",

@@ -15,7 +15,7 @@ from studio.models import AuditEntry, RepairJob, TestCase
 from studio.repairs import execute_repair, search_state
 from tests.job_worker import DATABASE
 from tests.routing_core.chat_server import ChatServer, Reply, answers
-from tests.studio.conftest import found_search
+from tests.studio.fixtures import found_search
 
 
 @pytest.fixture

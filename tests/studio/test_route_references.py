@@ -6,9 +6,9 @@ from __future__ import annotations
 from django.urls import reverse
 
 from studio.models import Profile, Route, Rule, TestCase
-from studio.services import delete_item, save_item
+from studio.shared.edits import delete_item, save_item
 from studio.suites import start_run
-from tests.studio.conftest import htmx
+from tests.studio.fixtures import htmx
 
 
 def test_deleting_a_route_first_names_the_cases_and_rules_that_refer_to_it(

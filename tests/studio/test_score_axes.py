@@ -11,7 +11,7 @@ from django.urls import reverse
 from routing_core import Router
 from studio.models import Profile
 from studio.shared.packs import build_pack
-from tests.studio.conftest import htmx
+from tests.studio.fixtures import htmx
 from tests.studio.test_playground import score_rows, text
 
 

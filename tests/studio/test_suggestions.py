@@ -136,7 +136,7 @@ def test_a_text_that_was_not_offered_cannot_be_accepted(route, editor, client_fo
 def test_a_route_changed_since_the_suggestions_is_a_conflict(route, editor, client_for, llm):
     stale = route.revision
     route.description = "changed meanwhile"
-    from studio.services import save_item
+    from studio.shared.edits import save_item
 
     save_item(route, user=editor)
     response = client_for(editor).post(

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from studio.models import AuditEntry, OverlapCheck, Profile, TestCase, TestRun, Tool
 from studio.suites import start_run, suite_order
-from tests.studio.conftest import add_conversation, htmx
+from tests.studio.fixtures import add_conversation, htmx
 
 # Seven cases whose outcome on the `profile` fixture was worked out by hand:
 SUITE = [

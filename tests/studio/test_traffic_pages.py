@@ -15,7 +15,7 @@ from studio.events import EventBatchIn, ingest
 from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, TrafficSettings
 from studio.publishing import promote, publish
 from studio.shared.packs import build_pack
-from studio.tokens import create_read_token
+from studio.shared.tokens import create_read_token
 from studio.traffic import period, review_queue
 from tests.job_worker import wait_for
 

@@ -11,8 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from studio.demo import PROFILE, load_demo_profile
 from studio.jobs.training import request_model_safely
 from studio.models import Profile
-from studio.roles import ROLES, grant
 from studio.shared.packs import pack_report
+from studio.shared.roles import ROLES, grant
 
 
 class Command(BaseCommand):

@@ -17,10 +17,10 @@ from studio.models import AuditEntry, Environment, Profile, Route, Rule, TestCas
 from studio.pack_import import import_pack
 from studio.publishing import publish
 from studio.restore import restore
-from studio.services import delete_item
+from studio.shared.edits import delete_item
 from studio.shared.errors import Refused
 from studio.shared.packs import build_pack_dict
-from studio.tokens import create_api_token
+from studio.shared.tokens import create_api_token
 
 MINE = "typed-by-me"
 POLICY = {

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
+from ninja.params import functions as params
 from pydantic import AfterValidator, Field
 
 from routing_core.repair_edits import EditKind
@@ -341,3 +342,8 @@ class FixAppliedOut(Schema):
     detail: str
     edit: FixEditOut
     draft_revision: int = Field(description="the profile's draft revision after the edit")
+
+
+# What every resource's operations may answer besides success, and a profile's slug in a path.
+ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
+SLUG: Any = params.Path(..., max_length=64, pattern=SLUG_PATTERN)

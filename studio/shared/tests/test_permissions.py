@@ -102,7 +102,7 @@ def _fresh(user):
 
 
 def test_role_backend_answers_like_the_roles(editor, viewer, outsider):
-    from studio.roles import EDIT, PUBLISH, VIEW
+    from studio.shared.roles import EDIT, PUBLISH, VIEW
 
     assert _fresh(editor).has_perm(EDIT) and _fresh(editor).has_perm(VIEW)
     assert not _fresh(editor).has_perm(PUBLISH)
@@ -113,7 +113,7 @@ def test_role_backend_answers_like_the_roles(editor, viewer, outsider):
 def test_role_backend_counts_direct_permissions_and_superusers(outsider, django_user_model):
     from django.contrib.auth.models import Permission
 
-    from studio.roles import ADMINISTER, PUBLISH
+    from studio.shared.roles import ADMINISTER, PUBLISH
 
     outsider.user_permissions.add(Permission.objects.get(codename="publish_profile"))
     assert _fresh(outsider).has_perm(PUBLISH)
@@ -123,7 +123,7 @@ def test_role_backend_counts_direct_permissions_and_superusers(outsider, django_
 
 
 def test_role_backend_gives_an_inactive_user_nothing(editor):
-    from studio.roles import VIEW
+    from studio.shared.roles import VIEW
 
     type(editor).objects.filter(pk=editor.pk).update(is_active=False)
     assert not _fresh(editor).has_perm(VIEW)
@@ -131,7 +131,7 @@ def test_role_backend_gives_an_inactive_user_nothing(editor):
 
 def test_role_backend_reads_permissions_in_one_query(editor, django_assert_num_queries):
     """The default backend takes two (user and group permissions) on every API call."""
-    from studio.roles import EDIT, PUBLISH, VIEW
+    from studio.shared.roles import EDIT, PUBLISH, VIEW
 
     user = _fresh(editor)
     with django_assert_num_queries(1):

@@ -1,4 +1,4 @@
-"""WSGI entry point for serving the studio (gunicorn studio.wsgi).
+"""WSGI entry point for serving the studio (gunicorn studio.shared.wsgi).
 
 Agents' token pulls are answered by `studio.fast_pulls` in front of Django's middleware stack;
 every other request goes to Django as usual.

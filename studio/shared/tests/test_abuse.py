@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from studio.publishing import promote, publish
-from studio.tokens import create_api_token, create_read_token
+from studio.shared.tokens import create_api_token, create_read_token
 
 LOGIN = "/accounts/login/"
 

@@ -28,12 +28,12 @@ from studio.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing import promote, publish
 from studio.replays import start_replay
-from studio.roles import grant
-from studio.services import delete_item
+from studio.shared.edits import delete_item
 from studio.shared.packs import build_pack, build_pack_dict
+from studio.shared.roles import grant
+from studio.shared.tokens import create_api_token, create_read_token, revoke
 from studio.suites import start_run
-from studio.tokens import create_api_token, create_read_token, revoke
-from tests.studio.conftest import found_search
+from tests.studio.fixtures import found_search
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "publisher", "admin")
 MISSING = "no-such-profile"

@@ -8,7 +8,7 @@ import re
 from django.urls import reverse
 
 from studio.shared import drafts
-from tests.studio.conftest import htmx, policy_form
+from tests.studio.fixtures import htmx, policy_form
 from tests.studio.test_playground import by_testid, text
 
 

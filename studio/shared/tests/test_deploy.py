@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def production_env(**extra: str) -> dict[str, str]:

@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
-from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.models import AuditEntry, Profile, Route, Tool
-from tests.studio.conftest import htmx, policy_form
+from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
+from tests.studio.fixtures import htmx, policy_form
 
 
 def url(name: str, profile: Profile, item: Any = None) -> str:

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from studio.logs import JsonFormatter
 from studio.models import Profile
+from studio.shared.logs import JsonFormatter
 
 
 def request_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:

@@ -16,7 +16,7 @@ from django.urls import reverse
 from studio.case_import import parse_cases
 from studio.models import Profile
 from studio.shared.packs import build_pack_dict
-from studio.tokens import create_api_token
+from studio.shared.tokens import create_api_token
 
 NUL, SURROGATE = "\x00", "\ud83d"
 

@@ -12,9 +12,9 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 
 from studio.models import Profile, Route, snapshot
-from studio.roles import ROLES
+from studio.shared.roles import ROLES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_route_name_is_unique_within_a_profile_in_the_database(profile):

@@ -17,8 +17,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from studio.models import Environment, Profile, TestCase
 from studio.publishing import publish
-from studio.services import delete_item
-from tests.studio.conftest import htmx, policy_form
+from studio.shared.edits import delete_item
+from tests.studio.fixtures import htmx, policy_form
 
 Data = Callable[[Profile], dict[str, Any]]
 

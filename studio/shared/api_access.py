@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404
 from ninja.security import SessionAuth
 
 from studio.models import Profile
-from studio.roles import EDIT, PUBLISH, VIEW
-from studio.tokens import UserTokenAuth
+from studio.shared.roles import EDIT, PUBLISH, VIEW
+from studio.shared.tokens import UserTokenAuth
 
 # A bearer token first: a script sends no cookie and needs no CSRF token.
 USER_AUTH = [UserTokenAuth(), SessionAuth()]

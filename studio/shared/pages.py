@@ -15,8 +15,8 @@ from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
 from studio.models import Profile
-from studio.roles import can_edit, can_view
 from studio.shared.packs import pack_report
+from studio.shared.roles import can_edit, can_view
 
 
 class HtmxHttpRequest(HttpRequest):

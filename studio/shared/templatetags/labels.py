@@ -1,4 +1,4 @@
-"""Template filters that name things as a person sees them (see `studio.labels`)."""
+"""Template filters that name things as a person sees them (see `studio.shared.labels`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from studio import labels
+from studio.shared import labels
 
 register = template.Library()
 

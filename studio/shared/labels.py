@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from studio.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
+from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 
 _STEP = re.compile(r"([A-Za-z_]+)|\[(\d+)\]")
 _QUOTE_AT = 40

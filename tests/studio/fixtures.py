@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from studio.models import Profile, RepairJob, Route, Rule, TestCase, Tool
-from studio.roles import grant
+from studio.shared.roles import grant
 from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
 
 

@@ -9,7 +9,7 @@ from django.test import Client
 
 from studio.models import Profile, Version
 from studio.publishing import promote, publish
-from studio.tokens import create_api_token, create_read_token, revoke
+from studio.shared.tokens import create_api_token, create_read_token, revoke
 
 API = "/api/profiles"
 

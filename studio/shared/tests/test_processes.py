@@ -31,10 +31,10 @@ from django.db import connection
 from django.test import Client
 
 from studio.models import Profile, Route
-from studio.roles import grant
+from studio.shared.roles import grant
 from tests.job_worker import Workers, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Deselected on SQLite by tests/studio/conftest.py: they run in the PostgreSQL pass.
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
@@ -113,7 +113,7 @@ def _start(port: int) -> subprocess.Popen[bytes]:
         "DEBUG": "True",
         "LOG_LEVEL": "WARNING",
     }
-    command = [sys.executable, "-m", "gunicorn", "studio.wsgi", "--workers", "1"]
+    command = [sys.executable, "-m", "gunicorn", "studio.shared.wsgi", "--workers", "1"]
     command += ["--bind", f"127.0.0.1:{port}", "--timeout", "120"]
     return subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
 

@@ -6,7 +6,7 @@ import pytest
 
 from routing_core import Router, load_pack
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
-from studio.services import create_profile, delete_item, move_item, save_item, save_profile
+from studio.shared.edits import create_profile, delete_item, move_item, save_item, save_profile
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import build_pack, build_pack_dict, pack_report
 

@@ -10,9 +10,9 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studio.labels import action_label, changes, place, plain_message, plain_problem
 from studio.models import OverlapCheck
 from studio.publishing import promote, publish
+from studio.shared.labels import action_label, changes, place, plain_message, plain_problem
 from tests.studio.test_authoring import messy  # noqa: F401  (a fixture)
 
 PACK = {

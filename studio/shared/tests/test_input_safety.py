@@ -23,9 +23,9 @@ from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, Tes
 from studio.publishing import promote, publish
 from studio.replays import start_replay
 from studio.shared.packs import build_pack, build_pack_dict
+from studio.shared.tests.test_access_matrix import PAGES, World, _kwargs
+from studio.shared.tokens import create_api_token, create_read_token
 from studio.suites import start_run
-from studio.tokens import create_api_token, create_read_token
-from tests.studio.test_access_matrix import PAGES, World, _kwargs
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'

@@ -24,7 +24,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
 
-from studio import cosine_thresholds
+from studio.shared import cosine_thresholds
 
 MigrationKey = tuple[str, str]
 Seeded = dict[str, list[tuple[int, dict[str, Any]]]]
@@ -390,7 +390,7 @@ def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_histor
 
 def project_imports(migration: str) -> list[str]:
     """The project modules (studio, routing_core) a migration file imports."""
-    source = Path(__file__).parents[2] / "studio/migrations" / f"{migration}.py"
+    source = Path(__file__).parents[3] / "studio/migrations" / f"{migration}.py"
     tree = ast.parse(source.read_text())
     imported = [
         name

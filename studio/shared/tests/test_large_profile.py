@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from studio.jobs.runner import run
 from studio.models import ImportJob, Profile, Publication, TrainedModel
-from studio.tokens import create_api_token
+from studio.shared.tokens import create_api_token
 from tests.job_worker import DATABASE
 
 ROUTES, EXAMPLES = 700, 30
