@@ -8,11 +8,11 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
+from studio.jobs import views as jobs
 from studio.shared import health
 from studio.views import (
     importing,
     items,
-    jobs,
     people,
     playground,
     profiles,

@@ -34,6 +34,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.cases import Turn, add_test_case, save_conversation
+from studio.jobs.views import model_note
 from studio.models import Profile
 from studio.playground import Outcome, route_turn, turn_words
 from studio.shared.drafts import ScorerUnavailable, playground_router
@@ -43,7 +44,6 @@ from studio.shared.labels import plain_problem
 from studio.shared.packs import pack_report
 from studio.shared.pages import HtmxHttpRequest, View, get_profile
 from studio.shared.roles import can_edit, can_view
-from studio.views.jobs import model_note
 
 TEMPLATE = "studio/playground.html"
 MAX_TURNS = 50

@@ -24,7 +24,7 @@ from studio.shared.drafts import Compiled, playground_router
 from studio.shared.pages import HtmxHttpRequest, get_profile
 from studio.shared.roles import EDIT, PUBLISH, VIEW
 
-TEMPLATE = "studio/job.html"
+TEMPLATE = "studio/jobs/job.html"
 # Who may see and cancel each kind: whoever may start it.
 ROLE = {"test_run": VIEW, "overlap": VIEW, "tuning": VIEW, "training": EDIT, "publication": PUBLISH}
 TITLE = {
@@ -96,7 +96,9 @@ def model_status(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     except PackError:
         compiled = None
     response = render(
-        request, "studio/_model_status.html", {"profile": profile, "model": model_note(compiled)}
+        request,
+        "studio/jobs/_model_status.html",
+        {"profile": profile, "model": model_note(compiled)},
     )
     if compiled is not None and compiled.scoring.exact and request.GET.get("waiting"):
         response = trigger_client_event(response, "model-ready")
