@@ -9,11 +9,11 @@ from django.views.generic import RedirectView
 
 from studio.api import api
 from studio.jobs import views as jobs
+from studio.people import views as people
 from studio.shared import health
 from studio.views import (
     importing,
     items,
-    people,
     playground,
     profiles,
     publishing,

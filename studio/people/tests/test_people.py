@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from studio.models import AuditEntry
-from studio.people import roles_of
+from studio.people.accounts import roles_of
 
 
 def _flash(response) -> str:

@@ -18,7 +18,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from studio.models import AuditEntry
-from studio.people import (
+from studio.people.accounts import (
     PeopleRefused,
     create_person,
     password_link,
@@ -26,7 +26,7 @@ from studio.people import (
     set_active,
     set_roles,
 )
-from studio.people_forms import PersonForm, RolesForm
+from studio.people.forms import PersonForm, RolesForm
 from studio.shared.labels import history_line
 from studio.shared.pages import HtmxHttpRequest
 from studio.shared.roles import ADMINISTER
@@ -72,7 +72,7 @@ def people(request: HtmxHttpRequest) -> HttpResponse:
         "roles_form": RolesForm(),
         "changes": [(e, history_line(e)) for e in entries],
     }
-    return render(request, "studio/people.html", context, status=422 if form.errors else 200)
+    return render(request, "studio/people/people.html", context, status=422 if form.errors else 200)
 
 
 @require_POST
