@@ -13,12 +13,12 @@ from typing import Any
 
 from django.db import transaction
 
-from studio.authoring import LintRow, cached_lint_rows
 from studio.models import ACTIVE, JobStatus, Profile, Publication, TestRun
 from studio.publishing import start_publication
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict
-from studio.suites import interrupt_stale, start_run
+from studio.suites.checkups import LintRow, cached_lint_rows
+from studio.suites.runs import interrupt_stale, start_run
 
 # Suite runs that still say something about a draft: queued, running or done (a failed,
 # cancelled or interrupted one is rerun).

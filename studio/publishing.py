@@ -35,7 +35,7 @@ from studio.shared.audit import audit
 from studio.shared.encodings import store_encodings
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import build_pack_dict, pack_report
-from studio.suites import suite_cases
+from studio.suites.runs import suite_cases
 
 # -- publish ----------------------------------------------------------------------------------------
 

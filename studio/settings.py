@@ -99,7 +99,7 @@ TEMPLATES = [
             "libraries": {
                 "labels": "studio.shared.templatetags.labels",
                 "suite_format": "studio.shared.templatetags.suite_format",
-                "pack_badge": "studio.templatetags.pack_badge",
+                "pack_badge": "studio.suites.pack_badge",
             },
         },
     }

@@ -16,11 +16,11 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from routing_core import Router
-from studio.cases import add_test_case
 from studio.models import Event, Profile, Route, TestCase
 from studio.shared.drafts import playground_router
 from studio.shared.edits import save_item
 from studio.shared.errors import Refused
+from studio.suites.cases import add_test_case
 
 REVIEW_WINDOW = 5000  # the latest turns the review queue looks through
 BY_LABELS = {

@@ -11,13 +11,13 @@ from studio.api import api
 from studio.jobs import views as jobs
 from studio.people import views as people
 from studio.shared import health
+from studio.suites import repair_views as repairs
 from studio.views import (
     importing,
     items,
     playground,
     profiles,
     publishing,
-    repairs,
     route_view,
     rule_builder,
     suggestions,
@@ -122,6 +122,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     *_item_urls("rules"),
     *_item_urls("tools"),
     path("admin/", admin.site.urls),
-    path("", include("studio.suite_urls")),  # test suites and authoring help (issue 6)
+    path("", include("studio.suites.urls")),  # test suites and authoring help (issue 6)
     path("", include("studio.traffic_urls")),  # agents, traffic, review, replay (issue 20)
 ]

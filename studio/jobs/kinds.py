@@ -47,14 +47,16 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    "test_run": Kind(TestRun, "studio.suites.execute_run", "The run failed"),
-    "overlap": Kind(OverlapCheck, "studio.suites.execute_overlap", "The checkup failed"),
+    "test_run": Kind(TestRun, "studio.suites.runs.execute_run", "The run failed"),
+    "overlap": Kind(OverlapCheck, "studio.suites.runs.execute_overlap", "The checkup failed"),
     "training": Kind(TrainedModel, "studio.jobs.training.train", "Training failed"),
     "publication": Kind(Publication, "studio.publishing.execute_publication", "Publishing failed"),
     "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
-    "tuning": Kind(TuningRun, "studio.authoring.execute_tuning", "Tuning failed"),
+    "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
     "import": Kind(ImportJob, "studio.importing.execute_import", "The import failed"),
-    "repair": Kind(RepairJob, "studio.repairs.execute_repair", "The search for a fix failed"),
+    "repair": Kind(
+        RepairJob, "studio.suites.repairs.execute_repair", "The search for a fix failed"
+    ),
 }
 
 

@@ -10,7 +10,7 @@ from studio.routers import packs as _packs
 from studio.routers import playground as _playground
 from studio.routers import profiles as _profiles
 from studio.routers import publishing as _publishing
-from studio.routers import repairs as _repairs
+from studio.suites import repairs_api as _repairs
 
 ROUTERS: list[tuple[str, Router]] = [
     ("/profiles", _items.router),

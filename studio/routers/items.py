@@ -14,7 +14,6 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.params import functions as params
 
-from studio.cases import delete_case, save_case
 from studio.models import ProfileItem, Route, Rule, TestCase, Tool
 from studio.shared.api_access import USER_AUTH, profile_for
 from studio.shared.edits import delete_item, save_item
@@ -36,6 +35,7 @@ from studio.shared.schemas import (
     ToolOut,
     ToolPatch,
 )
+from studio.suites.cases import delete_case, save_case
 
 router = Router(auth=USER_AUTH)
 ITEM_ID: Any = params.Path(..., ge=1, le=MAX_INT)

@@ -33,7 +33,6 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 
 from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
-from studio.cases import Turn, add_test_case, save_conversation
 from studio.jobs.views import model_note
 from studio.models import Profile
 from studio.playground import Outcome, route_turn, turn_words
@@ -44,6 +43,7 @@ from studio.shared.labels import plain_problem
 from studio.shared.packs import pack_report
 from studio.shared.pages import HtmxHttpRequest, View, get_profile
 from studio.shared.roles import can_edit, can_view
+from studio.suites.cases import Turn, add_test_case, save_conversation
 
 TEMPLATE = "studio/playground.html"
 MAX_TURNS = 50

@@ -22,10 +22,10 @@ from studio.replays import start_replay
 from studio.shared.errors import Refused
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.shared.roles import PUBLISH
-from studio.suites import interrupt_stale
+from studio.suites.case_views import reader_page
+from studio.suites.runs import interrupt_stale
 from studio.traffic import label_turn, period, review_queue
 from studio.traffic_charts import share_chart, turns_chart
-from studio.views.suites import reader_page
 
 PERIODS = {"1": 1, "7": 7, "30": 30}
 

@@ -128,7 +128,7 @@ def found_search(
 ) -> RepairJob:
     """A finished "find a fix" search of the draft and suite as they are, as if it had found
     this edit (for an edit the search would not try first: what is tested is what follows)."""
-    from studio.repairs import _suite, suite_fingerprint
+    from studio.suites.repairs import _suite, suite_fingerprint
 
     return RepairJob.objects.create(
         profile=case.profile,

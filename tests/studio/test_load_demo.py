@@ -13,7 +13,7 @@ from studio import demo
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase, Tool
 from studio.shared.edits import delete_item, save_item
 from studio.shared.packs import build_pack, pack_report
-from studio.suites import start_run
+from studio.suites.runs import start_run
 
 COUNTED = (Profile, Route, Rule, Tool, TestCase, User, AuditEntry)
 

@@ -16,7 +16,7 @@ from studio.models import AuditEntry, Profile, Route, Rule, TestCase
 from studio.shared import drafts
 from studio.shared.edits import save_item
 from studio.shared.packs import build_pack
-from studio.suites import start_run
+from studio.suites.runs import start_run
 from tests.studio.fixtures import htmx
 
 

@@ -16,7 +16,7 @@ from studio.publishing import environments, pack_at, pack_diff, promote, publish
 from studio.shared.edits import save_item
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import build_pack, build_pack_dict, release_pack
-from studio.suites import start_run
+from studio.suites.runs import start_run
 from tests.studio.fixtures import add_conversation
 
 

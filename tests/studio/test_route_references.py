@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from studio.models import Profile, Route, Rule, TestCase
 from studio.shared.edits import delete_item, save_item
-from studio.suites import start_run
+from studio.suites.runs import start_run
 from tests.studio.fixtures import htmx
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from studio.models import RepairJob, TestCase
-from studio.repairs import request_repair
+from studio.suites.repairs import request_repair
 from tests.job_worker import wait_for
 
 BEAT_S = 0.05
@@ -40,7 +40,7 @@ def test_an_inline_job_that_outlasts_its_heartbeat_ends_at_once_inside_the_calle
     case: TestCase, editor: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.STUDIO_JOB_HEARTBEAT_S = BEAT_S
-    monkeypatch.setattr("studio.repairs.execute_repair", _silent_work(20 * BEAT_S))
+    monkeypatch.setattr("studio.suites.repairs.execute_repair", _silent_work(20 * BEAT_S))
     TestCase.objects.create(profile=case.profile, message="a write: the transaction holds the lock")
 
     job = request_repair(case, user=editor)  # runs inline, in this test's transaction
@@ -63,7 +63,7 @@ def test_a_job_run_outside_a_transaction_still_beats_while_its_work_is_silent(
         beats.append(row.get().heartbeat_at)
         return {}
 
-    monkeypatch.setattr("studio.repairs.execute_repair", work)
+    monkeypatch.setattr("studio.suites.repairs.execute_repair", work)
     job = request_repair(case, user=editor)  # inline, but in autocommit: as a worker runs it
 
     assert job.status == "done" and beats and beats[0] > job.started_at
@@ -91,7 +91,7 @@ def test_recovery_never_takes_a_job_this_process_is_running_however_silent_it_lo
         seen.append(recover_job(RepairJob.objects.get(pk=job.pk)).status)
         return {"reason": "woke up"}
 
-    monkeypatch.setattr("studio.repairs.execute_repair", work)
+    monkeypatch.setattr("studio.suites.repairs.execute_repair", work)
 
     job = request_repair(case, user=editor)  # runs inline: this process is its worker
 

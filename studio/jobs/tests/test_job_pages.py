@@ -14,7 +14,7 @@ from django.urls import reverse
 from studio.jobs.training import scoring
 from studio.models import Route, TestRun, TrainedModel
 from studio.shared.edits import save_item
-from studio.suites import start_run
+from studio.suites.runs import start_run
 from tests.job_worker import DATABASE
 
 

@@ -17,7 +17,7 @@ from studio.jobs import queue
 from studio.jobs.training import scoring
 from studio.models import Profile, Route, TestCase, TestRun, TrainedModel
 from studio.shared.edits import save_item
-from studio.suites import start_run
+from studio.suites.runs import start_run
 from tests.job_worker import Workers, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

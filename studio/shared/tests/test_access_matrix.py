@@ -32,7 +32,7 @@ from studio.shared.edits import delete_item
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.shared.roles import grant
 from studio.shared.tokens import create_api_token, create_read_token, revoke
-from studio.suites import start_run
+from studio.suites.runs import start_run
 from tests.studio.fixtures import found_search
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "publisher", "admin")

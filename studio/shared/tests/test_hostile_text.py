@@ -13,10 +13,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from studio.case_import import parse_cases
 from studio.models import Profile
 from studio.shared.packs import build_pack_dict
 from studio.shared.tokens import create_api_token
+from studio.suites.case_import import parse_cases
 
 NUL, SURROGATE = "\x00", "\ud83d"
 

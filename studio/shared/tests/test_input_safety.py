@@ -17,7 +17,6 @@ from django.urls import reverse
 from routing_core import Router
 from routing_core.pack import MAX_ITEMS, MAX_ROUTES
 from routing_core.router import MAX_MESSAGE_CHARS
-from studio.case_import import export_csv, parse_cases
 from studio.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, TestCase, Tool
 from studio.publishing import promote, publish
@@ -25,7 +24,8 @@ from studio.replays import start_replay
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.shared.tests.test_access_matrix import PAGES, World, _kwargs
 from studio.shared.tokens import create_api_token, create_read_token
-from studio.suites import start_run
+from studio.suites.case_import import export_csv, parse_cases
+from studio.suites.runs import start_run
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from studio.models import OverlapCheck
 from studio.publishing import promote, publish
 from studio.shared.labels import action_label, changes, place, plain_message, plain_problem
-from tests.studio.test_authoring import messy  # noqa: F401  (a fixture)
+from studio.suites.tests.test_authoring import messy  # noqa: F401  (a fixture)
 
 PACK = {
     "routes": [

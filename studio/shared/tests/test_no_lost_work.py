@@ -11,8 +11,7 @@ from django.db import IntegrityError
 from django.test import Client
 from django.urls import reverse
 
-from studio import case_import, publishing
-from studio.cases import delete_case
+from studio import publishing
 from studio.models import AuditEntry, Environment, Profile, Route, Rule, TestCase, Version
 from studio.pack_import import import_pack
 from studio.publishing import publish
@@ -21,6 +20,8 @@ from studio.shared.edits import delete_item
 from studio.shared.errors import Refused
 from studio.shared.packs import build_pack_dict
 from studio.shared.tokens import create_api_token
+from studio.suites import case_import
+from studio.suites.cases import delete_case
 
 MINE = "typed-by-me"
 POLICY = {

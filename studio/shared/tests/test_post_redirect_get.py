@@ -33,7 +33,7 @@ def _case(profile: Profile) -> int:
 
 def _repair_job(profile: Profile) -> dict[str, Any]:
     """A search for a fix of the case `_case` just made (it runs inline: no fix, it passes)."""
-    from studio.repairs import request_repair
+    from studio.suites.repairs import request_repair
 
     case = TestCase.objects.filter(profile=profile).order_by("-pk").first()
     assert case is not None

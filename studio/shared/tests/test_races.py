@@ -15,13 +15,13 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from studio.cases import delete_case
 from studio.models import AuditEntry, Profile, TestCase
 from studio.restore import restore
 from studio.shared.edits import delete_item
 from studio.shared.errors import Refused
 from studio.shared.packs import build_pack_dict
 from studio.shared.tokens import create_api_token
+from studio.suites.cases import delete_case
 
 # Deselected on SQLite by tests/studio/conftest.py: they run in the PostgreSQL pass.
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]

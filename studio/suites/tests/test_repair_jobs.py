@@ -16,7 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from studio.models import AuditEntry, Profile, RepairJob, TestCase
-from studio.repairs import _searches_of_now, request_repair
+from studio.suites.repairs import _searches_of_now, request_repair
 from tests.job_worker import Workers, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

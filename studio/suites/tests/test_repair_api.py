@@ -13,8 +13,8 @@ import pytest
 from django.test import Client
 
 from studio.models import AuditEntry, Profile, RepairJob, TestCase
-from studio.repairs import CASES_CHANGED, CHANGED, NO_FIX
 from studio.shared.tokens import create_api_token, create_read_token
+from studio.suites.repairs import CASES_CHANGED, CHANGED, NO_FIX
 from tests.job_worker import DATABASE, Workers, wait_for
 from tests.studio.fixtures import found_search
 

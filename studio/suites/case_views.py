@@ -20,20 +20,20 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from studio.case_forms import ImportForm, TestCaseForm
-from studio.case_import import export_csv, export_jsonl, import_cases, parse_cases
-from studio.cases import delete_case, save_case
 from studio.models import Profile, TestCase, TestRun
-from studio.reports import confusion_matrix, filter_results, pass_rate_chart, slowest
 from studio.shared.downloads import attachment
 from studio.shared.errors import Conflict
 from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 from studio.shared.roles import can_view
-from studio.suites import interrupt_stale, last_runs, start_run
+from studio.suites.case_import import export_csv, export_jsonl, import_cases, parse_cases
+from studio.suites.cases import delete_case, save_case
+from studio.suites.forms import ImportForm, TestCaseForm
+from studio.suites.reports import confusion_matrix, filter_results, pass_rate_chart, slowest
+from studio.suites.runs import interrupt_stale, last_runs, start_run
 
-CASES_PAGE = "studio/test_cases.html"
-RUN_PAGE = "studio/test_run.html"
-IMPORT_PAGE = "studio/test_import.html"
+CASES_PAGE = "studio/suites/test_cases.html"
+RUN_PAGE = "studio/suites/test_run.html"
+IMPORT_PAGE = "studio/suites/test_import.html"
 PER_PAGE = 100
 
 

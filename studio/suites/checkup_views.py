@@ -15,19 +15,19 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from routing_core import PackError
-from studio.authoring import TuningPending, apply_thresholds, lint_rows, route_links, tuning
-from studio.case_forms import ApplyThresholdsForm
 from studio.jobs.notes import training_note
 from studio.models import OverlapCheck
-from studio.reports import sweep_chart, sweep_grid
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
 from studio.shared.labels import field_label
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
-from studio.suites import interrupt_stale, start_overlap
-from studio.views.suites import reader_page
+from studio.suites.case_views import reader_page
+from studio.suites.checkups import TuningPending, apply_thresholds, lint_rows, route_links, tuning
+from studio.suites.forms import ApplyThresholdsForm
+from studio.suites.reports import sweep_chart, sweep_grid
+from studio.suites.runs import interrupt_stale, start_overlap
 
-OVERLAP_PAGE = "studio/overlap.html"
+OVERLAP_PAGE = "studio/suites/overlap.html"
 
 
 @require_GET
@@ -38,13 +38,13 @@ def lint(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         rows = lint_rows(profile)
     except ModelPending as pending:
         context = profile_context(request, profile, model_pending=_pending(pending))
-        return render(request, "studio/lint.html", context)
+        return render(request, "studio/suites/lint.html", context)
     except PackError as exc:
         context = profile_context(request, profile, invalid=exc)
-        return render(request, "studio/lint.html", context)
+        return render(request, "studio/suites/lint.html", context)
     counts = Counter(row.finding.severity for row in rows)
     context = profile_context(request, profile, rows=rows, counts=counts)
-    return render(request, "studio/lint.html", context)
+    return render(request, "studio/suites/lint.html", context)
 
 
 @require_GET
@@ -76,15 +76,17 @@ def tuning_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         result = tuning(profile)
     except ModelPending as pending:
         context = profile_context(request, profile, model_pending=_pending(pending))
-        return render(request, "studio/tuning.html", context)
+        return render(request, "studio/suites/tuning.html", context)
     except TuningPending as sweeping:
         job = sweeping.job
         state = "waiting for a worker" if job.is_queued else "in progress"
         note = f"Trying every floor and margin on {job.total} test cases: {state}."
         context = profile_context(request, profile, model_pending=note)
-        return render(request, "studio/tuning.html", context)
+        return render(request, "studio/suites/tuning.html", context)
     except PackError as exc:
-        return render(request, "studio/tuning.html", profile_context(request, profile, invalid=exc))
+        return render(
+            request, "studio/suites/tuning.html", profile_context(request, profile, invalid=exc)
+        )
     context = profile_context(request, profile, tuning=result)
     if result is not None:
         margins, grid = sweep_grid(result.points, result.best)
@@ -93,7 +95,7 @@ def tuning_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             margins=margins,
             grid=grid,
         )
-    return render(request, "studio/tuning.html", context)
+    return render(request, "studio/suites/tuning.html", context)
 
 
 def _pending(pending: ModelPending) -> str:

@@ -21,7 +21,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from studio.jobs import queue
 from studio.jobs.recovery import recover_job
 from studio.models import RepairJob, TestCase
-from studio.repairs import (
+from studio.shared.errors import Conflict, Refused
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.roles import can_edit
+from studio.suites.repairs import (
     NO_FIX,
     apply_found,
     current_search,
@@ -29,9 +32,6 @@ from studio.repairs import (
     request_repair,
     search_state,
 )
-from studio.shared.errors import Conflict, Refused
-from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
-from studio.shared.roles import can_edit
 
 
 def _case(request: HtmxHttpRequest, slug: str, pk: int) -> TestCase:
@@ -57,7 +57,9 @@ def case_fix(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     )
     if job is not None:  # if its worker died, it is queued again (or failed) before it is shown
         job = recover_job(job)
-    template = "studio/case_fix.html#fix-status" if request.htmx else "studio/case_fix.html"
+    template = (
+        "studio/suites/case_fix.html#fix-status" if request.htmx else "studio/suites/case_fix.html"
+    )
     return render(request, template, _context(request, test_case, job))
 
 
@@ -89,7 +91,9 @@ def case_fix_cancel(request: HtmxHttpRequest, slug: str, pk: int) -> HttpRespons
     test_case = _case(request, slug, pk)
     job = queue.cancel(get_object_or_404(RepairJob, test_case=test_case, pk=_pk(request)))
     if request.htmx:
-        return render(request, "studio/case_fix.html#fix-status", _context(request, test_case, job))
+        return render(
+            request, "studio/suites/case_fix.html#fix-status", _context(request, test_case, job)
+        )
     return _to_job(test_case, job)
 
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from studio.models import AuditEntry, OverlapCheck, Profile, TestCase, TestRun, Tool
-from studio.suites import start_run, suite_order
+from studio.suites.runs import start_run, suite_order
 from tests.studio.fixtures import add_conversation, htmx
 
 # Seven cases whose outcome on the `profile` fixture was worked out by hand:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import template
 
-from studio.authoring import lint_error_count
 from studio.models import Profile
+from studio.suites.checkups import lint_error_count
 
 register = template.Library()
 

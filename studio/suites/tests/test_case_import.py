@@ -8,8 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from studio.case_import import export_csv, export_jsonl, import_cases, parse_cases
 from studio.models import AuditEntry
+from studio.suites.case_import import export_csv, export_jsonl, import_cases, parse_cases
 
 GOOD_CSV = """text,expected,incumbent,expected_tools,conversation,turn
 where is my parcel,shipping,,,,

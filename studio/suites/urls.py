@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from studio.views import authoring, suites
+from studio.suites import case_views as suites
+from studio.suites import checkup_views as authoring
 
 _P = "profiles/<slug:slug>/"
 

@@ -40,7 +40,7 @@ from studio.shared.errors import Conflict, Refused
 from studio.shared.labels import plain_problem
 from studio.shared.llm import llm_client
 from studio.shared.packs import build_pack
-from studio.suites import suite_cases
+from studio.suites.runs import suite_cases
 
 KEEP_SEARCHES = 5  # per case: older ended searches are of drafts or suites that are gone
 CHANGED = "the draft changed since the search: find a fix again"

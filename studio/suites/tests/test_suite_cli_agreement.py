@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from routing_core import dump_pack
-from studio.case_import import export_jsonl, import_cases, parse_cases
 from studio.models import Profile, Route, TestCase
 from studio.shared.packs import release_pack
-from studio.suites import start_run
+from studio.suites.case_import import export_jsonl, import_cases, parse_cases
+from studio.suites.runs import start_run
 
-CLINC = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "clinc150"
+CLINC = Path(__file__).resolve().parents[4] / "shared" / "datasets" / "clinc150"
 CLI = [str(Path(sys.executable).parent / "routing-core")]
 
 

@@ -29,7 +29,7 @@ from studio.models import ACTIVE, JobStatus, Profile, TuningRun
 from studio.shared.drafts import ModelPending, compiled_router
 from studio.shared.edits import save_profile
 from studio.shared.labels import place
-from studio.suites import suite_cases
+from studio.suites.runs import suite_cases
 
 _RULE_PATH = re.compile(r"^rules\[(\d+)\]")
 

@@ -22,16 +22,16 @@ from routing_core.repair import Edit
 from studio.jobs import queue
 from studio.jobs.recovery import recover_job
 from studio.models import Profile, RepairJob, TestCase
-from studio.repairs import (
+from studio.shared.api_access import USER_AUTH, profile_for
+from studio.shared.roles import EDIT
+from studio.shared.schemas import ERRORS, MAX_INT, SLUG, FixAppliedOut, FixSearchOut
+from studio.suites.repairs import (
     apply_found,
     found_edit,
     is_applicable,
     request_repair,
     search_state,
 )
-from studio.shared.api_access import USER_AUTH, profile_for
-from studio.shared.roles import EDIT
-from studio.shared.schemas import ERRORS, MAX_INT, SLUG, FixAppliedOut, FixSearchOut
 
 router = Router(tags=["test-cases"], auth=USER_AUTH)
 CASE_ID: Any = params.Path(..., ge=1, le=MAX_INT)

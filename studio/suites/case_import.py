@@ -25,7 +25,7 @@ from routing_core.cases import case_from_mapping
 from routing_core.storable import unstorable_reason
 from studio.models import Profile, TestCase
 from studio.shared.audit import audit
-from studio.suites import suite_order
+from studio.suites.runs import suite_order
 
 Format = Literal["auto", "csv", "jsonl"]
 ALIASES = {"message": "text", "expected_route": "expected"}

@@ -12,7 +12,7 @@ import pytest
 
 from studio.jobs import runner
 from studio.models import AuditEntry, RepairJob, TestCase
-from studio.repairs import execute_repair, search_state
+from studio.suites.repairs import execute_repair, search_state
 from tests.job_worker import DATABASE
 from tests.routing_core.chat_server import ChatServer, Reply, answers
 from tests.studio.fixtures import found_search
@@ -161,7 +161,7 @@ def test_the_same_case_draft_and_suite_reuse_the_search_and_a_change_starts_anot
 
 
 def test_only_the_newest_searches_of_a_case_are_kept(cases, editor, client_for, profile):
-    from studio.repairs import KEEP_SEARCHES
+    from studio.suites.repairs import KEEP_SEARCHES
 
     client = client_for(editor)
     for _ in range(KEEP_SEARCHES + 2):
@@ -212,7 +212,7 @@ def test_the_page_says_where_the_search_stands_in_the_apis_words(
 
 
 def test_the_search_reports_progress_after_each_candidate(cases, editor, profile, settings):
-    from studio.repairs import request_repair
+    from studio.suites.repairs import request_repair
 
     settings.TASKS = DATABASE
     job = request_repair(cases[-1], user=editor)
@@ -224,7 +224,7 @@ def test_the_search_reports_progress_after_each_candidate(cases, editor, profile
 
 def test_a_cancel_lands_while_the_drafts_model_is_learned(cases, editor, settings):
     from studio.jobs.progress import Cancelled, Reporter
-    from studio.repairs import _Learning, request_repair
+    from studio.suites.repairs import _Learning, request_repair
 
     settings.TASKS = DATABASE
     job = request_repair(cases[-1], user=editor)
@@ -242,14 +242,14 @@ def test_a_cancel_lands_while_the_drafts_model_is_learned(cases, editor, setting
 def test_a_search_cancelled_while_it_learns_the_model_ends_cancelled(
     cases, editor, settings, monkeypatch
 ):
-    from studio.repairs import request_repair
+    from studio.suites.repairs import request_repair
 
     def learning(profile, progress):  # the draft's model, being learned
         progress.fraction(0.5)
         raise AssertionError("the cancel was not noticed while learning")
 
     settings.TASKS = DATABASE
-    monkeypatch.setattr("studio.repairs.exact_pack", learning)
+    monkeypatch.setattr("studio.suites.repairs.exact_pack", learning)
     job = request_repair(cases[-1], user=editor)
     RepairJob.objects.filter(pk=job.pk).update(cancel_requested=True)
     runner.run("repair", job.pk)  # what a worker does with it
@@ -347,7 +347,7 @@ def test_model_wording_is_tried_first_and_a_failing_model_is_only_a_note(
 
 
 def test_the_test_cases_page_links_failing_cases_to_a_fix(cases, editor, client_for, profile):
-    from studio.suites import start_run
+    from studio.suites.runs import start_run
 
     start_run(profile, user=editor)
     html = client_for(editor).get(f"/profiles/{profile.slug}/tests/").content.decode()
@@ -459,7 +459,7 @@ def test_a_margin_out_of_range_is_refused_by_the_pack_not_saved(cases, editor, c
 def test_a_failing_case_expecting_no_route_is_linked_to_a_fix_too(
     cases, editor, client_for, profile
 ):
-    from studio.suites import start_run
+    from studio.suites.runs import start_run
 
     failing = _case(profile, "what is the weather in paris")
     start_run(profile, user=editor)
