@@ -106,7 +106,7 @@ TEMPLATES = [
 ]
 
 # Form fields render through templates/studio/shared/_field.html (one wrapper per field).
-FORM_RENDERER = "studio.forms.StudioFormRenderer"
+FORM_RENDERER = "studio.authoring.forms.StudioFormRenderer"
 
 DATABASES = {
     "default": dj_database_url.parse(

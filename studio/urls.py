@@ -8,21 +8,17 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.generic import RedirectView
 
 from studio.api import api
+from studio.authoring import item_views as items
+from studio.authoring import policy_views as tuning
+from studio.authoring import profile_views as profiles
+from studio.authoring import route_views as route_view
+from studio.authoring import rule_builder_views as rule_builder
+from studio.authoring import suggestion_views as suggestions
 from studio.jobs import views as jobs
 from studio.people import views as people
 from studio.shared import health
 from studio.suites import repair_views as repairs
-from studio.views import (
-    importing,
-    items,
-    playground,
-    profiles,
-    publishing,
-    route_view,
-    rule_builder,
-    suggestions,
-    tuning,
-)
+from studio.views import importing, playground, publishing
 
 
 def _item_urls(kind: str) -> list[URLPattern]:

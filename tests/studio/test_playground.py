@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from routing_core import Decision, Router
 from routing_core.scorers._terms import STOP_WORDS
-from studio.demo import load_demo_profile
+from studio.authoring.demo import load_demo_profile
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
 from studio.shared import drafts
 from studio.shared.edits import save_item

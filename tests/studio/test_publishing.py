@@ -8,7 +8,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from routing_core import PackError, dump_pack, load_pack
-from studio.demo import load_demo_profile
+from studio.authoring.demo import load_demo_profile
 from studio.diff import diff_packs
 from studio.models import AuditEntry, Profile, Route, TestCase, Version, VersionImmutable
 from studio.pack_import import import_pack, read_upload

@@ -9,7 +9,7 @@ from html import unescape
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from studio.demo import load_demo_profile
+from studio.authoring.demo import load_demo_profile
 from studio.models import Environment, Profile, ReadToken, Route, Version
 from studio.pack_import import import_pack
 from studio.publishing import promote, publish

@@ -132,7 +132,7 @@ def test_the_history_names_a_promotion_with_its_versions(profile, owner, client_
 
 
 def test_a_form_error_outside_the_form_names_its_place(profile):
-    from studio.forms import ProfileCreateForm
+    from studio.authoring.forms import ProfileCreateForm
 
     form = ProfileCreateForm(data={"slug": "x", "name": "X"})
     form.is_valid()

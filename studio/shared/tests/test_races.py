@@ -15,8 +15,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from studio.authoring.restore import restore
 from studio.models import AuditEntry, Profile, TestCase
-from studio.restore import restore
 from studio.shared.edits import delete_item
 from studio.shared.errors import Refused
 from studio.shared.packs import build_pack_dict

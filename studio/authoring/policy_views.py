@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from routing_core import triage
 from routing_core.lexicons import LEXICONS, mix
-from studio.forms import LexiconForm, PackForm, PolicyForm
+from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
 from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.shared.drafts import scorer_defaults
@@ -89,7 +89,7 @@ def _defaults() -> dict[str, object]:
 @require_http_methods(["GET", "POST"])
 @studio_page
 def policy(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    return _edit(request, slug, PolicyForm, "studio/policy.html", "policy", extra=_scorer)
+    return _edit(request, slug, PolicyForm, "studio/authoring/policy.html", "policy", extra=_scorer)
 
 
 def _scorer(profile: Profile) -> dict[str, object]:
@@ -123,7 +123,7 @@ def lexicons(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         request,
         slug,
         LexiconForm,
-        "studio/lexicons.html",
+        "studio/authoring/lexicons.html",
         "lexicons",
         extra=lambda profile: _languages(profile, codes),
         initial=_started_from(codes) if codes else None,

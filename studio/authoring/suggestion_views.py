@@ -13,12 +13,12 @@ from django.views.decorators.http import require_http_methods
 from routing_core import PackError
 from routing_core.scorers.base import ScorerFailure
 from routing_core.suggest import Kind, SuggestionBatch
+from studio.authoring.suggestions import SETUP_HELP, accept_suggestions, suggest_for_route
 from studio.models import Route
 from studio.shared.errors import Conflict, Refused
 from studio.shared.llm import llm_client
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.shared.roles import can_edit
-from studio.suggestions import SETUP_HELP, accept_suggestions, suggest_for_route
 
 KINDS: dict[str, str] = {"examples": "examples", "never": "never-phrases"}
 
@@ -88,4 +88,4 @@ def _page(
         kind_label=KINDS[context["kind"]],
         **context,
     )
-    return render(request, "studio/suggestions.html", context, status=status)
+    return render(request, "studio/authoring/suggestions.html", context, status=status)

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from routing_core import Router
-from studio import demo
+from studio.authoring import demo
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase, Tool
 from studio.shared.edits import delete_item, save_item
 from studio.shared.packs import build_pack, pack_report

@@ -132,7 +132,7 @@ def test_the_policy_page_suggests_the_margin_fitted_for_the_profiles_size(
 def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
     db: Any, viewer: Any, client_for: Any
 ) -> None:
-    from studio.demo import load_demo_profile
+    from studio.authoring.demo import load_demo_profile
 
     drafts.clear_cache()
     demo = load_demo_profile()

@@ -8,15 +8,15 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from studio.forms import ProfileCreateForm, ProfileForm
+from studio.authoring.forms import ProfileCreateForm, ProfileForm
+from studio.authoring.item_views import KINDS, render_page
+from studio.authoring.restore import is_restorable, restore
 from studio.models import AuditEntry, Profile
-from studio.restore import is_restorable, restore
 from studio.shared.edits import create_profile, save_profile
 from studio.shared.errors import Conflict, Refused
 from studio.shared.labels import history_line
 from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 from studio.shared.roles import can_edit
-from studio.views.items import KINDS, render_page
 
 
 @require_http_methods(["GET", "POST"])
@@ -34,7 +34,7 @@ def profile_list(request: HtmxHttpRequest) -> HttpResponse:
     status = 422 if form.errors else 200
     profiles = Profile.objects.annotate(route_count=Count("routes"))
     context = {"profiles": profiles, "form": form, "can_edit": can_edit(request.user)}
-    return render(request, "studio/profile_list.html", context, status=status)
+    return render(request, "studio/authoring/profile_list.html", context, status=status)
 
 
 @require_GET
@@ -48,7 +48,7 @@ def profile_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @studio_page
 def pack_badge(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
-    return render(request, "studio/_pack_badge.html", profile_context(request, profile))
+    return render(request, "studio/authoring/_pack_badge.html", profile_context(request, profile))
 
 
 @require_POST
@@ -75,7 +75,7 @@ def profile_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if request.htmx:
         context = profile_context(request, get_profile(slug), profile_form=form)
         return fragment(
-            request, "studio/profile_detail.html#profile-settings", context, status=status
+            request, "studio/authoring/profile_detail.html#profile-settings", context, status=status
         )
     return render_page(
         request, KINDS["routes"], get_profile(slug), status=status, profile_form=form
@@ -88,7 +88,9 @@ def audit_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     entries = AuditEntry.objects.filter(profile=profile).select_related("user")[:200]
     rows = [(e, history_line(e), is_restorable(e)) for e in entries]
-    return render(request, "studio/audit.html", profile_context(request, profile, rows=rows))
+    return render(
+        request, "studio/authoring/audit.html", profile_context(request, profile, rows=rows)
+    )
 
 
 @require_POST

@@ -26,4 +26,4 @@ def route_view(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
         Q(expected_route=route.name) | Q(incumbent=route.name)
     ).order_by("conversation", "turn", "order", "pk")
     context = profile_context(request, profile, route=route, rules=rules, cases=list(cases))
-    return render(request, "studio/route_view.html", context)
+    return render(request, "studio/authoring/route_view.html", context)

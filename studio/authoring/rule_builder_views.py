@@ -6,9 +6,9 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from studio.forms import RuleForm
+from studio.authoring.forms import RuleForm
+from studio.authoring.rule_builder import preview
 from studio.models import Rule
-from studio.rule_builder import preview
 from studio.shared.packs import rule_match
 from studio.shared.pages import HtmxHttpRequest, get_profile, studio_page
 
@@ -30,4 +30,4 @@ def rule_preview(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         data.get("examples") or [],
         data.get("try_message") or "",
     )
-    return render(request, "studio/_rule_preview.html", {"preview": result})
+    return render(request, "studio/authoring/_rule_preview.html", {"preview": result})

@@ -15,7 +15,14 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from studio.forms import PackForm, ProfileForm, RouteAddForm, RouteForm, RuleForm, ToolForm
+from studio.authoring.forms import (
+    PackForm,
+    ProfileForm,
+    RouteAddForm,
+    RouteForm,
+    RuleForm,
+    ToolForm,
+)
 from studio.models import Profile, ProfileItem, Route, Rule, Tool
 from studio.shared.edits import delete_item, move_item, route_references, save_item
 from studio.shared.errors import Conflict, Refused
@@ -42,9 +49,11 @@ class Kind:
 
 
 KINDS = {
-    "routes": Kind(Route, RouteForm, RouteAddForm, "studio/profile_detail.html", "profile-detail"),
-    "rules": Kind(Rule, RuleForm, RuleForm, "studio/rules.html", "rules"),
-    "tools": Kind(Tool, ToolForm, ToolForm, "studio/tools.html", "tools"),
+    "routes": Kind(
+        Route, RouteForm, RouteAddForm, "studio/authoring/profile_detail.html", "profile-detail"
+    ),
+    "rules": Kind(Rule, RuleForm, RuleForm, "studio/authoring/rules.html", "rules"),
+    "tools": Kind(Tool, ToolForm, ToolForm, "studio/authoring/tools.html", "tools"),
 }
 
 
