@@ -7,9 +7,9 @@ import re
 
 from django.urls import reverse
 
+from studio.playground.tests.test_playground import by_testid, text
 from studio.shared import drafts
 from tests.studio.fixtures import htmx, policy_form
-from tests.studio.test_playground import by_testid, text
 
 
 def _outside_details(html: str) -> str:

@@ -15,7 +15,7 @@ from ninja.params import functions as params
 from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core.router import MAX_MESSAGE_CHARS
-from studio.playground import route_turn
+from studio.playground.turns import route_turn
 from studio.shared.api_access import USER_AUTH, profile_for
 from studio.shared.ratelimits import limit
 from studio.shared.schemas import SLUG_PATTERN, ErrorOut

@@ -35,7 +35,7 @@ from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.jobs.views import model_note
 from studio.models import Profile
-from studio.playground import Outcome, route_turn, turn_words
+from studio.playground.turns import Outcome, route_turn, turn_words
 from studio.shared.drafts import ScorerUnavailable, playground_router
 from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
@@ -45,7 +45,7 @@ from studio.shared.pages import HtmxHttpRequest, View, get_profile
 from studio.shared.roles import can_edit, can_view
 from studio.suites.cases import Turn, add_test_case, save_conversation
 
-TEMPLATE = "studio/playground.html"
+TEMPLATE = "studio/playground/playground.html"
 MAX_TURNS = 50
 EDITS = {"apply", "save", "save_conversation"}
 ACTIONS = ["check", "send", "reset", "revert", "apply", "save", "save_conversation"]

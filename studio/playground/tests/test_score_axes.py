@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from routing_core import Router
 from studio.models import Profile
+from studio.playground.tests.test_playground import score_rows, text
 from studio.shared.packs import build_pack
 from tests.studio.fixtures import htmx
-from tests.studio.test_playground import score_rows, text
 
 
 def _post(client, profile, message: str):
