@@ -148,7 +148,7 @@ def _pulls(profile: object, n: int = 500) -> None:
     from django.test import Client
 
     from studio.agents import forget_writes, record_pull
-    from studio.publishing import promote, publish
+    from studio.publishing.versions import promote, publish
     from studio.shared.tokens import create_read_token
 
     promote(publish(profile, user=None), "production", user=None)

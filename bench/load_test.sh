@@ -44,7 +44,7 @@ $PY manage.py load_demo --force >/dev/null  # a scratch database, dropped on exi
 $PY manage.py shell -v 0 -c "
 from django.contrib.auth import get_user_model
 from studio.models import Profile
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_api_token, create_read_token
 user = get_user_model().objects.get(username='demo')
 profile = Profile.objects.get(slug='support')

@@ -14,8 +14,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.operation import Operation
 
 from routing_core import PackError
-from studio.gate import RedGate
 from studio.jobs.notes import training_note
+from studio.publishing.gate import RedGate
 from studio.routers import ROUTERS
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused

@@ -17,9 +17,10 @@ from studio.authoring import suggestion_views as suggestions
 from studio.jobs import views as jobs
 from studio.people import views as people
 from studio.playground import views as playground
+from studio.publishing import views as publishing
 from studio.shared import health
 from studio.suites import repair_views as repairs
-from studio.views import importing, publishing
+from studio.views import importing
 
 
 def _item_urls(kind: str) -> list[URLPattern]:

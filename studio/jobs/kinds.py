@@ -50,7 +50,9 @@ KINDS: dict[str, Kind] = {
     "test_run": Kind(TestRun, "studio.suites.runs.execute_run", "The run failed"),
     "overlap": Kind(OverlapCheck, "studio.suites.runs.execute_overlap", "The checkup failed"),
     "training": Kind(TrainedModel, "studio.jobs.training.train", "Training failed"),
-    "publication": Kind(Publication, "studio.publishing.execute_publication", "Publishing failed"),
+    "publication": Kind(
+        Publication, "studio.publishing.versions.execute_publication", "Publishing failed"
+    ),
     "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
     "import": Kind(ImportJob, "studio.importing.execute_import", "The import failed"),

@@ -7,9 +7,9 @@ from ninja import Router
 from studio.authoring import items_api as _items
 from studio.authoring import profiles_api as _profiles
 from studio.playground import api as _playground
+from studio.publishing import api as _publishing
 from studio.routers import events as _events
 from studio.routers import packs as _packs
-from studio.routers import publishing as _publishing
 from studio.suites import repairs_api as _repairs
 
 ROUTERS: list[tuple[str, Router]] = [

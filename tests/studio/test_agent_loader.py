@@ -11,7 +11,7 @@ import pytest
 
 from routing_core.remote import PackFetcher, RemoteRouter
 from studio.models import Route
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.edits import save_item
 from studio.shared.tokens import create_read_token
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from studio.models import Event, TokenScope
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_read_token
 
 ROOT = Path(__file__).resolve().parents[2]

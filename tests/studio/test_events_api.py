@@ -17,7 +17,7 @@ from routing_core import Router
 from studio.agents import agent_engine, can_read, unable_to_read
 from studio.events import expire_events
 from studio.models import Agent, Event, Profile, TokenScope, TrafficSettings
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack
 from studio.shared.tokens import create_read_token, revoke
 

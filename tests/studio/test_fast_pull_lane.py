@@ -26,7 +26,7 @@ from django.test import RequestFactory
 from studio.agents import forget_writes
 from studio.fast_pulls import FastPulls
 from studio.models import ReadToken
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.pulls import forget_touches
 from studio.shared.tokens import create_api_token, create_read_token, revoke
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from studio.agents import forget_writes
 from studio.models import ReadToken
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.pulls import forget_touches
 from studio.shared.tokens import create_read_token, revoke
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from routing_core import Router
 from studio.events import EventBatchIn, ingest
 from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, TrafficSettings
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack
 from studio.shared.tokens import create_read_token
 from studio.traffic import period, review_queue

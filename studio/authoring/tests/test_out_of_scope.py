@@ -173,7 +173,7 @@ def test_a_script_sets_out_of_scope_examples_through_the_api(profile: Profile, o
 def test_a_version_diff_lists_the_out_of_scope_examples_added_and_removed(
     profile: Profile,
 ) -> None:
-    from studio.diff import diff_packs
+    from studio.publishing.diff import diff_packs
     from studio.shared.packs import build_pack
 
     profile.out_of_scope = ["tell me a joke about cats"]

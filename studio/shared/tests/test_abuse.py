@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_api_token, create_read_token
 
 LOGIN = "/accounts/login/"

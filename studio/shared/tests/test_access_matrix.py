@@ -26,7 +26,7 @@ from routing_core import Router
 from studio.api import api
 from studio.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.replays import start_replay
 from studio.shared.edits import delete_item
 from studio.shared.packs import build_pack, build_pack_dict

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from studio.models import Profile, Version
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_api_token, create_read_token, revoke
 
 API = "/api/profiles"

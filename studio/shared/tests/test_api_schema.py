@@ -29,7 +29,7 @@ from schemathesis.checks import not_a_server_error
 
 from studio.api import api
 from studio.models import Profile, TokenScope
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.roles import grant
 from studio.shared.tokens import create_api_token, create_read_token
 

@@ -121,7 +121,7 @@ def test_text_after_a_closing_quote_is_a_malformed_row_and_the_next_rows_still_r
 def test_a_profile_with_one_very_long_word_publishes_diffs_lints_and_answers_the_playground(
     profile, owner, viewer, client_for
 ):
-    from studio.publishing import pack_diff, publish
+    from studio.publishing.versions import pack_diff, publish
     from studio.shared import drafts
     from studio.shared.packs import pack_report
 

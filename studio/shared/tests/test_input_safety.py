@@ -19,7 +19,7 @@ from routing_core.pack import MAX_ITEMS, MAX_ROUTES
 from routing_core.router import MAX_MESSAGE_CHARS
 from studio.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, TestCase, Tool
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.replays import start_replay
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.shared.tests.test_access_matrix import PAGES, World, _kwargs

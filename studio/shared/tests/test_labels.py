@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from studio.models import OverlapCheck
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.labels import action_label, changes, place, plain_message, plain_problem
 from studio.suites.tests.test_authoring import messy  # noqa: F401  (a fixture)
 

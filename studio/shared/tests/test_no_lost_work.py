@@ -11,11 +11,11 @@ from django.db import IntegrityError
 from django.test import Client
 from django.urls import reverse
 
-from studio import publishing
 from studio.authoring.restore import restore
 from studio.models import AuditEntry, Environment, Profile, Route, Rule, TestCase, Version
 from studio.pack_import import import_pack
-from studio.publishing import publish
+from studio.publishing import versions as publishing
+from studio.publishing.versions import publish
 from studio.shared.edits import delete_item
 from studio.shared.errors import Refused
 from studio.shared.packs import build_pack_dict

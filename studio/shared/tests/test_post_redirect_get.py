@@ -16,7 +16,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from studio.models import Environment, Profile, TestCase
-from studio.publishing import publish
+from studio.publishing.versions import publish
 from studio.shared.edits import delete_item
 from tests.studio.fixtures import htmx, policy_form
 

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from studio.models import ACTIVE, JobStatus, Profile, Publication, TestRun
-from studio.publishing import start_publication
+from studio.publishing.versions import start_publication
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict
 from studio.suites.checkups import LintRow, cached_lint_rows
@@ -106,7 +106,7 @@ def publish_through_gate(
 
     Raises:
         ReasonRequired: the gate is red and no reason was given.
-        and whatever `studio.publishing.start_publication` raises.
+        and whatever `studio.publishing.versions.start_publication` raises.
     """
     reason = reason.strip()
     if gate.is_red and not reason:

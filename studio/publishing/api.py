@@ -13,11 +13,11 @@ from ninja.params import functions as params
 from pydantic import BaseModel, Field
 
 from routing_core import PackError
-from studio.gate import ReasonRequired, RedGate, publish_through_gate, review_gate
 from studio.importing import PACK as IMPORTED_PACK
 from studio.importing import start_import
 from studio.models import Environment, ImportJob, JobStatus, Version
-from studio.publishing import environments, pack_diff, promote
+from studio.publishing.gate import ReasonRequired, RedGate, publish_through_gate, review_gate
+from studio.publishing.versions import environments, pack_diff, promote
 from studio.shared.api_access import USER_AUTH, profile_for, require
 from studio.shared.downloads import attachment
 from studio.shared.errors import Conflict, Refused

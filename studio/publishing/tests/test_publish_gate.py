@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from studio.models import AuditEntry, Profile, Route, TestCase, TestRun, Version
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from tests.studio.fixtures import htmx
 
 

@@ -17,7 +17,6 @@ from django.utils import timezone
 
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.evaluate import CaseResult, evaluate
-from studio.diff import PackDiff, diff_packs
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import PER_MILLE, Reporter
@@ -31,6 +30,7 @@ from studio.models import (
     Version,
     snapshot,
 )
+from studio.publishing.diff import PackDiff, diff_packs
 from studio.shared.audit import audit
 from studio.shared.encodings import store_encodings
 from studio.shared.errors import Conflict, Refused

@@ -9,10 +9,10 @@ from django.db import DatabaseError, connection, transaction
 
 from routing_core import PackError, dump_pack, load_pack
 from studio.authoring.demo import load_demo_profile
-from studio.diff import diff_packs
 from studio.models import AuditEntry, Profile, Route, TestCase, Version, VersionImmutable
 from studio.pack_import import import_pack, read_upload
-from studio.publishing import environments, pack_at, pack_diff, promote, publish
+from studio.publishing.diff import diff_packs
+from studio.publishing.versions import environments, pack_at, pack_diff, promote, publish
 from studio.shared.edits import save_item
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import build_pack, build_pack_dict, release_pack

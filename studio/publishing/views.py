@@ -16,13 +16,13 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from routing_core import PackError
 from studio.agents import unable_to_read
-from studio.diff import PackDiff, diff_packs
-from studio.gate import ReasonRequired, publish_through_gate, review_gate
 from studio.importing import PACK, start_import
 from studio.jobs.notes import training_note
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
 from studio.pack_import import MAX_IMPORT_BYTES
-from studio.publishing import environments, pack_at, pack_diff, promote
+from studio.publishing.diff import PackDiff, diff_packs
+from studio.publishing.gate import ReasonRequired, publish_through_gate, review_gate
+from studio.publishing.versions import environments, pack_at, pack_diff, promote
 from studio.shared.downloads import attachment
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
@@ -53,7 +53,7 @@ def versions(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     context = _context(
         request, profile, envs=environments(profile), versions=list(profile.versions.all())
     )
-    return render(request, "studio/versions.html", context)
+    return render(request, "studio/publishing/versions.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -64,7 +64,7 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     gate = review_gate(profile, user=request.user)
     if request.htmx and request.method == "GET":  # the gate polls itself while the suite runs
         context = {"gate": gate, "profile": profile, "production": _production(profile)}
-        return render(request, "studio/publish.html#gate", context)
+        return render(request, "studio/publishing/publish.html#gate", context)
     errors: list[str] = []
     if request.method == "POST":
         try:
@@ -92,7 +92,7 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             errors = [job.error or "The publication was cancelled."]
         profile = get_profile(slug)
     context = _context(request, profile, errors=errors, gate=gate, **_against_production(profile))
-    return render(request, "studio/publish.html", context, status=422 if errors else 200)
+    return render(request, "studio/publishing/publish.html", context, status=422 if errors else 200)
 
 
 def _against_production(profile: Profile) -> dict[str, Any]:
@@ -150,7 +150,7 @@ def promote_view(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         raise Http404("No such environment.")
     if request.method == "GET":
         context = _context(request, profile, **_promotion(profile, version, env))
-        return render(request, "studio/promote_confirm.html", context)
+        return render(request, "studio/publishing/promote_confirm.html", context)
     if data.get("confirm") != "yes":
         query = urlencode({"version": version.number, "environment": env.name})
         return redirect(f"{reverse('promote', args=[slug])}?{query}")
@@ -193,7 +193,9 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     new = request.GET.get("new") or "draft"
     if not (_SIDE.match(old) and _SIDE.match(new)):
         return render(
-            request, "studio/diff.html", _context(request, profile, numbers=numbers, diff=None)
+            request,
+            "studio/publishing/diff.html",
+            _context(request, profile, numbers=numbers, diff=None),
         )
     problems: list[str] = []
     diff = None
@@ -206,7 +208,7 @@ def diff_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     context = _context(
         request, profile, numbers=numbers, old=old, new=new, diff=diff, problems=problems
     )
-    return render(request, "studio/diff.html", context)
+    return render(request, "studio/publishing/diff.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -227,7 +229,7 @@ def tokens_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         api_tokens=list(ApiToken.objects.filter(user_id=_user_id(request))),
         secret=secret,
     )
-    return render(request, "studio/tokens.html", context)
+    return render(request, "studio/publishing/tokens.html", context)
 
 
 # A new token's secret waits in the session for the redirect's page load, then is forgotten: a
@@ -294,4 +296,4 @@ def import_page(request: HtmxHttpRequest, slug: str | None = None) -> HttpRespon
     context = {"into": into, "errors": errors, "limit_kb": MAX_IMPORT_BYTES // 1024}
     if into is not None:
         context = profile_context(request, into, **context)
-    return render(request, "studio/import.html", context, status=422 if errors else 200)
+    return render(request, "studio/publishing/import.html", context, status=422 if errors else 200)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from studio.models import PackEncoding, Version
-from studio.publishing import promote, publish
+from studio.publishing.versions import promote, publish
 from studio.shared.encodings import OFFERED, choose
 from studio.shared.tokens import create_read_token
 
