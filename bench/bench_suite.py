@@ -52,7 +52,7 @@ def main() -> int:
 def _studio_run(data: Path, split: str, tmp: Path) -> dict[str, object]:
     from routing_core import dump_pack
     from routing_core.build import build_pack_file
-    from studio.pack_import import import_pack
+    from studio.importing.packs import import_pack
     from studio.suites.case_import import import_cases, parse_cases
 
     started = time.perf_counter()

@@ -117,8 +117,8 @@ def _ingest(pack: str, records: list[dict], tmp: Path) -> dict[str, float]:
     from django.core.management import call_command
     from django.test import Client
 
+    from studio.importing.packs import import_pack
     from studio.models import Event, TokenScope
-    from studio.pack_import import import_pack
     from studio.shared.tokens import create_read_token
 
     call_command("migrate", verbosity=0)

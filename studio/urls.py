@@ -14,13 +14,13 @@ from studio.authoring import profile_views as profiles
 from studio.authoring import route_views as route_view
 from studio.authoring import rule_builder_views as rule_builder
 from studio.authoring import suggestion_views as suggestions
+from studio.importing import views as importing
 from studio.jobs import views as jobs
 from studio.people import views as people
 from studio.playground import views as playground
 from studio.publishing import views as publishing
 from studio.shared import health
 from studio.suites import repair_views as repairs
-from studio.views import importing
 
 
 def _item_urls(kind: str) -> list[URLPattern]:

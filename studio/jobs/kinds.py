@@ -55,7 +55,7 @@ KINDS: dict[str, Kind] = {
     ),
     "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
-    "import": Kind(ImportJob, "studio.importing.execute_import", "The import failed"),
+    "import": Kind(ImportJob, "studio.importing.imports.execute_import", "The import failed"),
     "repair": Kind(
         RepairJob, "studio.suites.repairs.execute_repair", "The search for a fix failed"
     ),

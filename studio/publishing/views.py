@@ -16,10 +16,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from routing_core import PackError
 from studio.agents import unable_to_read
-from studio.importing import PACK, start_import
+from studio.importing.imports import PACK, start_import
+from studio.importing.packs import MAX_IMPORT_BYTES
+from studio.importing.views import problem_lines
 from studio.jobs.notes import training_note
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
-from studio.pack_import import MAX_IMPORT_BYTES
 from studio.publishing.diff import PackDiff, diff_packs
 from studio.publishing.gate import ReasonRequired, publish_through_gate, review_gate
 from studio.publishing.versions import environments, pack_at, pack_diff, promote
@@ -31,7 +32,6 @@ from studio.shared.packs import pack_report
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.shared.roles import PUBLISH
 from studio.shared.tokens import create_api_token, create_read_token, revoke
-from studio.views.importing import problem_lines
 
 _SIDE = re.compile(r"^(draft|[1-9][0-9]{0,8})$")
 
@@ -265,7 +265,7 @@ def _token_action(request: HtmxHttpRequest, profile: Profile) -> str | None:
 @require_http_methods(["GET", "POST"])
 @studio_page
 def import_page(request: HtmxHttpRequest, slug: str | None = None) -> HttpResponse:
-    """Upload a pack; a worker imports it (studio.importing). Finished at once (the job was
+    """Upload a pack; a worker imports it (studio.importing.imports). Finished at once (the job was
     quick, or the tests run jobs in place): the profile, or the problems here; else its page."""
     into = get_profile(slug) if slug else None
     errors: list[str] = []

@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 
 from routing_core import dump_pack
+from studio.importing.packs import import_pack
 from studio.models import Profile, Route
-from studio.pack_import import import_pack
 from studio.shared import drafts
 from studio.shared.drafts import compiled_router
 from studio.shared.packs import release_pack

@@ -155,7 +155,7 @@ def test_an_example_edit_is_trained_on_the_worker_while_scores_come_from_the_las
 def test_training_a_large_profile_reports_progress_and_is_cancelled_mid_way(
     owner: Any, job_worker: Workers
 ) -> None:
-    from studio.pack_import import import_pack
+    from studio.importing.packs import import_pack
     from studio.shared.tests.test_large_profile import _big_pack
 
     profile = import_pack(_big_pack(), user=owner, slug="big")

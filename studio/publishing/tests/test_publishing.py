@@ -9,8 +9,8 @@ from django.db import DatabaseError, connection, transaction
 
 from routing_core import PackError, dump_pack, load_pack
 from studio.authoring.demo import load_demo_profile
+from studio.importing.packs import import_pack, read_upload
 from studio.models import AuditEntry, Profile, Route, TestCase, Version, VersionImmutable
-from studio.pack_import import import_pack, read_upload
 from studio.publishing.diff import diff_packs
 from studio.publishing.versions import environments, pack_at, pack_diff, promote, publish
 from studio.shared.edits import save_item
@@ -246,7 +246,7 @@ def test_a_bad_pack_file_is_refused_with_every_problem_and_nothing_is_imported(d
 def test_importing_as_a_draft_that_fails_halfway_leaves_the_profile_untouched(
     profile, owner, monkeypatch
 ):
-    import studio.pack_import as pack_import
+    import studio.importing.packs as pack_import
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk full")
@@ -265,7 +265,7 @@ def test_importing_a_new_profile_over_an_existing_slug_is_refused(profile, owner
 
 
 def test_an_upload_over_the_size_limit_is_refused_before_parsing(monkeypatch):
-    monkeypatch.setattr("studio.pack_import.MAX_IMPORT_BYTES", 10)
+    monkeypatch.setattr("studio.importing.packs.MAX_IMPORT_BYTES", 10)
     with pytest.raises(Refused) as refused:
         read_upload(b"{" + b" " * 20 + b"}")
     assert "limit" in refused.value.errors[0][1]

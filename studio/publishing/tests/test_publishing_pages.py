@@ -10,8 +10,8 @@ from html import unescape
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from studio.authoring.demo import load_demo_profile
+from studio.importing.packs import import_pack
 from studio.models import Environment, Profile, ReadToken, Route, Version
-from studio.pack_import import import_pack
 from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack_dict
 
@@ -157,7 +157,7 @@ def test_a_bad_pack_file_is_refused_with_every_path_and_reason(db, editor, clien
 def test_an_oversized_upload_is_refused_with_a_clear_message(db, editor, client_for, monkeypatch):
     import studio.publishing.views as pages
 
-    monkeypatch.setattr("studio.pack_import.MAX_IMPORT_BYTES", 100)
+    monkeypatch.setattr("studio.importing.packs.MAX_IMPORT_BYTES", 100)
     monkeypatch.setattr(pages, "MAX_IMPORT_BYTES", 100)
     response = client_for(editor).post(
         "/profiles/import/", {"file": _upload(b"{" + b" " * 500 + b"}")}

@@ -12,8 +12,8 @@ from django.test import Client
 from django.urls import reverse
 
 from studio.authoring.restore import restore
+from studio.importing.packs import import_pack
 from studio.models import AuditEntry, Environment, Profile, Route, Rule, TestCase, Version
-from studio.pack_import import import_pack
 from studio.publishing import versions as publishing
 from studio.publishing.versions import publish
 from studio.shared.edits import delete_item

@@ -16,7 +16,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from studio.importing import PACK, start_import
+from studio.importing.imports import PACK, start_import
 from studio.jobs import queue
 from studio.models import AuditEntry, ImportJob, Profile
 from studio.shared.packs import build_pack_dict

@@ -21,11 +21,11 @@ from django.db import transaction
 from routing_core import PackError, load_pack
 from routing_core.importers import IMPORTERS, ImportResult, import_export
 from routing_core.importers.result import route_name
+from studio.importing.packs import import_pack, read_upload
 from studio.jobs import queue
 from studio.jobs.progress import Cancelled, Reporter
 from studio.jobs.sqlite import retry_locked
 from studio.models import ImportJob, JobStatus, Profile
-from studio.pack_import import import_pack, read_upload
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict, Refused
 

@@ -127,8 +127,8 @@ def test_an_unknown_language_names_the_languages_there_are(editor, client_for):
 
 
 def test_an_oversized_upload_is_refused_before_it_is_stored(editor, client_for, monkeypatch):
-    monkeypatch.setattr("studio.pack_import.MAX_IMPORT_BYTES", 2048)
-    monkeypatch.setattr("studio.views.importing.MAX_IMPORT_BYTES", 2048)
+    monkeypatch.setattr("studio.importing.packs.MAX_IMPORT_BYTES", 2048)
+    monkeypatch.setattr("studio.importing.views.MAX_IMPORT_BYTES", 2048)
     response = _import(client_for(editor))
     assert response.status_code == 422
     assert "file: the file is larger than the 2 KB import limit" in response.content.decode()

@@ -1,6 +1,6 @@
 """Pages: "Import from …" another tool (editors only), and an import's job page.
 
-The form only stores the upload and queues it (`studio.importing.start_import`); the job's
+The form only stores the upload and queues it (`studio.importing.imports.start_import`); the job's
 page shows its progress, then what came over with a link to the new profile, or the problems
 in words with the form filled in again as the person typed it.
 """
@@ -16,11 +16,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from routing_core.importers import LABELS
-from studio.importing import PACK, start_import
+from studio.importing.imports import PACK, start_import
+from studio.importing.packs import MAX_IMPORT_BYTES
 from studio.jobs import queue
 from studio.jobs.recovery import recover_job
 from studio.models import ImportJob, JobStatus
-from studio.pack_import import MAX_IMPORT_BYTES
 from studio.shared.errors import Refused
 from studio.shared.labels import plain_problem
 from studio.shared.pages import HtmxHttpRequest, studio_page
@@ -102,7 +102,7 @@ def _typed_before(request: HtmxHttpRequest) -> dict[str, str]:
 def _page(request: HtmxHttpRequest, form: ImportFromForm, errors: list[str]) -> HttpResponse:
     context = {"form": form, "errors": errors, "limit_kb": MAX_IMPORT_BYTES // 1024}
     status = 422 if errors or form.errors else 200
-    return render(request, "studio/import_from.html", context, status=status)
+    return render(request, "studio/importing/import_from.html", context, status=status)
 
 
 def _import_job(request: HtmxHttpRequest, pk: int) -> ImportJob:
@@ -115,7 +115,7 @@ def _import_job(request: HtmxHttpRequest, pk: int) -> ImportJob:
 def import_job(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The import's progress (polled by htmx), then what it created or why it did not."""
     job = recover_job(_import_job(request, pk))
-    template = "studio/import_job.html"
+    template = "studio/importing/import_job.html"
     if request.htmx:
         template += "#import-status"
     return render(request, template, job_context(job))
@@ -129,7 +129,7 @@ def import_job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if job.status == JobStatus.CANCELLED:  # it ended before a worker read the upload
         ImportJob.objects.filter(pk=job.pk).update(upload=b"")
     if request.htmx:
-        return render(request, "studio/import_job.html#import-status", job_context(job))
+        return render(request, "studio/importing/import_job.html#import-status", job_context(job))
     return redirect("import-job", pk=job.pk)
 
 
