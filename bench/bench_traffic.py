@@ -147,7 +147,7 @@ def _pulls(profile: object, n: int = 500) -> None:
     """What recording the agent adds to a 304 pull: the upsert timed alone, and whole 304s."""
     from django.test import Client
 
-    from studio.agents import forget_writes, record_pull
+    from studio.agents.fleet import forget_writes, record_pull
     from studio.publishing.versions import promote, publish
     from studio.shared.tokens import create_read_token
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from routing_core import PackError
-from studio.agents import unable_to_read
+from studio.agents.fleet import unable_to_read
 from studio.importing.imports import PACK, start_import
 from studio.importing.packs import MAX_IMPORT_BYTES
 from studio.importing.views import problem_lines

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ninja import Router
 
+from studio.agents import events_api as _events
+from studio.agents import packs_api as _packs
 from studio.authoring import items_api as _items
 from studio.authoring import profiles_api as _profiles
 from studio.playground import api as _playground
 from studio.publishing import api as _publishing
-from studio.routers import events as _events
-from studio.routers import packs as _packs
 from studio.suites import repairs_api as _repairs
 
 ROUTERS: list[tuple[str, Router]] = [

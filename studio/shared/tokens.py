@@ -129,7 +129,7 @@ class UserTokenAuth(HttpBearer):
         return found.user
 
 
-# Read (pull) tokens are checked by `studio.pulls.PullTokenAuth`, in one query with what they pull.
+# Read (pull) tokens are checked by `studio.agents.pulls.PullTokenAuth`, in one query with what they pull.
 
 
 class EventTokenAuth(HttpBearer):

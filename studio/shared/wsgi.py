@@ -1,6 +1,6 @@
 """WSGI entry point for serving the studio (gunicorn studio.shared.wsgi).
 
-Agents' token pulls are answered by `studio.fast_pulls` in front of Django's middleware stack;
+Agents' token pulls are answered by `studio.agents.fast_pulls` in front of Django's middleware stack;
 every other request goes to Django as usual.
 """
 
@@ -16,7 +16,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
 
 django_application = get_wsgi_application()
 
-from studio.fast_pulls import FastPulls  # noqa: E402  (needs the apps loaded just above)
+from studio.agents.fast_pulls import FastPulls  # noqa: E402  (needs the apps loaded just above)
 
 # Load the URLconf, and with it every view and the API, now rather than at the first request:
 # under `gunicorn --preload` (make serve) each worker forks from a process that has it all, so

@@ -15,8 +15,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from routing_core.version import engine_version
-from studio.agents import agents, can_read
-from studio.events import dropped_by_agents, traffic_settings
+from studio.agents.events import dropped_by_agents, traffic_settings
+from studio.agents.fleet import agents, can_read
 from studio.models import Event, Profile, ReplayRun
 from studio.replays import start_replay
 from studio.shared.errors import Refused
@@ -37,7 +37,7 @@ def agents_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     made_by = engine_version()
     rows = [(a, can_read(a.engine_version, made_by)) for a in agents(profile)]
     context = profile_context(request, profile, rows=rows, made_by=made_by)
-    return render(request, "studio/agents.html", context)
+    return render(request, "studio/agents/agents.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from routing_core import Router
-from studio.events import EventBatchIn, ingest
+from studio.agents.events import EventBatchIn, ingest
 from studio.models import Profile
 from studio.shared.packs import build_pack
 from tests.e2e.conftest import sign_in

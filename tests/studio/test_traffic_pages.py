@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from routing_core import Router
-from studio.events import EventBatchIn, ingest
+from studio.agents.events import EventBatchIn, ingest
 from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, TrafficSettings
 from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack

@@ -76,7 +76,7 @@ def test_the_304_is_unchanged_whatever_the_encoding(pull: Any) -> None:
 
 def test_a_version_published_before_encodings_gets_them_at_its_first_pull(pull: Any) -> None:
     PackEncoding.objects.all().delete()  # as for a version published by an older studio
-    from studio.pulls import _pack_body
+    from studio.agents.pulls import _pack_body
 
     _pack_body.cache_clear()
 

@@ -23,8 +23,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from routing_core import Router
+from studio.agents.events import EventBatchIn, ingest
 from studio.api import api
-from studio.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing.versions import promote, publish
 from studio.replays import start_replay

@@ -17,7 +17,7 @@ from django.urls import reverse
 from routing_core import Router
 from routing_core.pack import MAX_ITEMS, MAX_ROUTES
 from routing_core.router import MAX_MESSAGE_CHARS
-from studio.events import EventBatchIn, ingest
+from studio.agents.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, TestCase, Tool
 from studio.publishing.versions import promote, publish
 from studio.replays import start_replay

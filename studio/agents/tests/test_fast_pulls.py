@@ -1,4 +1,4 @@
-"""The pull's hot path (studio.pulls): one query per pull, and nothing it remembers goes stale."""
+"""The pull's hot path (studio.agents.pulls): one query per pull, and nothing it remembers goes stale."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from studio.agents import forget_writes
+from studio.agents.fleet import forget_writes
+from studio.agents.pulls import forget_touches
 from studio.models import ReadToken
 from studio.publishing.versions import promote, publish
-from studio.pulls import forget_touches
 from studio.shared.tokens import create_read_token, revoke
 
 URL = "/api/profiles/shop/packs/production"

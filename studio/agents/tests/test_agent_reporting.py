@@ -20,7 +20,7 @@ from studio.models import Event, TokenScope
 from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_read_token
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MESSAGES = [
     "why was I charged twice, write to jo@example.com",
     "where is my parcel",
@@ -53,7 +53,7 @@ def black_hole() -> Iterator[str]:
 def run_agent(**config: object) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "tests.studio.agent_process", json.dumps({"messages": MESSAGES, **config})],
+        [sys.executable, "-m", "studio.agents.tests.agent_process", json.dumps({"messages": MESSAGES, **config})],
         capture_output=True, text=True, timeout=120, cwd=ROOT, env=env, check=True,
     )  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])

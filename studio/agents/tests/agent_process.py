@@ -1,7 +1,7 @@
 """An agent, as its own process: pulls the pack, routes turns with reporting on, prints a summary.
 
 Run by test_agent_reporting.py against a live studio:
-`python -m tests.studio.agent_process '{"pack_url": …, "events_url": …, …}'`.
+`python -m studio.agents.tests.agent_process '{"pack_url": …, "events_url": …, …}'`.
 It prints one JSON line: the slowest turn, the reporter's counts, and whether the queue drained.
 """
 

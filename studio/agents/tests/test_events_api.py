@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from routing_core import Router
-from studio.agents import agent_engine, can_read, unable_to_read
-from studio.events import expire_events
+from studio.agents.events import expire_events
+from studio.agents.fleet import agent_engine, can_read, unable_to_read
 from studio.models import Agent, Event, Profile, TokenScope, TrafficSettings
 from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack

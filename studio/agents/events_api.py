@@ -13,7 +13,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest
 from ninja import Router, Schema, Status
 
-from studio.events import EventBatchIn, ingest
+from studio.agents.events import EventBatchIn, ingest
 from studio.models import Profile
 from studio.shared.ratelimits import limit
 from studio.shared.schemas import ERRORS, SLUG, ErrorOut

@@ -4,8 +4,8 @@ Agents pull in a loop and nearly every pull is a 304, so a pull is almost all pe
 work. Profiled (docs/benchmarks.md, "Pulls in front of the middleware"), the middleware stack,
 URL resolution, ninja's dispatch and the connection's health check cost more than the answer.
 This WSGI layer (`studio.shared.wsgi`) answers `GET /api/profiles/<slug>/packs/<environment>` with a
-live pull token itself, with the same parts as the ninja endpoint (`studio.routers.packs`):
-the same token query (`studio.pulls.find_grant`), rate limit, `pull_answer`, error handlers
+live pull token itself, with the same parts as the ninja endpoint (`studio.agents.packs_api`):
+the same token query (`studio.agents.pulls.find_grant`), rate limit, `pull_answer`, error handlers
 (`studio.api`), the response-side middleware that adds security headers, and the request log
 line. Nothing is cached across requests beyond what the endpoint caches already.
 
@@ -36,8 +36,8 @@ from django.middleware.csp import ContentSecurityPolicyMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import set_script_prefix
 
+from studio.agents.pulls import PullGrant, find_grant, pull_answer
 from studio.api import api
-from studio.pulls import PullGrant, find_grant, pull_answer
 from studio.shared.logs import request_log
 from studio.shared.ratelimits import RateLimited, limit
 from studio.shared.tokens import READ_PREFIX

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponseBase
 from ninja import Router
 
+from studio.agents.pulls import PullGrant, PullTokenAuth, pack_answer, pull_answer
 from studio.models import Environment
-from studio.pulls import PullGrant, PullTokenAuth, pack_answer, pull_answer
 from studio.shared.api_access import USER_AUTH, require
 from studio.shared.ratelimits import limit
 from studio.shared.roles import VIEW
@@ -39,7 +39,7 @@ def pull_pack(
     limit(request, "pack-pull", settings.STUDIO_RATE_PACK_PULL)
     grant: Any = request.auth  # type: ignore[attr-defined]
     if isinstance(grant, PullGrant):
-        # The token's query already joined its environment (studio.pulls).
+        # The token's query already joined its environment (studio.agents.pulls).
         return pull_answer(request, grant, environment)
     require(request, VIEW)
     version_id, checksum, _number = _served(slug, environment)

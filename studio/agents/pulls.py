@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from ninja.security import HttpBearer
 
-from studio.agents import record_pull
+from studio.agents.fleet import record_pull
 from studio.models import Environment, Profile, ReadToken, TokenScope, Version
 from studio.shared.encodings import choose, encoded
 from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
@@ -113,7 +113,7 @@ class PullTokenAuth(HttpBearer):
 def pull_answer(request: HttpRequest, grant: PullGrant, environment: str) -> HttpResponseBase:
     """A pull token's answer once its rate limit passed: the pack, a 304, or 404 (raised).
 
-    The one place both ways in (the ninja endpoint and `studio.fast_pulls`) build it, so that
+    The one place both ways in (the ninja endpoint and `studio.agents.fast_pulls`) build it, so that
     they cannot drift apart.
     """
     if not grant.readable:

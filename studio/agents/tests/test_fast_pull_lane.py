@@ -1,4 +1,4 @@
-"""The pull's fast lane (studio.fast_pulls) answers exactly as the ninja endpoint, case by case.
+"""The pull's fast lane (studio.agents.fast_pulls) answers exactly as the ninja endpoint, case by case.
 
 Each request is sent twice with the same WSGI environ: through `FastPulls` (the fast lane, as
 `studio.shared.wsgi.application` puts it in front of Django) and through Django's own handler alone
@@ -23,11 +23,11 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.db import close_old_connections, connection
 from django.test import RequestFactory
 
-from studio.agents import forget_writes
-from studio.fast_pulls import FastPulls
+from studio.agents.fast_pulls import FastPulls
+from studio.agents.fleet import forget_writes
+from studio.agents.pulls import forget_touches
 from studio.models import ReadToken
 from studio.publishing.versions import promote, publish
-from studio.pulls import forget_touches
 from studio.shared.tokens import create_api_token, create_read_token, revoke
 
 URL = "/api/profiles/shop/packs/production"
