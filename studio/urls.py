@@ -121,5 +121,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     *_item_urls("tools"),
     path("admin/", admin.site.urls),
     path("", include("studio.suites.urls")),  # test suites and authoring help (issue 6)
-    path("", include("studio.traffic_urls")),  # agents, traffic, review, replay (issue 20)
+    path("", include("studio.traffic.urls")),  # agents, traffic, review, replay (issue 20)
 ]

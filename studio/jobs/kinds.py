@@ -53,7 +53,7 @@ KINDS: dict[str, Kind] = {
     "publication": Kind(
         Publication, "studio.publishing.versions.execute_publication", "Publishing failed"
     ),
-    "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
+    "replay": Kind(ReplayRun, "studio.traffic.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
     "import": Kind(ImportJob, "studio.importing.imports.execute_import", "The import failed"),
     "repair": Kind(

@@ -27,12 +27,12 @@ from studio.agents.events import EventBatchIn, ingest
 from studio.api import api
 from studio.models import Event, ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
 from studio.publishing.versions import promote, publish
-from studio.replays import start_replay
 from studio.shared.edits import delete_item
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.shared.roles import grant
 from studio.shared.tokens import create_api_token, create_read_token, revoke
 from studio.suites.runs import start_run
+from studio.traffic.replays import start_replay
 from tests.studio.fixtures import found_search
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "publisher", "admin")

@@ -20,12 +20,12 @@ from routing_core.router import MAX_MESSAGE_CHARS
 from studio.agents.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, TestCase, Tool
 from studio.publishing.versions import promote, publish
-from studio.replays import start_replay
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.shared.tests.test_access_matrix import PAGES, World, _kwargs
 from studio.shared.tokens import create_api_token, create_read_token
 from studio.suites.case_import import export_csv, parse_cases
 from studio.suites.runs import start_run
+from studio.traffic.replays import start_replay
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'

@@ -16,7 +16,7 @@ from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, Traff
 from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack
 from studio.shared.tokens import create_read_token
-from studio.traffic import period, review_queue
+from studio.traffic.turns import period, review_queue
 from tests.job_worker import wait_for
 
 
@@ -191,7 +191,7 @@ def test_the_agents_page_and_the_publish_page_name_an_agent_on_an_older_engine(
 def test_a_replay_runs_on_a_worker_process_over_several_chunks_and_stores_the_flips(
     job_worker, profile, viewer
 ):
-    from studio.replays import CHUNK, start_replay
+    from studio.traffic.replays import CHUNK, start_replay
 
     store(profile, [{"message": "parcel charged"}] * 500)
     for _ in range(CHUNK // 500 + 1):  # batches of at most 500

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from studio.views import traffic
+from studio.traffic import views as traffic
 
 _P = "profiles/<slug:slug>/"
 

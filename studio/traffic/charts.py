@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from studio.suites.reports import Tick  # one tick for every chart (_chart_axes.html draws them)
-from studio.traffic import Share
+from studio.traffic.turns import Share
 
 
 @dataclass(frozen=True)

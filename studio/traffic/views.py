@@ -18,14 +18,14 @@ from routing_core.version import engine_version
 from studio.agents.events import dropped_by_agents, traffic_settings
 from studio.agents.fleet import agents, can_read
 from studio.models import Event, Profile, ReplayRun
-from studio.replays import start_replay
 from studio.shared.errors import Refused
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
 from studio.shared.roles import PUBLISH
 from studio.suites.case_views import reader_page
 from studio.suites.runs import interrupt_stale
-from studio.traffic import label_turn, period, review_queue
-from studio.traffic_charts import share_chart, turns_chart
+from studio.traffic.charts import share_chart, turns_chart
+from studio.traffic.replays import start_replay
+from studio.traffic.turns import label_turn, period, review_queue
 
 PERIODS = {"1": 1, "7": 7, "30": 30}
 
@@ -72,7 +72,7 @@ def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         replays=list(profile.replay_runs.defer("report")[:5]),
         numbers=list(profile.versions.values_list("number", flat=True)),
     )
-    return render(request, "studio/traffic.html", context)
+    return render(request, "studio/traffic/traffic.html", context)
 
 
 def _days(value: str | None) -> int:
@@ -90,7 +90,7 @@ def review_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         items=review_queue(profile),
         route_names=list(profile.routes.values_list("name", flat=True)),
     )
-    return render(request, "studio/review.html", context)
+    return render(request, "studio/traffic/review.html", context)
 
 
 @require_POST
@@ -132,5 +132,5 @@ def replay_detail(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     interrupt_stale(profile)  # a replay whose worker died is queued again (studio.jobs.recovery)
     run = get_object_or_404(ReplayRun, profile=profile, pk=pk)
     context: dict[str, Any] = profile_context(request, profile, run=run)
-    template = "studio/replay.html#replay" if request.htmx else "studio/replay.html"
+    template = "studio/traffic/replay.html#replay" if request.htmx else "studio/traffic/replay.html"
     return render(request, template, context)

@@ -1,0 +1,1 @@
+"""Traffic: turns reported from production, charted and compared, the review queue that turns them into test cases or examples, and replays on the draft or a version."""
