@@ -1,4 +1,4 @@
-"""Pages of the traffic loop: agents, traffic with its charts, the review queue, replays.
+"""Pages of the traffic loop: traffic with its charts, the review queue, replays.
 
 Everyone with a role sees them; labelling a turn needs the editor role (studio_page), the
 profile's data settings the publisher role. Replays change nothing, so viewers may start one.
@@ -14,9 +14,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from routing_core.version import engine_version
 from studio.agents.events import dropped_by_agents, traffic_settings
-from studio.agents.fleet import agents, can_read
 from studio.models import Event, Profile, ReplayRun
 from studio.shared.errors import Refused
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
@@ -28,16 +26,6 @@ from studio.traffic.replays import start_replay
 from studio.traffic.turns import label_turn, period, review_queue
 
 PERIODS = {"1": 1, "7": 7, "30": 30}
-
-
-@require_GET
-@studio_page
-def agents_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    profile = get_profile(slug)
-    made_by = engine_version()
-    rows = [(a, can_read(a.engine_version, made_by)) for a in agents(profile)]
-    context = profile_context(request, profile, rows=rows, made_by=made_by)
-    return render(request, "studio/agents/agents.html", context)
 
 
 @require_http_methods(["GET", "POST"])
