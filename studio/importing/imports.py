@@ -28,6 +28,7 @@ from studio.jobs.sqlite import retry_locked
 from studio.models import ImportJob, JobStatus, Profile
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict, Refused
+from studio.shared.labels import plain_problem
 
 PACK = "pack"  # an ImportJob's format for a Route Studio pack file
 STEPS = 3  # read, parse and validate, create
@@ -206,3 +207,10 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
 def _ended(fields: dict[str, Any]) -> dict[str, Any]:
     """A finished job's fields: its upload is no longer needed once it has ended."""
     return {**fields, "upload": b""}
+
+
+def problem_lines(job: ImportJob) -> list[str]:
+    """A refused import's problems in the words its form used to show them."""
+    if job.format == PACK:
+        return [plain_problem(path, message) for path, message in job.problems]
+    return [f"{path}: {message}" for path, message in job.problems]

@@ -16,13 +16,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from routing_core.importers import LABELS
-from studio.importing.imports import PACK, start_import
+from studio.importing.imports import PACK, problem_lines, start_import
 from studio.importing.packs import MAX_IMPORT_BYTES
 from studio.jobs import queue
 from studio.jobs.recovery import recover_job
 from studio.models import ImportJob, JobStatus
 from studio.shared.errors import Refused
-from studio.shared.labels import plain_problem
 from studio.shared.pages import HtmxHttpRequest, studio_page
 from studio.shared.roles import can_edit
 
@@ -145,13 +144,6 @@ def job_context(job: ImportJob) -> dict[str, Any]:
         "notes": [(title, report.get(kind, [])) for kind, title in NOTES],
         "problems": problem_lines(job),
     }
-
-
-def problem_lines(job: ImportJob) -> list[str]:
-    """A refused import's problems in the words its form used to show them."""
-    if job.format == PACK:
-        return [plain_problem(path, message) for path, message in job.problems]
-    return [f"{path}: {message}" for path, message in job.problems]
 
 
 def came_over(report: dict[str, Any]) -> str:

@@ -17,10 +17,9 @@ from django_htmx.http import trigger_client_event
 from routing_core import PackError
 from studio.jobs import queue
 from studio.jobs.kinds import KINDS
-from studio.jobs.notes import training_note
 from studio.jobs.recovery import recover, recover_job
 from studio.models import Job, Profile
-from studio.shared.drafts import Compiled, playground_router
+from studio.shared.drafts import Compiled, model_note, playground_router
 from studio.shared.pages import HtmxHttpRequest, get_profile
 from studio.shared.roles import EDIT, PUBLISH, VIEW
 
@@ -103,16 +102,3 @@ def model_status(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if compiled is not None and compiled.scoring.exact and request.GET.get("waiting"):
         response = trigger_client_event(response, "model-ready")
     return response
-
-
-def model_note(compiled: Compiled | None) -> dict[str, Any] | None:
-    """What the playground says about its model: None when it scores with the exact one."""
-    if compiled is None or compiled.scoring.exact:
-        return None
-    pending = compiled.training
-    source = compiled.scoring.source
-    return {
-        "text": training_note(pending, source),
-        "percent": pending.percent if pending else 0,
-        "scored": compiled.router is not None,
-    }

@@ -33,10 +33,9 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 
 from routing_core import PackError
 from routing_core.router import MAX_MESSAGE_CHARS
-from studio.jobs.views import model_note
 from studio.models import Profile
 from studio.playground.turns import Outcome, route_turn, turn_words
-from studio.shared.drafts import ScorerUnavailable, playground_router
+from studio.shared.drafts import ScorerUnavailable, model_note, playground_router
 from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
 from studio.shared.labels import plain_problem

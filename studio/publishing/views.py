@@ -16,9 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from routing_core import PackError
 from studio.agents.fleet import unable_to_read
-from studio.importing.imports import PACK, start_import
+from studio.importing.imports import PACK, problem_lines, start_import
 from studio.importing.packs import MAX_IMPORT_BYTES
-from studio.importing.views import problem_lines
 from studio.jobs.notes import training_note
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
 from studio.publishing.diff import PackDiff, diff_packs

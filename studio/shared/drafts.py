@@ -16,8 +16,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from typing import Any
 
 from routing_core import Pack, PackError, Router
+from studio.jobs.notes import training_note
 from studio.jobs.training import Scoring, scoring
 from studio.models import ACTIVE, Profile, TrainedModel
 
@@ -169,3 +171,16 @@ def clear_cache() -> None:
     """Forget every compiled router (tests and benchmarks measure a cold start with it)."""
     with _lock:
         _cache.clear()
+
+
+def model_note(compiled: Compiled | None) -> dict[str, Any] | None:
+    """What the playground says about its model: None when it scores with the exact one."""
+    if compiled is None or compiled.scoring.exact:
+        return None
+    pending = compiled.training
+    source = compiled.scoring.source
+    return {
+        "text": training_note(pending, source),
+        "percent": pending.percent if pending else 0,
+        "scored": compiled.router is not None,
+    }

@@ -60,3 +60,15 @@ def fragment(
     """A partial after an edit; the `pack-changed` event makes the page's badge refresh itself."""
     response = HttpResponse(render_to_string(template, context, request), status=status)
     return trigger_client_event(response, "pack-changed")
+
+
+def reader_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Signed in with any role, POST included: running a check changes nothing authored."""
+
+    @wraps(view)
+    def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not can_view(request.user):
+            raise PermissionDenied("You have no role in the studio.")
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapper)

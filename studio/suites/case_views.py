@@ -6,13 +6,9 @@ editor role. The run page polls its own `run` partial while the run is going.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -23,8 +19,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from studio.models import Profile, TestCase, TestRun
 from studio.shared.downloads import attachment
 from studio.shared.errors import Conflict
-from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
-from studio.shared.roles import can_view
+from studio.shared.pages import (
+    HtmxHttpRequest,
+    fragment,
+    get_profile,
+    profile_context,
+    reader_page,
+    studio_page,
+)
 from studio.suites.case_import import export_csv, export_jsonl, import_cases, parse_cases
 from studio.suites.cases import delete_case, save_case
 from studio.suites.forms import ImportForm, TestCaseForm
@@ -35,18 +37,6 @@ CASES_PAGE = "studio/suites/test_cases.html"
 RUN_PAGE = "studio/suites/test_run.html"
 IMPORT_PAGE = "studio/suites/test_import.html"
 PER_PAGE = 100
-
-
-def reader_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Signed in with any role, POST included: running a check changes nothing authored."""
-
-    @wraps(view)
-    def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not can_view(request.user):
-            raise PermissionDenied("You have no role in the studio.")
-        return view(request, *args, **kwargs)
-
-    return login_required(wrapper)
 
 
 # -- test cases -------------------------------------------------------------------------------------

@@ -20,8 +20,13 @@ from studio.models import OverlapCheck
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
 from studio.shared.labels import field_label
-from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
-from studio.suites.case_views import reader_page
+from studio.shared.pages import (
+    HtmxHttpRequest,
+    get_profile,
+    profile_context,
+    reader_page,
+    studio_page,
+)
 from studio.suites.checkups import TuningPending, apply_thresholds, lint_rows, route_links, tuning
 from studio.suites.forms import ApplyThresholdsForm
 from studio.suites.reports import sweep_chart, sweep_grid

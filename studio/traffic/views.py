@@ -17,9 +17,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from studio.agents.events import dropped_by_agents, traffic_settings
 from studio.models import Event, Profile, ReplayRun
 from studio.shared.errors import Refused
-from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
+from studio.shared.pages import (
+    HtmxHttpRequest,
+    get_profile,
+    profile_context,
+    reader_page,
+    studio_page,
+)
 from studio.shared.roles import PUBLISH
-from studio.suites.case_views import reader_page
 from studio.suites.runs import interrupt_stale
 from studio.traffic.charts import share_chart, turns_chart
 from studio.traffic.replays import start_replay
