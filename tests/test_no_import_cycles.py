@@ -51,6 +51,8 @@ def imported_modules(path: Path, module: str, modules: Collection[str]) -> set[s
     """The modules among `modules` that the file imports, wherever the import statement stands.
 
     `from a.b import c` imports the module `a.b.c` when there is one, else the name `c` of `a.b`.
+    Importing `a.b.c` also runs the packages `a` and `a.b` first: those are edges too, except
+    toward a package the importing module is itself inside (it is already being imported).
     """
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
@@ -60,7 +62,14 @@ def imported_modules(path: Path, module: str, modules: Collection[str]) -> set[s
             base = _base(node, path, module)
             for alias in node.names:
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
-    return {name for name in found if name in modules and name != module}
+    for name in list(found):
+        parts = name.split(".")
+        found.update(".".join(parts[:n]) for n in range(1, len(parts)))
+    return {
+        name
+        for name in found
+        if name in modules and name != module and not module.startswith(name + ".")
+    }
 
 
 def import_graph(package: str) -> dict[str, set[str]]:
@@ -115,10 +124,15 @@ def test_the_check_sees_a_cycle_inside_a_function(tmp_path: Path) -> None:
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "a.py").write_text("from p import b\n")
+    (package / "c.py").write_text("import p.a\n")
     (package / "b.py").write_text("def f() -> None:\n    from .a import thing\n")
-    modules = {"p", "p.a", "p.b"}
+    modules = {"p", "p.a", "p.b", "p.c", "q", "q.d"}
     assert imported_modules(package / "a.py", "p.a", modules) == {"p.b"}
     assert imported_modules(package / "b.py", "p.b", modules) == {"p.a"}
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "d.py").write_text("from p.a import thing\n")
+    # Importing p.a from outside p runs p's __init__ first: an edge to p as well.
+    assert imported_modules(tmp_path / "q" / "d.py", "q.d", modules) == {"p", "p.a"}
     graph = {"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": set()}
     assert find_cycle(graph) == ["p.a", "p.b", "p.c", "p.a"]
     assert find_cycle({"p.a": {"p.b"}, "p.b": set()}) is None

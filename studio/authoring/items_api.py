@@ -35,7 +35,7 @@ from studio.shared.schemas import (
     ToolOut,
     ToolPatch,
 )
-from studio.suites.cases import delete_case, save_case
+from studio.suites import delete_case, save_case
 
 router = Router(auth=USER_AUTH)
 ITEM_ID: Any = params.Path(..., ge=1, le=MAX_INT)

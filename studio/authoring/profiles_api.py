@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Router, Status
 
 from studio.models import Profile
-from studio.publishing.versions import delete_profile
+from studio.publishing import delete_profile
 from studio.shared.api_access import USER_AUTH, profile_for, require
 from studio.shared.edits import create_profile, save_profile
 from studio.shared.errors import Conflict

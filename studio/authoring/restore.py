@@ -17,7 +17,7 @@ from studio.models import AuditEntry, ProfileItem, Route, Rule, TestCase, Tool
 from studio.shared.audit import audit
 from studio.shared.edits import save_item
 from studio.shared.errors import Refused
-from studio.suites.cases import save_case
+from studio.suites import save_case
 
 RESTORABLE: dict[str, type[ProfileItem]] = {
     "route": Route,

@@ -22,9 +22,7 @@ from routing_core import PackError, load_pack
 from routing_core.importers import IMPORTERS, ImportResult, import_export
 from routing_core.importers.result import route_name
 from studio.importing.packs import import_pack, read_upload
-from studio.jobs import queue
-from studio.jobs.progress import Cancelled, Reporter
-from studio.jobs.sqlite import retry_locked
+from studio.jobs import Cancelled, Reporter, retry_locked, start_job
 from studio.models import ImportJob, JobStatus, Profile
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict, Refused
@@ -145,7 +143,7 @@ def start_import(
         draft_revision=into.draft_revision if into else 0,
         total=STEPS,
     )
-    return queue.start(job)
+    return start_job(job)
 
 
 def execute_import(job: ImportJob, progress: Reporter) -> dict[str, Any]:

@@ -18,8 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from routing_core.importers import LABELS
 from studio.importing.imports import PACK, problem_lines, start_import
 from studio.importing.packs import MAX_IMPORT_BYTES
-from studio.jobs import queue
-from studio.jobs.recovery import recover_job
+from studio.jobs import cancel_job, recover_job
 from studio.models import ImportJob, JobStatus
 from studio.shared.errors import Refused
 from studio.shared.pages import HtmxHttpRequest, studio_page
@@ -124,7 +123,7 @@ def import_job(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @studio_page
 def import_job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = _import_job(request, pk)
-    queue.cancel(job)
+    cancel_job(job)
     if job.status == JobStatus.CANCELLED:  # it ended before a worker read the upload
         ImportJob.objects.filter(pk=job.pk).update(upload=b"")
     if request.htmx:

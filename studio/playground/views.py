@@ -42,7 +42,7 @@ from studio.shared.labels import plain_problem
 from studio.shared.packs import pack_report
 from studio.shared.pages import HtmxHttpRequest, View, get_profile
 from studio.shared.roles import can_edit, can_view
-from studio.suites.cases import Turn, add_test_case, save_conversation
+from studio.suites import Turn, add_test_case, save_conversation
 
 TEMPLATE = "studio/playground/playground.html"
 MAX_TURNS = 50

@@ -13,8 +13,8 @@ from ninja.params import functions as params
 from pydantic import BaseModel, Field
 
 from routing_core import PackError
-from studio.importing.imports import PACK as IMPORTED_PACK
-from studio.importing.imports import start_import
+from studio.importing import PACK as IMPORTED_PACK
+from studio.importing import start_import
 from studio.models import Environment, ImportJob, JobStatus, Version
 from studio.publishing.gate import ReasonRequired, RedGate, publish_through_gate, review_gate
 from studio.publishing.versions import environments, pack_diff, promote

@@ -17,8 +17,7 @@ from studio.models import ACTIVE, JobStatus, Profile, Publication, TestRun
 from studio.publishing.versions import start_publication
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict
-from studio.suites.checkups import LintRow, cached_lint_rows
-from studio.suites.runs import interrupt_stale, start_run
+from studio.suites import LintRow, cached_lint_rows, interrupt_stale, start_run
 
 # Suite runs that still say something about a draft: queued, running or done (a failed,
 # cancelled or interrupted one is rerun).

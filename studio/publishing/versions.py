@@ -17,10 +17,15 @@ from django.utils import timezone
 
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.evaluate import CaseResult, evaluate
-from studio.jobs import queue
-from studio.jobs.kinds import JobFailed
-from studio.jobs.progress import PER_MILLE, Reporter
-from studio.jobs.training import exact_pack, model_for, scoring
+from studio.jobs import (
+    PER_MILLE,
+    JobFailed,
+    Reporter,
+    exact_pack,
+    model_for,
+    scoring,
+    start_job,
+)
 from studio.models import (
     Environment,
     EnvironmentName,
@@ -35,7 +40,7 @@ from studio.shared.audit import audit
 from studio.shared.encodings import store_encodings
 from studio.shared.errors import Conflict, Refused
 from studio.shared.packs import build_pack_dict, pack_report
-from studio.suites.runs import suite_cases
+from studio.suites import suite_cases
 
 # -- publish ----------------------------------------------------------------------------------------
 
@@ -120,7 +125,7 @@ def start_publication(
         environment=environment or "",
         total=PER_MILLE,
     )
-    return queue.start(publication)
+    return start_job(publication)
 
 
 def execute_publication(job: Publication, progress: Reporter) -> dict[str, Any]:

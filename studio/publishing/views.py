@@ -15,10 +15,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from routing_core import PackError
-from studio.agents.fleet import unable_to_read
-from studio.importing.imports import PACK, problem_lines, start_import
-from studio.importing.packs import MAX_IMPORT_BYTES
-from studio.jobs.notes import training_note
+from studio.agents import unable_to_read
+from studio.importing import MAX_IMPORT_BYTES, PACK, problem_lines, start_import
+from studio.jobs import training_note
 from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
 from studio.publishing.diff import PackDiff, diff_packs
 from studio.publishing.gate import ReasonRequired, publish_through_gate, review_gate

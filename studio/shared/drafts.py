@@ -19,8 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from routing_core import Pack, PackError, Router
-from studio.jobs.notes import training_note
-from studio.jobs.training import Scoring, scoring
+from studio.jobs import Scoring, scoring, training_note
 from studio.models import ACTIVE, Profile, TrainedModel
 
 MAX_CACHED_PROFILES = 16

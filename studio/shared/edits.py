@@ -158,7 +158,7 @@ def _touch(profile: Profile) -> int:
 
 def _retrain(profile_pk: int) -> None:
     """After an edit, queue the model of the new route texts (nothing when they did not change)."""
-    from studio.jobs.training import request_model_safely
+    from studio.jobs import request_model_safely
 
     request_model_safely(profile_pk)
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from routing_core import PackError
-from studio.jobs.notes import training_note
+from studio.jobs import training_note
 from studio.models import OverlapCheck
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused

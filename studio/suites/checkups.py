@@ -21,10 +21,7 @@ from django.urls import reverse
 from routing_core import PackError, Router
 from routing_core.lint import Finding, lint_pack
 from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, sweep
-from studio.jobs import queue
-from studio.jobs.kinds import JobFailed
-from studio.jobs.progress import Reporter
-from studio.jobs.training import job_pack
+from studio.jobs import JobFailed, Reporter, job_pack, start_job
 from studio.models import ACTIVE, JobStatus, Profile, TuningRun
 from studio.shared.drafts import ModelPending, compiled_router
 from studio.shared.edits import save_profile
@@ -145,7 +142,7 @@ def tuning(profile: Profile) -> Tuning | None:
         return _from_json(done.result)
     job = profile.tuning_runs.filter(key=key, status__in=ACTIVE).first()
     if job is None:
-        job = queue.start(
+        job = start_job(
             TuningRun.objects.create(
                 profile=profile, key=key, draft_revision=profile.draft_revision, total=len(pairs)
             )

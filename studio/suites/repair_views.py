@@ -18,8 +18,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from studio.jobs import queue
-from studio.jobs.recovery import recover_job
+from studio.jobs import cancel_job, recover_job
 from studio.models import RepairJob, TestCase
 from studio.shared.errors import Conflict, Refused
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
@@ -89,7 +88,7 @@ def case_fix_search(request: HtmxHttpRequest, slug: str, pk: int) -> HttpRespons
 @studio_page
 def case_fix_cancel(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     test_case = _case(request, slug, pk)
-    job = queue.cancel(get_object_or_404(RepairJob, test_case=test_case, pk=_pk(request)))
+    job = cancel_job(get_object_or_404(RepairJob, test_case=test_case, pk=_pk(request)))
     if request.htmx:
         return render(
             request, "studio/suites/case_fix.html#fix-status", _context(request, test_case, job)

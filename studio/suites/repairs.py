@@ -29,10 +29,7 @@ from routing_core.repair_edits import EDIT_KINDS, ROUTE_KINDS, apply_edit, lexic
 from routing_core.scorers.base import ScorerFailure
 from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import parse_suggestions
-from studio.jobs import queue
-from studio.jobs.kinds import JobFailed
-from studio.jobs.progress import EVERY_S, Reporter
-from studio.jobs.training import exact_pack
+from studio.jobs import EVERY_S, JobFailed, Reporter, exact_pack, start_job
 from studio.models import ACTIVE, JobStatus, Profile, RepairJob, Route, TestCase, Tool
 from studio.shared.audit import audit
 from studio.shared.edits import save_item, save_profile
@@ -103,7 +100,7 @@ def request_repair(test_case: TestCase, *, user: Any, again: bool = False) -> Re
     except IntegrityError:  # another request queued the same search a moment ago
         return same.filter(status__in=ACTIVE).get()
     _prune(test_case)
-    return queue.start(job)
+    return start_job(job)
 
 
 def _prune(test_case: TestCase) -> None:

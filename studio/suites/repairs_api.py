@@ -19,8 +19,7 @@ from ninja import Router, Status
 from ninja.params import functions as params
 
 from routing_core.repair import Edit
-from studio.jobs import queue
-from studio.jobs.recovery import recover_job
+from studio.jobs import cancel_job, recover_job
 from studio.models import Profile, RepairJob, TestCase
 from studio.shared.api_access import USER_AUTH, profile_for
 from studio.shared.roles import EDIT
@@ -108,7 +107,7 @@ def cancel_fix_search(
 ) -> Status[dict[str, Any]]:
     """Stop the search: a queued one at once (200), a running one at its next candidate (202)."""
     test_case, job = _search(request, slug, case_id, search_id)
-    return _answer(response, test_case, queue.cancel(job))
+    return _answer(response, test_case, cancel_job(job))
 
 
 @router.post(ONE + "/apply", response={200: FixAppliedOut, **ERRORS})

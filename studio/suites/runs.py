@@ -24,10 +24,7 @@ from routing_core import Router
 from routing_core.cases import Case
 from routing_core.evaluate import CaseResult, EvalReport, evaluate
 from routing_core.overlap import overlap_checkup
-from studio.jobs import queue
-from studio.jobs.progress import Reporter
-from studio.jobs.recovery import recover
-from studio.jobs.training import job_pack
+from studio.jobs import Reporter, job_pack, recover, start_job
 from studio.models import OverlapCheck, Profile, TestCase, TestRun
 from studio.shared.audit import signed_in
 
@@ -93,7 +90,7 @@ def start_run(profile: Profile, *, user: Any) -> TestRun:
         total=profile.test_cases.count(),
         draft_revision=profile.draft_revision,
     )
-    return queue.start(run)
+    return start_job(run)
 
 
 def execute_run(run: TestRun, progress: Reporter) -> dict[str, Any]:
@@ -156,7 +153,7 @@ def start_overlap(profile: Profile, *, user: Any) -> OverlapCheck:
         started_by=signed_in(user),
         draft_revision=profile.draft_revision,
     )
-    return queue.start(check)
+    return start_job(check)
 
 
 def execute_overlap(check: OverlapCheck, progress: Reporter) -> dict[str, Any]:

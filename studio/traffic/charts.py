@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from studio.suites.reports import Tick  # one tick for every chart (_chart_axes.html draws them)
+from studio.suites import Tick
 from studio.traffic.turns import Share
 
 

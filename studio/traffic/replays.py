@@ -14,9 +14,7 @@ from routing_core import Router
 from routing_core.codec import load_pack
 from routing_core.pack import Pack
 from routing_core.replay import PartialReplay, replay_turns, summarise
-from studio.jobs import queue
-from studio.jobs.kinds import JobFailed
-from studio.jobs.training import job_pack
+from studio.jobs import JobFailed, job_pack, start_job
 from studio.models import Event, Profile, ReplayRun
 from studio.shared.audit import signed_in
 
@@ -35,7 +33,7 @@ def start_replay(profile: Profile, target: str, *, user: Any) -> ReplayRun:
         total=total,
         draft_revision=profile.draft_revision,
     )
-    return queue.start(run)
+    return start_job(run)
 
 
 def execute_replay(run: ReplayRun, progress: Callable[[int, int], None]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from studio.models import Event, Profile, Route, TestCase
 from studio.shared.drafts import playground_router
 from studio.shared.edits import save_item
 from studio.shared.errors import Refused
-from studio.suites.cases import add_test_case
+from studio.suites import add_test_case
 
 REVIEW_WINDOW = 5000  # the latest turns the review queue looks through
 BY_LABELS = {

@@ -14,7 +14,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from studio.agents.events import dropped_by_agents, traffic_settings
+from studio.agents import dropped_by_agents, traffic_settings
 from studio.models import Event, Profile, ReplayRun
 from studio.shared.errors import Refused
 from studio.shared.pages import (
@@ -25,7 +25,7 @@ from studio.shared.pages import (
     studio_page,
 )
 from studio.shared.roles import PUBLISH
-from studio.suites.runs import interrupt_stale
+from studio.suites import interrupt_stale
 from studio.traffic.charts import share_chart, turns_chart
 from studio.traffic.replays import start_replay
 from studio.traffic.turns import label_turn, period, review_queue
