@@ -69,7 +69,7 @@ serve: export DEBUG := False
 # Keep each worker's database connection (health-checked per request): opening a PostgreSQL
 # connection per request was most of an agent's pull (docs/benchmarks.md, "Pack pulls").
 serve: export DB_CONN_MAX_AGE ?= 600
-# --preload: workers fork from a master that has loaded Django and the URLconf (studio/wsgi.py),
+# --preload: workers fork from a master that has loaded Django and the URLconf (studio/shared/wsgi.py),
 # so recycling one after --max-requests costs a fork, not ~1 s of imports on a busy core; and
 # after 10,000 requests rather than 1,000: recycling every 1,000 was ~15 % of a pull's CPU
 # (docs/benchmarks.md, "Pulls in front of the middleware"). It still bounds a slow leak.

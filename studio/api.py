@@ -43,7 +43,7 @@ class StudioAPI(NinjaAPI):
 
     django-ninja's default id is the handler's module path and name, so moving a module would
     rename the operation in every client generated from the schema. Here it is the handler's
-    name, or the `operation_id` its route gives (tests/studio/test_api_schema.py keeps them
+    name, or the `operation_id` its route gives (studio/shared/tests/test_api_schema.py keeps them
     unique).
     """
 

@@ -120,7 +120,7 @@ if os.getenv("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not SQLite's default in-memory test database: the job tests start a real worker
-    # process (tests/studio/worker.py), which must open the same database.
+    # process (tests/job_worker.py), which must open the same database.
     _test_dir = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
     DATABASES["default"]["TEST"] = {"NAME": str(_test_dir / f"studio-test-{os.getpid()}.sqlite3")}
 
@@ -146,7 +146,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STUDIO_MAX_IMPORT_BYTES = envint("STUDIO_MAX_IMPORT_BYTES", str(5 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_IMPORT_BYTES + 64 * 1024  # room for the other fields
 
-# Authoring help from a language model (issue 21): any OpenAI-compatible endpoint. The key is
+# Authoring help from a language model (suggestions, the wording of a found fix): any OpenAI-compatible endpoint. The key is
 # read from the environment variable *named* by STUDIO_LLM_API_KEY_ENV (empty: no key, e.g. a
 # local server); none of this ever goes into a pack. Without a base URL and a model the
 # suggestion pages say how to configure them.

@@ -12,7 +12,7 @@ line. Nothing is cached across requests beyond what the endpoint caches already.
 Whatever it is not sure of, it hands to Django untouched: another method or path, a bad slug,
 a header that is no pull token, a token the query does not find (Django's auth answers 401 or
 403, or a signed-in user's cookie), a host outside ALLOWED_HOSTS, an HTTP request that
-SECURE_SSL_REDIRECT sends to HTTPS, and any error of its own. `tests/studio/test_fast_pulls.py`
+SECURE_SSL_REDIRECT sends to HTTPS, and any error of its own. `studio/agents/tests/test_fast_pulls.py`
 checks that both ways give the same status, headers and body for every case.
 """
 

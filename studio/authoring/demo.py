@@ -217,7 +217,7 @@ TOOLS: list[tuple[str, str, list[str], bool]] = [
 
 # An explicit floor: the lexical scorer's probabilities never reach 0 (character n-grams find a
 # little of every route in "asdkjh qwpoeiru"), so without one an out-of-scope message gets a
-# menu. See tests/studio/test_load_demo.py for what it must keep unmatched and what it must route.
+# menu. See studio/authoring/tests/test_load_demo.py for what it must keep unmatched and what it must route.
 POLICY: dict[str, Any] = {"floor": 0.35}
 
 TEST_CASES: list[dict[str, Any]] = [

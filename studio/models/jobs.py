@@ -108,7 +108,7 @@ class OverlapCheck(Job):
 
 
 class TrainedModel(Job):
-    """The lexical model learned from one state of a profile's route texts (studio/jobs/training).
+    """The lexical model learned from one state of a profile's route texts (studio/jobs/training.py).
 
     Keyed by the texts' fingerprint, not the revision: rule, tool, policy and lexicon edits
     leave the fingerprint, and so the model, unchanged. `pack_json` is the draft it learned

@@ -1,6 +1,6 @@
 """Database models: profiles and everything a pack holds, test cases and the audit trail.
 
-Names mirror the pack format (DESIGN §6). Route references (default route, rule route, test case
+Names mirror the pack format (docs/pack-format.md). Route references (default route, rule route, test case
 expectations) are stored by *name*, as in the pack, so that routing_core is the one judge of whether
 they exist; renaming a route rewrites them in the same transaction (see services).
 """

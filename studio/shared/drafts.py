@@ -1,7 +1,7 @@
 """The draft's router, cached per profile revision: what the playground, lint, suggestions and
 the review queue route with.
 
-The router never waits for training (studio/jobs/training): it scores the draft with the model
+The router never waits for training (studio/jobs/training.py): it scores the draft with the model
 of exactly its route texts when that is ready, else with the newest model that finished while
 the new one trains on the queue (`Compiled.scoring` says which, for the page to say so).
 

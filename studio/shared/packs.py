@@ -39,7 +39,7 @@ def build_pack_dict(
     rules: list[Rule] | None = None,
     tools: list[Tool] | None = None,
 ) -> dict[str, Any]:
-    """The pack (DESIGN §6) for a profile; the keyword arguments replace the stored rows."""
+    """The pack (docs/pack-format.md) for a profile; the keyword arguments replace the stored rows."""
     routes = list(profile.routes.all()) if routes is None else routes
     rules = list(profile.rules.all()) if rules is None else rules
     tools = list(profile.tools.all()) if tools is None else tools

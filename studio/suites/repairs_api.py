@@ -1,5 +1,5 @@
 """API: "find a fix" for a failing test case — start (or reuse) the search, follow it, cancel it,
-apply the edit it found. The same services and checks as the page (studio/repairs.py).
+apply the edit it found. The same services and checks as the page (studio/suites/repairs.py).
 
 Like the other job-backed endpoints (imports, publishing), a search runs on the job queue and
 the request never waits for it: 202 with the search while it runs (`Location` names it in the

@@ -1,5 +1,5 @@
-"""A read-only page per route, for viewers: examples, keywords, rules and test cases (issue 19
-item 15), and rules whose match reads in words, never as a Python repr (item 8)."""
+"""A read-only page per route, for viewers: examples, keywords, rules and test cases, and
+rules whose match reads in words, never as a Python repr."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rule builder (issue 19 item 8): keywords, a pattern or "all of" several conditions, built
+"""The rule builder: keywords, a pattern or "all of" several conditions, built
 from rows instead of JSON, and a live check of which examples the rule catches, run by
 routing_core's own rule code."""
 

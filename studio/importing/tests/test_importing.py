@@ -1,7 +1,7 @@
 """'Import from another tool': the upload is queued, a worker creates one audited profile.
 
 The tests' job backend runs a job as it is queued, so a POST comes back with the job ended;
-tests/studio/test_import_jobs.py runs imports on a real worker process.
+studio/importing/tests/test_import_jobs.py runs imports on a real worker process.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""People and roles in the product (issue 19 item 14): an admin adds people with a password or a
+"""People and roles in the product: an admin adds people with a password or a
 one-time set-password link, gives and takes roles, deactivates someone; every change audited."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The playground's bars draw each threshold on its own axis (issue 19 item 11): the floor on
+"""The playground's bars draw each threshold on its own axis: the floor on
 the raw scores, the near-tie margin on the gap to the top route, and a menu says how it was made."""
 
 from __future__ import annotations

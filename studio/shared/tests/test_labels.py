@@ -1,5 +1,5 @@
 """Every message a person sees names things as they see them: pack paths, pydantic messages and
-audit actions in words, on lint, overlap, the badge, forms and the history (issue 19 item 9)."""
+audit actions in words, on lint, overlap, the badge, forms and the history."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A 700-route × 30-example profile (issue 17 §3): nothing answers 5xx, nothing waits on training.
+"""A 700-route × 30-example profile: nothing answers 5xx, nothing waits on training.
 
 Its model takes over a minute to learn; here no worker runs at all, so any request that waited
 for training would hang. Each one answers at once and says what is pending in words.

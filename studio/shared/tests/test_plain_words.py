@@ -1,5 +1,5 @@
 """Plain words first, the formula behind a disclosure: the policy help, the playground's verdict
-and the feedback after a save (issue 19 items 10 and 12)."""
+and the feedback after a save."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ READS = {
     "rules-preview",
     "password-set",
 }
-# The very views posted above as routes-edit and routes-move (studio/views/items.py).
+# The very views posted above as routes-edit and routes-move (studio/authoring/item_views.py).
 SAME_VIEWS = {"rules-edit", "rules-move", "tools-edit", "tools-move"}
 
 

@@ -36,7 +36,7 @@ from tests.job_worker import Workers, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# Deselected on SQLite by tests/studio/conftest.py: they run in the PostgreSQL pass.
+# Deselected on SQLite by tests/studio/fixtures.py: they run in the PostgreSQL pass.
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
 

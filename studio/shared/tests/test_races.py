@@ -23,7 +23,7 @@ from studio.shared.packs import build_pack_dict
 from studio.shared.tokens import create_api_token
 from studio.suites.cases import delete_case
 
-# Deselected on SQLite by tests/studio/conftest.py: they run in the PostgreSQL pass.
+# Deselected on SQLite by tests/studio/fixtures.py: they run in the PostgreSQL pass.
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
 
 

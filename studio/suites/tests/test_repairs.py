@@ -1,7 +1,7 @@
 """'Find a fix' for a failing test case: searched on the job queue, applied only when asked.
 
 Jobs run inline here (ImmediateBackend) unless a test queues them for a worker that never
-comes (`settings.TASKS = DATABASE`); tests/studio/test_repair_jobs.py uses a real worker.
+comes (`settings.TASKS = DATABASE`); studio/suites/tests/test_repair_jobs.py uses a real worker.
 """
 
 from __future__ import annotations
