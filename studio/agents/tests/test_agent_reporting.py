@@ -53,7 +53,7 @@ def black_hole() -> Iterator[str]:
 def run_agent(**config: object) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "studio.agents.tests.agent_process", json.dumps({"messages": MESSAGES, **config})],
+        [sys.executable, "-m", "tests.agent_process", json.dumps({"messages": MESSAGES, **config})],
         capture_output=True, text=True, timeout=120, cwd=ROOT, env=env, check=True,
     )  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from studio.authoring.restore import restore
+from studio.importing import packs
 from studio.importing.packs import import_pack
 from studio.models import AuditEntry, Environment, Profile, Route, Rule, TestCase, Version
 from studio.publishing import versions as publishing
@@ -228,7 +229,7 @@ def test_an_import_that_fails_midway_keeps_the_old_draft_whole(profile, owner, m
     pack = build_pack_dict(profile)
     pack["routes"][0]["description"] = "from the file"
     before = json.dumps(build_pack_dict(profile), sort_keys=True)
-    monkeypatch.setattr(publishing, "_tool", _boom)  # routes and rules are written by then
+    monkeypatch.setattr(packs, "_tool", _boom)  # routes and rules are written by then
 
     with pytest.raises(IntegrityError):
         import_pack(pack, user=owner, into=profile)
@@ -240,7 +241,7 @@ def test_an_import_that_fails_midway_keeps_the_old_draft_whole(profile, owner, m
 
 def test_a_test_case_import_that_fails_midway_adds_no_case(profile, owner, monkeypatch):
     rows = case_import.parse_cases("text,expected\na,billing\nb,shipping\n").rows
-    monkeypatch.setattr(case_import, "_audit", _boom)
+    monkeypatch.setattr(case_import, "audit", _boom)
 
     with pytest.raises(IntegrityError):
         case_import.import_cases(profile, rows, user=owner)

@@ -1,7 +1,8 @@
 """An agent, as its own process: pulls the pack, routes turns with reporting on, prints a summary.
 
-Run by test_agent_reporting.py against a live studio:
-`python -m studio.agents.tests.agent_process '{"pack_url": …, "events_url": …, …}'`.
+Run by studio/agents/tests/test_agent_reporting.py against a live studio:
+`python -m tests.agent_process '{"pack_url": …, "events_url": …, …}'`. It lives outside the
+studio package: an agent imports routing_core, never the studio (nor Django).
 It prints one JSON line: the slowest turn, the reporter's counts, and whether the queue drained.
 """
 
