@@ -55,7 +55,7 @@ pytest: $(STAMP) browser
 pytest-postgres: $(STAMP)
 	@$(PY) scripts/check-postgres "$(TEST_DATABASE_URL)"
 	DATABASE_URL="$(TEST_DATABASE_URL)" TEST_DATABASE_NAME="test_studio_$$$$" \
-	  $(VENV)/bin/pytest -p no:cacheprovider tests/studio
+	  $(VENV)/bin/pytest -p no:cacheprovider studio
 
 # Debian's Chromium drives the Playwright tests; no browser download is possible here.
 browser:
@@ -70,7 +70,7 @@ serve: export DEBUG := False
 # Keep each worker's database connection (health-checked per request): opening a PostgreSQL
 # connection per request was most of an agent's pull (docs/lab/benchmarks.md, "Pack pulls").
 serve: export DB_CONN_MAX_AGE ?= 600
-# --preload: workers fork from a master that has loaded Django and the URLconf (studio/wsgi.py),
+# --preload: workers fork from a master that has loaded Django and the URLconf (studio/shared/wsgi.py),
 # so recycling one after --max-requests costs a fork, not ~1 s of imports on a busy core; and
 # after 10,000 requests rather than 1,000: recycling every 1,000 was ~15 % of a pull's CPU
 # (docs/lab/benchmarks.md, "Pulls in front of the middleware"). It still bounds a slow leak.
@@ -80,7 +80,7 @@ serve: $(STAMP)
 	$(PY) manage.py check --deploy
 	$(PY) manage.py collectstatic --no-input -v 0
 	$(PY) manage.py migrate --no-input
-	exec $(VENV)/bin/gunicorn studio.wsgi --bind $${BIND:-127.0.0.1:8000} \
+	exec $(VENV)/bin/gunicorn studio.shared.wsgi --bind $${BIND:-127.0.0.1:8000} \
 	  --workers $${WORKERS:-$$((2 * $$(nproc) + 1))} --timeout 30 \
 	  --max-requests 10000 --max-requests-jitter 1000 --preload
 

@@ -56,7 +56,7 @@ def _fixture() -> tuple[Any, str]:
     from django.test import Client
 
     from studio.models import Profile, Route
-    from studio.roles import grant
+    from studio.shared.roles import grant
 
     routes = json.loads((DATASET / "routes.json").read_text())
     profile = Profile.objects.create(slug="clinc150", name="CLINC150")
@@ -86,7 +86,7 @@ def _messages(limit: int) -> list[str]:
 
 
 def _report(client: Any, slug: str, messages: list[str]) -> None:
-    from studio import playground
+    from studio.shared import drafts
 
     page = f"/profiles/{slug}/playground/"
     api = f"/api/profiles/{slug}/route"
@@ -100,7 +100,7 @@ def _report(client: Any, slug: str, messages: list[str]) -> None:
     def full_page(message: str) -> Any:
         return client.post(page, {"message": message})
 
-    playground.clear_cache()
+    drafts.clear_cache()
     cold = _time(fragment, messages[0])
     print(f"cold first request (build pack + compile router + route): {cold:.1f} ms")
     print(f"{'request':<34}{'n':>6}{'p50':>9}{'p95':>9}{'max':>9}  (ms, server time)")

@@ -41,8 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SETUP = """
 from django.contrib.auth import get_user_model
-from studio.publishing import import_pack, promote, publish
-from studio.tokens import create_read_token
+from studio.publishing.versions import import_pack, promote, publish
+from studio.shared.tokens import create_read_token
 user = get_user_model().objects.create_user("bench", password="bench")
 profile = import_pack(open({pack!r}, "rb").read(), user=user, slug="clinc")
 version = publish(profile, user=user, note="bench")
@@ -159,7 +159,7 @@ def _fresh_database(url: str) -> None:
 def _gunicorn(
     port: int, workers: int, env: dict[str, str], serve: bool, preload: bool, max_requests: int
 ) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "gunicorn", "studio.wsgi", "--workers", str(workers)]
+    command = [sys.executable, "-m", "gunicorn", "studio.shared.wsgi", "--workers", str(workers)]
     command += ["--bind", f"127.0.0.1:{port}", "--timeout", "30"]
     if serve:
         command += [

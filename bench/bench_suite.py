@@ -4,7 +4,7 @@ Usage: .venv/bin/python bench/bench_suite.py [--data ../shared/datasets/clinc150
 
 A throwaway SQLite database (a temporary file, so the run's background thread sees it) gets a
 profile imported from `routes.json` through the studio's pack import, and the split as its test
-cases through the studio's case import. The suite then runs through `studio.suites.start_run`
+cases through the studio's case import. The suite then runs through `studio.suites.runs.start_run`
 (in its background thread, polled as the page polls it), and `routing-core eval` runs in a
 subprocess on the exported pack and cases. Prints figures; asserts nothing.
 """
@@ -51,8 +51,8 @@ def main() -> int:
 
 def _studio_run(data: Path, split: str, tmp: Path) -> dict[str, object]:
     from routing_core import build_pack_file, dump_pack
-    from studio.case_import import import_cases, parse_cases
-    from studio.publishing import import_pack
+    from studio.importing.packs import import_pack
+    from studio.suites.case_import import import_cases, parse_cases
 
     started = time.perf_counter()
     pack = build_pack_file(data / "routes.json", slug="clinc150", name="CLINC150")
@@ -83,7 +83,7 @@ def _studio_run(data: Path, split: str, tmp: Path) -> dict[str, object]:
 
 
 def _timed_run(profile: Any) -> tuple[float, Any]:
-    from studio.suites import start_run
+    from studio.suites.runs import start_run
 
     started = time.perf_counter()
     run = start_run(profile, user=None)
@@ -95,9 +95,9 @@ def _timed_run(profile: Any) -> tuple[float, Any]:
 
 def _cli_run(profile_pk: int, tmp: Path) -> dict[str, object]:
     from routing_core import dump_pack
-    from studio.case_import import export_jsonl
     from studio.models import Profile
-    from studio.services import build_pack
+    from studio.shared.packs import build_pack
+    from studio.suites.case_import import export_jsonl
 
     profile = Profile.objects.get(pk=profile_pk)
     pack, cases = tmp / "pack.json", tmp / "cases.jsonl"

@@ -116,10 +116,9 @@ def _ingest(pack: str, records: list[dict], tmp: Path) -> dict[str, float]:
     from django.core.management import call_command
     from django.test import Client
 
-    from studio.models import TokenScope
-    from studio.publishing import import_pack
-    from studio.tokens import create_read_token
-    from studio.traffic_models import Event
+    from studio.importing.packs import import_pack
+    from studio.models import Event, TokenScope
+    from studio.shared.tokens import create_read_token
 
     call_command("migrate", verbosity=0)
     profile = import_pack(pack, user=None, slug=f"bench-{os.getpid()}")
@@ -147,9 +146,9 @@ def _pulls(profile: object, n: int = 500) -> None:
     """What recording the agent adds to a 304 pull: the upsert timed alone, and whole 304s."""
     from django.test import Client
 
-    from studio.agents import forget_writes, record_pull
-    from studio.publishing import promote, publish
-    from studio.tokens import create_read_token
+    from studio.agents.fleet import forget_writes, record_pull
+    from studio.publishing.versions import promote, publish
+    from studio.shared.tokens import create_read_token
 
     promote(publish(profile, user=None), "production", user=None)
     token, secret = create_read_token(profile, "bench-pull", user=None)

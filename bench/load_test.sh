@@ -44,8 +44,8 @@ $PY manage.py load_demo --force >/dev/null  # a scratch database, dropped on exi
 $PY manage.py shell -v 0 -c "
 from django.contrib.auth import get_user_model
 from studio.models import Profile
-from studio.publishing import promote, publish
-from studio.tokens import create_api_token, create_read_token
+from studio.publishing.versions import promote, publish
+from studio.shared.tokens import create_api_token, create_read_token
 user = get_user_model().objects.get(username='demo')
 profile = Profile.objects.get(slug='support')
 version = publish(profile, user=user, note='load test')
@@ -56,7 +56,7 @@ print(version.checksum)
 " >"$WORK/secrets"
 { read -r API_TOKEN; read -r READ_TOKEN; read -r CHECKSUM; } <"$WORK/secrets"
 
-.venv/bin/gunicorn studio.wsgi --bind "127.0.0.1:$PORT" --workers "$WORKERS" --timeout 30 \
+.venv/bin/gunicorn studio.shared.wsgi --bind "127.0.0.1:$PORT" --workers "$WORKERS" --timeout 30 \
   --pid "$WORK/gunicorn.pid" --daemon --error-logfile "$WORK/gunicorn.log"
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.2; done
 

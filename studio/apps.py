@@ -14,9 +14,12 @@ class StudioConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_create_roles, sender=self)
+        # The admin's registrations live with the shared plumbing, not in a top-level admin.py
+        # (which Django's autodiscovery would have found by itself).
+        import studio.shared.admin  # noqa: F401
 
 
 def _create_roles(sender: AppConfig, **kwargs: Any) -> None:
-    from studio.roles import ensure_roles
+    from studio.shared.roles import ensure_roles
 
     ensure_roles(using=kwargs.get("using", "default"))

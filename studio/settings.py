@@ -59,7 +59,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "studio.logs.RequestLogMiddleware",  # outermost: its latency covers every other layer
+    "studio.shared.logs.RequestLogMiddleware",  # outermost: its latency covers every other layer
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -77,11 +77,11 @@ MIDDLEWARE = [
 # django-axes first: it refuses a locked-out username+IP before the password is even checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "studio.roles.RoleBackend",  # ModelBackend, with permissions in one query
+    "studio.shared.roles.RoleBackend",  # ModelBackend, with permissions in one query
 ]
 
 ROOT_URLCONF = "studio.urls"
-WSGI_APPLICATION = "studio.wsgi.application"
+WSGI_APPLICATION = "studio.shared.wsgi.application"
 
 TEMPLATES = [
     {
@@ -94,12 +94,19 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # Template tag libraries live with the code they serve, not in a templatetags/
+            # folder of the app, so they are named here.
+            "libraries": {
+                "labels": "studio.shared.templatetags.labels",
+                "suite_format": "studio.shared.templatetags.suite_format",
+                "pack_badge": "studio.suites.pack_badge",
+            },
         },
     }
 ]
 
-# Form fields render through templates/studio/_field.html (one wrapper per field).
-FORM_RENDERER = "studio.forms.StudioFormRenderer"
+# Form fields render through templates/studio/shared/_field.html (one wrapper per field).
+FORM_RENDERER = "studio.authoring.forms.StudioFormRenderer"
 
 DATABASES = {
     "default": dj_database_url.parse(
@@ -113,7 +120,7 @@ if os.getenv("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not SQLite's default in-memory test database: the job tests start a real worker
-    # process (tests/studio/worker.py), which must open the same database.
+    # process (tests/job_worker.py), which must open the same database.
     _test_dir = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
     DATABASES["default"]["TEST"] = {"NAME": str(_test_dir / f"studio-test-{os.getpid()}.sqlite3")}
 
@@ -139,7 +146,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STUDIO_MAX_IMPORT_BYTES = envint("STUDIO_MAX_IMPORT_BYTES", str(5 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_IMPORT_BYTES + 64 * 1024  # room for the other fields
 
-# Authoring help from a language model (issue 21): any OpenAI-compatible endpoint. The key is
+# Authoring help from a language model (suggestions, the wording of a found fix): any OpenAI-compatible endpoint. The key is
 # read from the environment variable *named* by STUDIO_LLM_API_KEY_ENV (empty: no key, e.g. a
 # local server); none of this ever goes into a pack. Without a base URL and a model the
 # suggestion pages say how to configure them.
@@ -241,11 +248,11 @@ SECURE_CSP = {
 WHITENOISE_AUTOREFRESH = DEBUG
 WHITENOISE_USE_FINDERS = DEBUG
 
-# One JSON line per request on stderr (studio.logs); other loggers go the same way.
+# One JSON line per request on stderr (studio.shared.logs); other loggers go the same way.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "studio.logs.JsonFormatter"}},
+    "formatters": {"json": {"()": "studio.shared.logs.JsonFormatter"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["stderr"], "level": os.getenv("LOG_LEVEL", "INFO")},
     "loggers": {

@@ -14,5 +14,46 @@ its status, its progress, its error in words. The modules here:
 - `progress`: the callback work reports through, which is also where a cancel lands;
 - `recovery`: a job whose worker died (SIGKILL, a crash, a lost machine) is queued again,
   or failed with the reason after `STUDIO_JOB_MAX_ATTEMPTS` tries; never "running" forever;
-- `training`: the model per profile: trained on the queue, used by the playground at once.
+- `training`: the model per profile: trained on the queue, used by the playground at once;
+- `views`, `urls`: a job's page, its cancel, the playground's model status.
+
+Other areas use what this package re-exports below, and nothing else of it.
 """
+
+from __future__ import annotations
+
+from studio.jobs.kinds import JobFailed
+from studio.jobs.notes import training_note
+from studio.jobs.progress import EVERY_S, PER_MILLE, Cancelled, Reporter
+from studio.jobs.queue import cancel as cancel_job
+from studio.jobs.queue import start as start_job
+from studio.jobs.recovery import recover, recover_job
+from studio.jobs.sqlite import retry_locked
+from studio.jobs.training import (
+    Scoring,
+    exact_pack,
+    job_pack,
+    model_for,
+    request_model_safely,
+    scoring,
+)
+
+__all__ = [
+    "Cancelled",
+    "EVERY_S",
+    "JobFailed",
+    "PER_MILLE",
+    "Reporter",
+    "Scoring",
+    "cancel_job",
+    "exact_pack",
+    "job_pack",
+    "model_for",
+    "recover",
+    "recover_job",
+    "request_model_safely",
+    "retry_locked",
+    "scoring",
+    "start_job",
+    "training_note",
+]

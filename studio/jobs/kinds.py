@@ -20,11 +20,11 @@ from studio.models import (
     OverlapCheck,
     Publication,
     RepairJob,
+    ReplayRun,
     TestRun,
     TrainedModel,
     TuningRun,
 )
-from studio.traffic_models import ReplayRun
 
 # A job's work: given its row and its progress callback, the fields to store when it is done.
 Work = Callable[[Any, Reporter], dict[str, Any]]
@@ -47,14 +47,18 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    "test_run": Kind(TestRun, "studio.suites.execute_run", "The run failed"),
-    "overlap": Kind(OverlapCheck, "studio.suites.execute_overlap", "The checkup failed"),
+    "test_run": Kind(TestRun, "studio.suites.runs.execute_run", "The run failed"),
+    "overlap": Kind(OverlapCheck, "studio.suites.runs.execute_overlap", "The checkup failed"),
     "training": Kind(TrainedModel, "studio.jobs.training.train", "Training failed"),
-    "publication": Kind(Publication, "studio.publishing.execute_publication", "Publishing failed"),
-    "replay": Kind(ReplayRun, "studio.replays.execute_replay", "The replay failed"),
-    "tuning": Kind(TuningRun, "studio.authoring.execute_tuning", "Tuning failed"),
-    "import": Kind(ImportJob, "studio.importing.execute_import", "The import failed"),
-    "repair": Kind(RepairJob, "studio.repairs.execute_repair", "The search for a fix failed"),
+    "publication": Kind(
+        Publication, "studio.publishing.versions.execute_publication", "Publishing failed"
+    ),
+    "replay": Kind(ReplayRun, "studio.traffic.replays.execute_replay", "The replay failed"),
+    "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
+    "import": Kind(ImportJob, "studio.importing.imports.execute_import", "The import failed"),
+    "repair": Kind(
+        RepairJob, "studio.suites.repairs.execute_repair", "The search for a fix failed"
+    ),
 }
 
 

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from studio.jobs.kinds import kind_of
 from studio.jobs.sqlite import retry_locked
+from studio.jobs.tasks import run_job
 from studio.models import Job, JobStatus
 
 J = TypeVar("J", bound=Job)
@@ -18,8 +19,6 @@ def start(job: J) -> J:
 
     In the tests' ImmediateBackend the job runs right here, so the row comes back finished.
     """
-    from studio.jobs.tasks import run_job
-
     result = run_job.enqueue(kind_of(job), job.pk)
     manager = type(job)._default_manager
     retry_locked(lambda: manager.filter(pk=job.pk, task_id="").update(task_id=str(result.id)))

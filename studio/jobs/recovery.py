@@ -21,6 +21,7 @@ from django_tasks_db.models import DBTaskResult
 from studio.jobs.kinds import KINDS, kind_of
 from studio.jobs.runner import running_here
 from studio.jobs.sqlite import retry_locked
+from studio.jobs.tasks import run_job
 from studio.models import Job, JobStatus
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,6 @@ def _recover(name: str, job: Job, silent: Q, now: datetime) -> int:
     """Queue `job` again, or fail it after STUDIO_JOB_MAX_ATTEMPTS; 1 if this call did it
     (the update is conditional, so a worker that beats meanwhile, or another recoverer, wins).
     A job this process runs is alive, if slow (starved past the limit): never taken."""
-    from studio.jobs.tasks import run_job
-
     if (type(job), job.pk) in running_here():
         return 0
 

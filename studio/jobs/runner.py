@@ -76,8 +76,7 @@ def run(kind_name: str, pk: int) -> None:
             fields = {"status": JobStatus.FAILED, "error": str(exc)}
         except (KeyboardInterrupt, SystemExit):  # the worker is being stopped: another takes it
             _store(kind.model, pk, me, status=JobStatus.QUEUED, worker="", heartbeat_at=None)
-            _requeue(kind_name, pk)
-            raise
+            raise  # the task queues the job again (studio.jobs.tasks)
         except Exception as exc:  # a job must end, whatever happened; the log has the trace
             log.exception("%s %s failed", kind_name, pk)
             fields = {"status": JobStatus.FAILED, "error": f"{kind.failed}: {exc}"}
@@ -94,17 +93,6 @@ def _store(model: type[Job], pk: int, me: str, **fields: Any) -> None:
 
 def _cancel_requested(model: type[Job], pk: int) -> bool:
     return model._default_manager.filter(pk=pk, cancel_requested=True).exists()
-
-
-def _requeue(kind_name: str, pk: int) -> None:
-    from studio.jobs.tasks import run_job
-
-    try:
-        result = run_job.enqueue(kind_name, pk)
-    except Exception:  # the database went away with the worker: recovery will queue it
-        log.exception("%s %s not queued again on shutdown", kind_name, pk)
-        return
-    KINDS[kind_name].model._default_manager.filter(pk=pk).update(task_id=str(result.id))
 
 
 class Heartbeat:

@@ -28,7 +28,7 @@ from studio.jobs.kinds import JobFailed
 from studio.jobs.progress import PER_MILLE, Reporter
 from studio.jobs.sqlite import retry_locked
 from studio.models import ACTIVE, JobStatus, Profile, TrainedModel
-from studio.services import build_pack
+from studio.shared.packs import build_pack
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
-from studio import immutability
+from studio.shared import immutability
 
 
 def create_triggers(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:

@@ -16,7 +16,7 @@ saved.
 Everything this migration decides with is frozen here, as of when it was written (which
 values a pack declares on an embedding tier, the sentences, the action's name): a later
 change to the live code (`routing_core.pack.embedding_threshold_paths`,
-`studio.cosine_thresholds`) must not change what it clears on a database migrated later.
+`studio.shared.cosine_thresholds`) must not change what it clears on a database migrated later.
 """
 
 import copy
@@ -29,7 +29,7 @@ from django.db import migrations
 from django.db.migrations.recorder import MigrationRecorder
 
 # The audit action of the entry written here, and the key of its sentence in `after`
-# (studio.cosine_thresholds names both for the pages; these are this migration's own copy).
+# (studio.shared.cosine_thresholds names both for the pages; these are this migration's own copy).
 CLEARED_ACTION = "profile.cosine_thresholds_cleared"
 NOTICE_KEY = "notice"
 # The first studio migration that shipped only with the calibrated (probability) tiers: in a

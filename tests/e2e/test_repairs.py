@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from studio.models import AuditEntry, Profile, RepairJob, Route, TestCase, TestRun
-from studio.suites import start_run
+from studio.suites.runs import start_run
 from tests.e2e.conftest import sign_in
 from tests.job_worker import Workers
 

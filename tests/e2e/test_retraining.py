@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from studio.models import Profile, Route, TrainedModel
-from studio.services import save_item
+from studio.shared.edits import save_item
 from tests.e2e.conftest import sign_in
 from tests.job_worker import Workers, wait_for
 

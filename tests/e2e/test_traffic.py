@@ -5,9 +5,9 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from routing_core import Router
-from studio.events import EventBatchIn, ingest
+from studio.agents.events import EventBatchIn, ingest
 from studio.models import Profile
-from studio.services import build_pack
+from studio.shared.packs import build_pack
 from tests.e2e.conftest import sign_in
 
 MESSAGE = "my thing is broken and nobody answers"

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from studio.events import expire_events
+from studio.agents import expire_events
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""`manage.py flush`, able to erase published versions (see `studio.immutability`)."""
+"""`manage.py flush`, able to erase published versions (see `studio.shared.immutability`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.commands import flush
 from django.db import connections
 
-from studio.immutability import flushing
+from studio.shared.immutability import flushing
 
 
 class Command(flush.Command):

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db import connections
 from django_tasks_db.management.commands.db_worker import Command as DbWorker
 
-from studio.events import expire_events
-from studio.jobs.recovery import recover
+from studio.agents import expire_events
+from studio.jobs import recover
 
 log = logging.getLogger(__name__)
 

@@ -8,11 +8,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from studio.demo import PROFILE, load_demo_profile
-from studio.jobs.training import request_model_safely
+from studio.authoring import PROFILE, load_demo_profile
+from studio.jobs import request_model_safely
 from studio.models import Profile
-from studio.roles import ROLES, grant
-from studio.services import pack_report
+from studio.shared.packs import pack_report
+from studio.shared.roles import ROLES, grant
 
 
 class Command(BaseCommand):

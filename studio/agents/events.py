@@ -1,0 +1,136 @@
+"""Decision events from agents: validate a batch, store it in one bulk insert, expire old ones.
+
+The event itself is routing_core's `route-decision/1` (docs/event-schema.md); the few columns the
+Traffic page charts and the review queue filters on are copied out of it on the way in. Message
+text is redacted again here (an agent may have turned its redactor off) and dropped altogether
+when the profile keeps none; so are the words of it that the event's evidence quotes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Literal
+
+from django.utils import timezone
+from pydantic import BaseModel, ConfigDict, Field
+
+from routing_core.redaction import redact, scrub_evidence
+from studio.models import Event, Profile, ReadToken, TokenScope, TrafficSettings
+
+MAX_BATCH = 500
+MAX_MESSAGE = 4000
+Name = Annotated[str, Field(max_length=64)]
+
+
+class DecisionIn(BaseModel):
+    """The parts of a decision event the studio reads; every other key is kept as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_: Literal["route-decision/1"] = Field(alias="schema")
+    route: Name | None = None
+    verdict: Literal["move", "stay", "menu", "unmatched"]
+    by: Literal["rule", "scorer", "continuity", "menu", "decider", "default", "none"]
+    from_route: Name | None = None
+    decisive: bool = True
+    pack: dict[str, Any] = Field(default_factory=dict)
+    ranked: list[dict[str, Any]] = Field(default_factory=list, max_length=2000)
+    runner_up: dict[str, Any] | None = None
+    tiers: list[dict[str, Any]] = Field(default_factory=list, max_length=8)
+
+
+class EventIn(BaseModel):
+    """One turn as `routing_core.reporting.EventReporter` sends it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    at: datetime | None = None
+    conversation: Annotated[str, Field(max_length=128)] | None = None
+    turn: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+    message: Annotated[str, Field(max_length=MAX_MESSAGE)] | None = None
+    event: DecisionIn
+
+
+class EventBatchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    events: list[EventIn] = Field(max_length=MAX_BATCH)
+    # How many turns the agent's reporter dropped so far (its queue was full): shown on Traffic.
+    dropped: Annotated[int, Field(ge=0, le=2**62)] | None = None
+
+
+def traffic_settings(profile: Profile) -> TrafficSettings:
+    """The profile's settings, the defaults when it never changed them."""
+    found = TrafficSettings.objects.filter(profile=profile).first()
+    return found or TrafficSettings(profile=profile)
+
+
+def ingest(profile: Profile, batch: EventBatchIn, token: ReadToken | None = None) -> int:
+    """Store a validated batch in one INSERT; returns how many events were stored.
+
+    With the sending `token`, also records the reporter's dropped count when it changed.
+    """
+    keep_text = traffic_settings(profile).keep_message_text
+    now = timezone.now()
+    rows = [_row(profile, e, now, keep_text) for e in batch.events]
+    Event.objects.bulk_create(rows, batch_size=MAX_BATCH)
+    if token is not None and batch.dropped is not None and batch.dropped != token.events_dropped:
+        ReadToken.objects.filter(pk=token.pk).update(events_dropped=batch.dropped)
+    return len(rows)
+
+
+def dropped_by_agents(profile: Profile) -> int:
+    """Turns the profile's active event tokens' reporters say they dropped (queue full)."""
+    counts = profile.read_tokens.filter(scope=TokenScope.EVENTS, revoked_at=None)
+    return sum(counts.values_list("events_dropped", flat=True))
+
+
+def _row(profile: Profile, item: EventIn, now: datetime, keep_text: bool) -> Event:
+    d = item.event
+    top = d.ranked[0].get("score") if d.ranked else None
+    gap = d.runner_up.get("gap") if d.runner_up else None
+    version = d.pack.get("version")
+    message = redact(item.message) if keep_text and item.message is not None else None
+    return Event(
+        profile=profile,
+        received=now,
+        at=item.at,
+        conversation=item.conversation or "",
+        turn=item.turn,
+        pack_version=version if isinstance(version, int) and 0 <= version < 2**31 else None,
+        from_route=d.from_route or "",
+        route=d.route or "",
+        verdict=d.verdict,
+        by=d.by,
+        tier=_decided_tier(d.tiers),
+        top_score=_number(top),
+        gap=_number(gap),
+        decisive=d.decisive,
+        message=message,
+        # The evidence quotes the message (a rule's match, a scorer's words): what the
+        # message does not keep, it does not keep either.
+        event=scrub_evidence(d.model_dump(by_alias=True, mode="json"), message),
+    )
+
+
+def _decided_tier(tiers: list[dict[str, Any]]) -> str:
+    return next((str(t.get("name", ""))[:16] for t in tiers if t.get("decided")), "")
+
+
+def _number(value: Any) -> float | None:
+    """A finite float from the event (it writes non-finite numbers as strings), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if abs(value) < 1e300 else None
+
+
+def expire_events(now: datetime | None = None) -> int:
+    """Delete every profile's events older than its retention period; returns how many."""
+    now = now or timezone.now()
+    days = dict(TrafficSettings.objects.values_list("profile_id", "retention_days"))
+    deleted = 0
+    for profile_id in Event.objects.values_list("profile_id", flat=True).distinct().order_by():
+        keep = timedelta(days=days.get(profile_id, TrafficSettings().retention_days))
+        old = Event.objects.filter(profile_id=profile_id, received__lt=now - keep)
+        deleted += old.delete()[0]
+    return deleted

@@ -1,0 +1,155 @@
+"""The pack pull's hot path: one query says who the token is and what its environment serves.
+
+Agents pull in a loop, and a pull (above all a 304) is nearly all per-request work. Profiled in
+a test-client loop, building two ORM queries (the token, then the environment) was about 60 % of
+a 304's time and each is a round trip to the database. So a read token is checked here with one
+hand-written query that joins token, profile, environment and version. Nothing is cached: the
+token row is read on every pull, so a revocation, or a promotion, takes effect on the next one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.db import connection
+from django.db.models import Q
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.utils import timezone
+from django.utils.cache import get_conditional_response
+from ninja.security import HttpBearer
+
+from studio.agents.fleet import record_pull
+from studio.models import Environment, Profile, ReadToken, TokenScope, Version
+from studio.shared.encodings import choose, encoded
+from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
+
+
+@dataclass(frozen=True, slots=True)
+class PullGrant:
+    """A live pull token, and what the requested environment serves *if* it is the token's own
+    profile (`readable`); `version_id` None: nothing promoted there."""
+
+    token_id: int
+    profile_id: int
+    digest: str
+    readable: bool
+    version_id: int | None
+    checksum: str | None
+    number: int | None
+
+
+def _grant_sql() -> str:
+    # LEFT JOINs: a live token of *another* profile still finds its row (readable false), so
+    # the endpoint answers 404 as for a missing profile, not 401 as for a bad token.
+    return (
+        "SELECT t.id, t.profile_id, p.id, e.version_id, v.checksum, v.number"
+        f" FROM {ReadToken._meta.db_table} t"
+        f" LEFT JOIN {Profile._meta.db_table} p ON p.id = t.profile_id AND p.slug = %s"
+        f" LEFT JOIN {Environment._meta.db_table} e ON e.profile_id = p.id AND e.name = %s"
+        f" LEFT JOIN {Version._meta.db_table} v ON v.id = e.version_id"
+        " WHERE t.digest = %s AND t.revoked_at IS NULL AND t.scope = %s"
+    )
+
+
+def find_grant(secret: str, slug: str, environment: str) -> PullGrant | None:
+    """The pull token with this secret and what it may pull at `slug`/`environment`; None when
+    the secret is no live pull token."""
+    token_digest = digest(secret)
+    with connection.cursor() as cursor:
+        cursor.execute(_grant_sql(), [slug, environment, token_digest, TokenScope.PULL.value])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    token_id, profile_id, readable, version_id, checksum, number = row
+    _touch(token_id, token_digest)
+    return PullGrant(
+        token_id, profile_id, token_digest, readable is not None, version_id, checksum, number
+    )
+
+
+# token digest -> when this process last wrote its `last_used_at` (monotonic seconds).
+_touched: dict[str, float] = {}
+_lock = threading.Lock()
+_MAX_REMEMBERED = 10_000
+
+
+def _touch(token_id: int, token_digest: str) -> None:
+    """Record the token's use at most once a minute: once per process by the clock here, and
+    across processes by the condition on the row (an older `last_used_at`), so that a busy agent
+    does not turn every pull into a write."""
+    clock = time.monotonic()
+    with _lock:
+        last = _touched.get(token_digest)
+        if last is not None and clock - last < TOUCH_EVERY.total_seconds():
+            return
+        if len(_touched) >= _MAX_REMEMBERED:
+            _touched.clear()
+        _touched[token_digest] = clock
+    now = timezone.now()
+    unset_or_stale = Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - TOUCH_EVERY)
+    ReadToken.objects.filter(unset_or_stale, pk=token_id).update(last_used_at=now)
+
+
+def forget_touches() -> None:
+    """Clear this process's memory of token writes (tests that move the clock)."""
+    with _lock:
+        _touched.clear()
+
+
+class PullTokenAuth(HttpBearer):
+    """`Authorization: Bearer rsp_…` on the pull endpoint: the token and its environment at once."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> PullGrant | None:
+        if not token.startswith(READ_PREFIX):
+            return None
+        match = request.resolver_match
+        kwargs = match.kwargs if match else {}
+        return find_grant(token, str(kwargs.get("slug", "")), str(kwargs.get("environment", "")))
+
+
+def pull_answer(request: HttpRequest, grant: PullGrant, environment: str) -> HttpResponseBase:
+    """A pull token's answer once its rate limit passed: the pack, a 304, or 404 (raised).
+
+    The one place both ways in (the ninja endpoint and `studio.agents.fast_pulls`) build it, so that
+    they cannot drift apart.
+    """
+    if not grant.readable:
+        raise Http404  # another profile's token: the same answer as a missing profile
+    if grant.version_id is None or grant.checksum is None:
+        raise Http404
+    record_pull(grant, environment, request.headers.get("User-Agent", ""), grant.number)
+    return pack_answer(request, grant.version_id, grant.checksum)
+
+
+def pack_answer(request: HttpRequest, version_id: int, checksum: str) -> HttpResponseBase:
+    """The version's pack (compressed as `Accept-Encoding` allows) or a 304 for its ETag."""
+    etag = f'"{checksum}"'
+    response: HttpResponseBase
+    unchanged = get_conditional_response(request, etag=etag)
+    if unchanged is not None:
+        response = unchanged
+    else:
+        coding = choose(request.headers.get("Accept-Encoding"))
+        response = HttpResponse(
+            _pack_body(version_id, checksum, coding), content_type="application/json"
+        )
+        if coding:
+            response["Content-Encoding"] = coding
+    response["ETag"] = etag
+    response["Cache-Control"] = "private, no-cache"
+    response["Vary"] = "Authorization, Accept-Encoding"
+    return response
+
+
+@lru_cache(maxsize=64)
+def _pack_body(version_id: int, checksum: str, coding: str | None) -> bytes:
+    """A published version's body in one encoding, cached per process: versions never change
+    (the database refuses it), and the key holds the checksum too, so even a reused id (a
+    restored database) is a miss. It spares a busy agent fleet a megabytes read per pull."""
+    if coding is not None:
+        return encoded(version_id, coding)
+    pack_json = Version.objects.values_list("pack_json", flat=True).get(pk=version_id)
+    return pack_json.encode("utf-8")

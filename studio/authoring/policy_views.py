@@ -1,0 +1,155 @@
+"""The policy editor and the triage lexicon editor: one form each over the profile's own fields."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from django.contrib import messages
+from django.db import models
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from routing_core import triage
+from routing_core.lexicons import LEXICONS, mix
+from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
+from studio.models import AuditEntry, Profile
+from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
+from studio.shared.drafts import scorer_defaults
+from studio.shared.edits import save_profile
+from studio.shared.errors import Conflict, Refused
+from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
+
+
+def _edit(
+    request: HtmxHttpRequest,
+    slug: str,
+    form_class: type[PackForm],
+    template: str,
+    page: str,
+    extra: Callable[[Profile], dict[str, object]] | None = None,
+    initial: dict[str, object] | None = None,
+) -> HttpResponse:
+    form = form_class(request.POST or None, instance=get_profile(slug), initial=initial)
+    status = 200
+    if request.method == "POST":
+        status = _save(request, form)
+        if status == 200 and not request.htmx:
+            messages.success(request, "Saved.")
+            return redirect(page, slug=slug)
+        if status == 200:
+            form = form_class(instance=get_profile(slug))
+    formulas = getattr(form_class, "formulas", {})
+    rows = [
+        (form[name], _default(name), formulas.get(name, ""))  # no default shows "none"
+        for name in form.fields
+        if name != "revision"
+    ]
+    profile = get_profile(slug)  # as saved: what the page shows besides the form
+    more = extra(profile) if extra else {}
+    saved = request.method == "POST" and status == 200  # htmx stays on the page: say so
+    context = profile_context(
+        request, profile, form=form, rows=rows, saved=saved, **_defaults(), **more
+    )
+    if request.htmx and request.method == "POST":
+        return fragment(request, f"{template}#settings-form", context, status=status)
+    return render(request, template, context, status=status)
+
+
+def _default(name: str) -> object:
+    field = Profile._meta.get_field(name)
+    value = field.get_default() if isinstance(field, models.Field) else None
+    return None if value == [] else value  # an empty list reads "none"
+
+
+def _save(request: HtmxHttpRequest, form: PackForm) -> int:
+    if not form.is_valid():
+        return 422
+    profile: Profile = form.instance
+    try:
+        save_profile(profile, user=request.user, expected_revision=form.cleaned_data["revision"])
+    except Conflict as exc:
+        form.add_error(None, str(exc))
+        return 409
+    except Refused as exc:
+        form.add_pack_errors(exc.errors)
+        return 422
+    return 200
+
+
+def _defaults() -> dict[str, object]:
+    return {
+        "default_action_verbs": sorted(triage.DEFAULT_ACTION_VERBS),
+        "default_knowledge_verbs": sorted(triage.DEFAULT_KNOWLEDGE_VERBS),
+        "default_question_pattern": triage.DEFAULT_QUESTION_PATTERN,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@studio_page
+def policy(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    return _edit(request, slug, PolicyForm, "studio/authoring/policy.html", "policy", extra=_scorer)
+
+
+def _scorer(profile: Profile) -> dict[str, object]:
+    """The imported scorer settings, which the policy page shows read-only ("" when none),
+    and the floor the scorer uses when the policy sets none."""
+    settings = profile.active_scorer_settings
+    return {
+        "scorer_settings": json.dumps(settings, indent=2) if settings else "",
+        "scorer_defaults": scorer_defaults(profile),
+        "cleared_notice": _cleared_notice(profile),
+    }
+
+
+def _cleared_notice(profile: Profile) -> str:
+    """Why migration 0014 cleared a cosine-era embedding threshold, while that is still the
+    last change of the profile's settings: once a person saves them, they have seen it."""
+    last = AuditEntry.objects.filter(profile=profile, object_type="profile").first()
+    if last is None or last.action != CLEARED_ACTION or not isinstance(last.after, dict):
+        return ""
+    return str(last.after.get(NOTICE_KEY, ""))
+
+
+@require_http_methods(["GET", "POST"])
+@studio_page
+def lexicons(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The lexicon editor; `?start_from=es&start_from=en` fills its boxes (unsaved) with the
+    built-in words of those languages, for the person to review and save."""
+    codes = [c for c in request.GET.getlist("start_from") if c in LEXICONS]
+    codes = codes if request.method == "GET" else []
+    return _edit(
+        request,
+        slug,
+        LexiconForm,
+        "studio/authoring/lexicons.html",
+        "lexicons",
+        extra=lambda profile: _languages(profile, codes),
+        initial=_started_from(codes) if codes else None,
+    )
+
+
+def _started_from(codes: list[str]) -> dict[str, object]:
+    """The form's boxes for a mix of built-in lexicons; English alone is the empty default."""
+    if codes == ["en"]:
+        return {"action_verbs": [], "knowledge_verbs": [], "question_pattern": ""}
+    chosen = mix(codes)
+    return {
+        "action_verbs": sorted(chosen.action_verbs),
+        "knowledge_verbs": sorted(chosen.knowledge_verbs),
+        "question_pattern": chosen.question_pattern,
+    }
+
+
+def _languages(profile: Profile, codes: list[str]) -> dict[str, object]:
+    """The language choices, ticked where the lexicons (as shown) hold all of a language's
+    action verbs, and the names of the languages just filled in."""
+    shown: list[str] = sorted(mix(codes).action_verbs) if codes else profile.action_verbs or []
+    words = set(shown) if shown and codes != ["en"] else set(triage.DEFAULT_ACTION_VERBS)
+    return {
+        "languages": [
+            (code, lex.name, lex.action_verbs <= words) for code, lex in LEXICONS.items()
+        ],
+        "started_from": " + ".join(LEXICONS[c].name for c in dict.fromkeys(codes)),
+    }

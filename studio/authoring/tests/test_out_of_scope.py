@@ -1,0 +1,211 @@
+"""A profile's out-of-scope examples and the fitted floor, as the policy page shows and edits them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from routing_core import dump_pack
+from studio.importing.packs import import_pack
+from studio.models import Profile, Route
+from studio.shared import drafts
+from studio.shared.drafts import compiled_router
+from studio.shared.packs import release_pack
+from tests.routing_core.conftest import TEMPLATES, TOPICS
+from tests.studio.fixtures import htmx, policy_form
+
+OUT_OF_SCOPE = ["tell me a joke about cats", "what is the capital of france"]
+
+
+@pytest.fixture
+def large(db: Any) -> Profile:
+    """A profile with enough examples (220 texts) for the scorer to calibrate and fit a floor."""
+    p = Profile.objects.create(slug="large", name="Large")
+    for order, (name, words) in enumerate(TOPICS.items()):
+        examples = [t.format(w) for t in TEMPLATES for w in words]
+        Route.objects.create(profile=p, name=name, order=order, examples=examples)
+    return p
+
+
+def test_an_editor_saves_out_of_scope_examples_and_the_scorer_learns_them(
+    large: Profile, editor: Any, client_for: Any
+) -> None:
+    text = "\n".join(OUT_OF_SCOPE) + "\n\n"
+    response = client_for(editor).post(
+        reverse("policy", args=[large.slug]), policy_form(out_of_scope=text)
+    )
+    assert response.status_code == 302
+    large.refresh_from_db()
+    assert large.out_of_scope == OUT_OF_SCOPE
+    assert release_pack(large).out_of_scope == tuple(OUT_OF_SCOPE)
+    details = compiled_router(large).scorer.info.details
+    assert details["out_of_scope_examples"] is True
+    page = client_for(editor).get(reverse("policy", args=[large.slug]))
+    assert "tell me a joke about cats\nwhat is the capital of france" in page.content.decode()
+
+
+def test_a_viewer_cannot_save_out_of_scope_examples(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    response = client_for(viewer).post(
+        reverse("policy", args=[large.slug]), policy_form(out_of_scope="hello")
+    )
+    assert response.status_code == 403
+    large.refresh_from_db()
+    assert large.out_of_scope == []
+
+
+def test_the_policy_page_shows_the_floor_fitted_on_the_examples(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    fitted = compiled_router(large).scorer.info.floor
+    assert fitted is not None and fitted > 0
+    page = client_for(viewer).get(reverse("policy", args=[large.slug])).content.decode()
+    assert f"Effective floor now: {fitted:.2f}, fitted on this profile's examples" in page
+    assert "Type a floor to override it." in page
+    texts = sum(1 + len(r.examples) for r in large.routes.all())  # each name is a text
+    assert f'<span data-testid="fitted-on">when it had {texts} route texts</span>' in page
+
+
+def test_a_small_profile_says_its_scorer_has_no_fitted_floor_yet(
+    profile: Profile, viewer: Any, client_for: Any
+) -> None:
+    page = client_for(viewer).get(reverse("policy", args=[profile.slug])).content.decode()
+    assert "Effective floor now: the scorer's own (0.00)" in page
+    assert "100 route texts" in page
+    assert "Near-tie margin that fits" not in page  # nothing fitted in a small profile
+
+
+def test_the_policy_page_answers_while_the_drafts_model_is_learning(
+    large: Profile, viewer: Any, client_for: Any, settings: Any
+) -> None:
+    """After an edit or an import the model trains on a worker: the page must not wait or fail."""
+    from studio.models import Route
+    from tests.job_worker import DATABASE
+
+    settings.TASKS = DATABASE  # no worker runs here: the new draft's model stays queued
+    route = Route.objects.filter(profile=large).first()
+    assert route is not None
+    route.examples = [*route.examples, "one more example to learn"]
+    route.save()
+    Profile.objects.filter(pk=large.pk).update(draft_revision=large.draft_revision + 1)
+
+    response = client_for(viewer).get(reverse("policy", args=[large.slug]))
+
+    assert response.status_code == 200
+    assert "once the draft's model has finished learning" in response.content.decode()
+
+
+def test_a_floor_set_by_a_person_overrides_the_fitted_one(
+    large: Profile, editor: Any, client_for: Any
+) -> None:
+    response = client_for(editor).post(
+        reverse("policy", args=[large.slug]), policy_form(floor="0.3"), **htmx()
+    )
+    assert response.status_code == 200
+    assert "Effective floor now" not in response.content.decode()
+    large.refresh_from_db()
+    decision = compiled_router(large).route("the storm bill parcel")
+    assert decision.floor == 0.3
+
+
+def test_an_imported_pack_brings_its_out_of_scope_examples(large: Profile, owner: Any) -> None:
+    large.out_of_scope = OUT_OF_SCOPE
+    large.save()
+    copy = import_pack(dump_pack(release_pack(large)), user=owner, slug="copy")
+    assert Profile.objects.get(pk=copy.pk).out_of_scope == OUT_OF_SCOPE
+
+
+def test_the_policy_page_suggests_the_margin_fitted_for_the_profiles_size(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    large.near_tie_margin = 0.5  # far from anything fitted: the suggestion shows
+    large.save()
+    fitted = compiled_router(large).scorer.info.details["fitted_margin"]
+    assert isinstance(fitted, float)
+    page = client_for(viewer).get(reverse("policy", args=[large.slug])).content.decode()
+    assert f"Near-tie margin that fits this profile's size: {fitted:.2f}" in page
+
+
+def test_the_demo_profile_leaves_its_out_of_scope_case_unmatched_and_says_why(
+    db: Any, viewer: Any, client_for: Any
+) -> None:
+    from studio.authoring.demo import load_demo_profile
+
+    drafts.clear_cache()
+    demo = load_demo_profile()
+    assert demo.out_of_scope  # the demo ships out-of-scope examples
+    cases = list(demo.test_cases.filter(expected_route=""))
+    assert cases
+    pages = [
+        client_for(viewer)
+        .post(reverse("playground", args=[demo.slug]), {"message": case.message}, **htmx())
+        .content.decode()
+        for case in cases
+    ]
+    assert all('data-testid="verdict-kind">unmatched<' in page for page in pages)
+    reason = "Not scored: it reads like this profile&#x27;s out-of-scope examples."
+    assert any(reason in page for page in pages)
+    refund = client_for(viewer).post(
+        reverse("playground", args=[demo.slug]), {"message": "I want a refund"}, **htmx()
+    )
+    assert 'data-testid="verdict-kind">unmatched<' not in refund.content.decode()
+
+
+def test_a_script_sets_out_of_scope_examples_through_the_api(profile: Profile, owner: Any) -> None:
+    from django.test import Client
+
+    from studio.shared.tokens import create_api_token
+
+    _, secret = create_api_token(owner, "ci")
+    script = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    body = {"revision": 1, "out_of_scope": OUT_OF_SCOPE}
+    response = script.patch("/api/profiles/shop", body, content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response.json()["out_of_scope"] == OUT_OF_SCOPE
+    profile.refresh_from_db()
+    assert profile.out_of_scope == OUT_OF_SCOPE
+    assert script.get("/api/profiles/shop").json()["out_of_scope"] == OUT_OF_SCOPE
+
+
+def test_a_version_diff_lists_the_out_of_scope_examples_added_and_removed(
+    profile: Profile,
+) -> None:
+    from studio.publishing.diff import diff_packs
+    from studio.shared.packs import build_pack
+
+    profile.out_of_scope = ["tell me a joke about cats"]
+    profile.save()
+    old = build_pack(profile)
+    profile.out_of_scope = ["what is the capital of france"]
+    profile.save()
+    [change] = [c for c in diff_packs(old, build_pack(profile)).changes if c.section == "policy"]
+    assert (change.name, change.added, change.removed) == (
+        "out_of_scope",
+        ("what is the capital of france",),
+        ("tell me a joke about cats",),
+    )
+    assert not [c for c in diff_packs(old, old).changes if c.name == "out_of_scope"]
+
+
+def test_the_policy_page_says_when_routing_compares_meanings(
+    large: Profile, db: Any, viewer: Any, client_for: Any
+) -> None:
+    from tests.routing_core.test_semantic import _routes
+
+    meaning = Profile.objects.create(slug="meaning", name="Meaning")
+    for order, route in enumerate(_routes()):
+        Route.objects.create(
+            profile=meaning, name=route["name"], order=order, examples=route["examples"]
+        )
+    pages = {
+        p.slug: client_for(viewer).get(reverse("policy", args=[p.slug])).content.decode()
+        for p in (meaning, large)
+    }
+    assert compiled_router(meaning).scorer.info.details["semantic_weight"] is not None
+    assert 'data-testid="learns-meaning"' in pages["meaning"]
+    assert "in other words" in pages["meaning"]
+    # Templates filled with each route's own words: the words place every example.
+    assert 'data-testid="learns-meaning"' not in pages["large"]

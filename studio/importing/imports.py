@@ -1,0 +1,214 @@
+"""Imports, on the job queue: a pack file, or another tool's export (Rasa, Dialogflow, ...).
+
+A request only stores the upload (`start_import`) and answers with the job's page; a worker
+parses it with `routing_core.importers`, validates the pack and creates the profile
+(`execute_import`), so a large export never ties up a web request. Creation is one
+transaction: the profile with its routes, rules and out-of-scope examples (the other tool's
+fallback or negative intent, kept as `Profile.out_of_scope`), two audit entries (the import
+itself, and the report of what came over and what the other tool had that a pack has no
+place for, so that nothing is lost without a trace), and the job's link to the profile, so
+a job whose worker died after creating it is finished, not run twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.db import transaction
+
+from routing_core import PackError, load_pack
+from routing_core.importers import IMPORTERS, ImportResult, import_export
+from routing_core.importers.result import route_name
+from studio.importing.packs import import_pack, read_upload
+from studio.jobs import Cancelled, Reporter, retry_locked, start_job
+from studio.models import ImportJob, JobStatus, Profile
+from studio.shared.audit import audit
+from studio.shared.errors import Conflict, Refused
+from studio.shared.labels import plain_problem
+
+PACK = "pack"  # an ImportJob's format for a Route Studio pack file
+STEPS = 3  # read, parse and validate, create
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What a confirmed import would create: the validated pack document and the report."""
+
+    format: str
+    result: ImportResult
+    document: dict[str, Any]
+
+    @property
+    def slug(self) -> str:
+        return str(self.document["profile"]["slug"])
+
+    def report(self) -> dict[str, Any]:
+        """The import's report as plain JSON, for the session and the audit trail."""
+        r = self.result
+        return {
+            "format": self.format,
+            "language": r.language,
+            "routes": len(r.routes),
+            "examples": r.example_count,
+            "rules": len(r.rules),
+            "out_of_scope": list(r.out_of_scope),
+            "lexicons": {k: list(v) for k, v in r.lexicons.items()},
+            **{
+                kind: [n.line() for n in r.notes_of(kind)]
+                for kind in ("left out", "kept aside", "changed")
+            },
+        }
+
+
+def preview_import(
+    format: str,
+    data: bytes,
+    *,
+    filename: str,
+    language: str | None = None,
+    slug: str | None = None,
+    name: str | None = None,
+) -> ImportPreview:
+    """Parse an upload and validate the pack it makes, saving nothing.
+
+    Raises:
+        Refused: an unknown format, a file over the size limit, or a slug already taken.
+        PackError: the export cannot be read, or makes no valid pack (`path: reason`).
+    """
+    if format not in IMPORTERS:
+        raise Refused([("format", "choose which tool the file comes from")])
+    read_upload(data)
+    result = import_export(format, data, filename=filename, language=language or None)
+    slug = slug or route_name(result.name or PurePosixPath(filename).stem)
+    document = result.to_document(slug=slug, name=name or None)
+    load_pack(document)
+    _refuse_taken(slug)
+    return ImportPreview(format, result, document)
+
+
+def _refuse_taken(slug: str) -> None:
+    if Profile.objects.filter(slug=slug).exists():
+        raise Refused([("slug", f"a profile '{slug}' exists already: choose another slug")])
+
+
+def create_imported_profile(
+    document: dict[str, Any], report: dict[str, Any], *, user: Any
+) -> Profile:
+    """Create the previewed profile, all or nothing, with the import's report audited.
+
+    Raises:
+        Refused: the slug was taken since the preview.
+        PackError: the document is no longer a valid pack.
+    """
+    with transaction.atomic():
+        _refuse_taken(str(document["profile"]["slug"]))
+        profile = import_pack(document, user=user)
+        audit(user, profile, "profile.import-from", profile, None, report)
+    return profile
+
+
+def start_import(
+    format: str,
+    data: bytes,
+    *,
+    user: Any,
+    filename: str = "",
+    language: str = "",
+    slug: str = "",
+    name: str = "",
+    into: Profile | None = None,
+) -> ImportJob:
+    """Store an upload and queue its import: a few milliseconds, whatever the file.
+
+    In the tests' ImmediateBackend the import runs here, so the job comes back finished.
+
+    Raises:
+        Refused: an unknown format, or a file over the size limit (judged before storing it).
+    """
+    if format != PACK and format not in IMPORTERS:
+        raise Refused([("format", "choose which tool the file comes from")])
+    read_upload(data)
+    job = ImportJob.objects.create(
+        profile=into,
+        into_draft=into is not None,
+        format=format,
+        filename=filename[:255],
+        upload=data,
+        language=language or "",
+        slug=slug or "",
+        name=name or "",
+        started_by=user,
+        draft_revision=into.draft_revision if into else 0,
+        total=STEPS,
+    )
+    return start_job(job)
+
+
+def execute_import(job: ImportJob, progress: Reporter) -> dict[str, Any]:
+    """The import job's work: parse, validate, create; a refusal ends it with its problems."""
+    if job.profile_id is not None and not job.into_draft:
+        return _ended({"done": STEPS})  # created by a worker that died before it could say so
+    try:
+        progress(1, STEPS)
+        profile, report = _import(job, progress)
+    except Cancelled:
+        retry_locked(lambda: ImportJob.objects.filter(pk=job.pk).update(upload=b""))
+        raise
+    except (PackError, Refused) as exc:
+        refusal = (
+            "conflict"
+            if isinstance(exc, Conflict)
+            else "pack"
+            if isinstance(exc, PackError)
+            else "refused"
+        )
+        return _ended(
+            {
+                "status": JobStatus.FAILED,
+                "error": "Nothing was imported: " + "; ".join(f"{p}: {m}" for p, m in exc.errors),
+                "problems": [list(problem) for problem in exc.errors],
+                "refusal": refusal,
+            }
+        )
+    return _ended({"profile_id": profile.pk, "report": report, "done": STEPS})
+
+
+def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]]:
+    """Create the profile (or replace the draft), and link the job to it in the same transaction."""
+    data = bytes(job.upload)
+    user = job.started_by
+    if job.format == PACK:
+        into = job.profile if job.into_draft else None
+        progress(2, STEPS)
+        with transaction.atomic():
+            profile = import_pack(data, user=user, into=into, slug=job.slug or None)
+            ImportJob.objects.filter(pk=job.pk).update(profile=profile)
+        return profile, {}
+    preview = preview_import(
+        job.format,
+        data,
+        filename=job.filename or "upload",
+        language=job.language,
+        slug=job.slug,
+        name=job.name,
+    )
+    progress(2, STEPS)
+    report = preview.report()
+    with transaction.atomic():
+        profile = create_imported_profile(preview.document, report, user=user)
+        ImportJob.objects.filter(pk=job.pk).update(profile=profile)
+    return profile, report
+
+
+def _ended(fields: dict[str, Any]) -> dict[str, Any]:
+    """A finished job's fields: its upload is no longer needed once it has ended."""
+    return {**fields, "upload": b""}
+
+
+def problem_lines(job: ImportJob) -> list[str]:
+    """A refused import's problems in the words its form used to show them."""
+    if job.format == PACK:
+        return [plain_problem(path, message) for path, message in job.problems]
+    return [f"{path}: {message}" for path, message in job.problems]

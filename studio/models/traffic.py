@@ -1,0 +1,97 @@
+"""Models of what comes back from production: agents that pull packs, decision events, replays.
+
+Kept apart from `studio.models` (which imports them at its end) so that the traffic loop reads
+as one piece: who pulls, what they decided, what a person said about it, what a replay found.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from studio.models.jobs import Job
+from studio.models.profiles import Profile
+from studio.models.publishing import ReadToken
+
+
+class TrafficSettings(models.Model):
+    """A profile's choices about personal data in decision events (absent = the defaults)."""
+
+    profile = models.OneToOneField(Profile, on_delete=models.CASCADE, related_name="traffic")
+    # Messages arrive redacted (e-mails, phones, long numbers); off = no message text is stored.
+    keep_message_text = models.BooleanField(default=True)
+    retention_days = models.PositiveSmallIntegerField(default=30)
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} traffic settings"
+
+
+class Agent(models.Model):
+    """One agent as the studio last saw it: a pull token on one environment, upserted per pull."""
+
+    token = models.ForeignKey(ReadToken, on_delete=models.CASCADE, related_name="agents")
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="agents")
+    environment = models.CharField(max_length=16)
+    user_agent = models.CharField(max_length=200, blank=True)
+    engine_version = models.CharField(max_length=40, blank=True)  # its routing_core, "" unknown
+    served_version = models.PositiveIntegerField(null=True, blank=True)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-last_seen", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["token", "environment"], name="agent_token_env_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.token_id}/{self.environment}"
+
+
+class Event(models.Model):
+    """One turn an agent routed in production: the decision event and a few columns to chart."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="events")
+    received = models.DateTimeField(db_index=True)
+    at = models.DateTimeField(null=True, blank=True)  # the agent's clock
+    conversation = models.CharField(max_length=128, blank=True)
+    turn = models.PositiveIntegerField(null=True, blank=True)
+    pack_version = models.PositiveIntegerField(null=True, blank=True)
+    from_route = models.CharField(max_length=64, blank=True)
+    route = models.CharField(max_length=64, blank=True)
+    verdict = models.CharField(max_length=16)
+    by = models.CharField(max_length=16)
+    tier = models.CharField(max_length=16, blank=True)  # the scoring tier whose verdict stood
+    top_score = models.FloatField(null=True, blank=True)
+    gap = models.FloatField(null=True, blank=True)
+    decisive = models.BooleanField(default=True)
+    # None: no text kept (the profile keeps none, or the agent sent none); "" is an empty message.
+    message = models.TextField(null=True, blank=True)  # noqa: DJ001
+    event = models.JSONField()
+    # A person's answer from the review queue: the right route ("" = none fits).
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    right_route = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-received", "-pk"]
+        indexes = [models.Index(fields=["profile", "received"], name="event_profile_received")]
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} {self.received:%Y-%m-%d %H:%M} {self.verdict} {self.route}"
+
+
+class ReplayRun(Job):
+    """A replay of a profile's stored events against its draft or a version: the flip report."""
+
+    target = models.CharField(max_length=16)  # "draft" or a version number
+    # routing_core.replay.ReplayReport.to_dict(): what `routing-core replay --json` prints.
+    report = models.JSONField(default=dict, blank=True)
+
+    class Meta(Job.Meta):
+        default_related_name = "replay_runs"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} replay {self.pk} on {self.target}"

@@ -1,0 +1,364 @@
+"""The playground's engine room: one turn on the draft's router (studio.shared.drafts), explained.
+
+Everything shown about a decision is read from the `routing_core` Decision; this module only
+arranges it for people (bar widths, the one-sentence why).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from routing_core import Decision, Router
+from routing_core.policy import Ranked
+from routing_core.scorers.lexical import LexicalScorer
+from studio.models import Profile
+from studio.shared.drafts import ModelPending, playground_router
+
+# With many routes the table shows the leaders and folds the rest behind a disclosure.
+SHOWN_ROWS = 10
+
+
+def route_turn(
+    profile: Profile, message: str, incumbent: str | None, overrides: dict[str, Any]
+) -> Outcome:
+    """Route one message on the profile's draft, with policy overrides that are not saved.
+
+    Raises:
+        PackError: the draft is invalid, or an override is out of range (`policy.<field>`).
+    """
+    router = playground_router(profile).router
+    if router is None:
+        raise ModelPending(playground_router(profile))
+    policy = router.policy_with(**overrides) if overrides else None
+    decision = router.route(message, incumbent or None, policy=policy)
+    return Outcome(
+        decision, message, router.scorer.info.temperature, _unscored(router, decision, message)
+    )
+
+
+def _unscored(router: Router, decision: Decision, message: str) -> str | None:
+    """Why an unmatched turn's message was not scored at all, when the scorer can say."""
+    scorer = router.scorer
+    if decision.verdict != "unmatched" or not isinstance(scorer, LexicalScorer):
+        return None
+    return scorer.unscored_reason(message)
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One route in the ranking, ready to draw (numbers preformatted: 150 rows render fast)."""
+
+    rank: int
+    route: str
+    score: float
+    relevance: float
+    is_alive: bool
+    is_offered: bool
+    is_chosen: bool
+    is_current: bool
+    score_x: str = "0"  # where the raw score sits on the score axis, in percent
+    gap: float | None = None  # tanh((top − score) / 2): the near-tie test's own number
+    is_tied: bool = False  # within the near-tie margin of the top route
+
+    @property
+    def gap_text(self) -> str:
+        return "—" if self.gap is None else f"{self.gap:.3f}"
+
+    @property
+    def score_text(self) -> str:
+        return _fmt(self.score)
+
+    @property
+    def score_attr(self) -> str:
+        return f"{self.score:.3f}"
+
+    @property
+    def relevance_attr(self) -> str:
+        return f"{self.relevance:.3f}"
+
+    @property
+    def percent(self) -> str:
+        return f"{100 * self.relevance:.1f}"
+
+    @property
+    def css(self) -> str:
+        flags = {
+            "below-floor": not self.is_alive,
+            "offered": self.is_offered,
+            "chosen": self.is_chosen,
+        }
+        return " ".join(["score-row", *(name for name, on in flags.items() if on)])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A decision and everything the playground shows about it."""
+
+    decision: Decision
+    message: str
+    temperature: float
+    unscored: str | None = None  # why the scorer left the message unscored, if it did
+
+    @cached_property
+    def why(self) -> str:
+        return explain(self.decision)
+
+    @cached_property
+    def headline(self) -> str:
+        """What happened, in words: a first turn *chose* a route; later turns move or stay."""
+        return verdict_words(self.decision)
+
+    @cached_property
+    def skipped_patterns(self) -> str:
+        """The patterns the turn's time budget cut, as people number them ("rule 4")."""
+        regex = self.decision.regex
+        return ", ".join(_pattern_name(where) for where in (regex.skipped if regex else ()))
+
+    @cached_property
+    def rows(self) -> list[ScoreRow]:
+        d, floor = self.decision, self.decision.floor
+        top = self._top
+        margin = d.policy.near_tie_margin
+        rows = []
+        for rank, r in enumerate(d.ranked, start=1):
+            alive = math.isfinite(r.score) and (floor is None or r.score > floor)
+            gap = None
+            if top is not None and rank > 1 and alive:
+                gap = math.tanh((top.score - r.score) / 2)
+            rows.append(
+                ScoreRow(
+                    rank,
+                    r.route,
+                    r.score,
+                    r.relevance,
+                    alive,
+                    r.route in d.offered,
+                    r.route == d.route,
+                    r.route == d.from_route,
+                    self._on_score_axis(r.score),
+                    gap,
+                    gap is not None and gap < margin,
+                )
+            )
+        return rows
+
+    @cached_property
+    def score_axis(self) -> float:
+        """The score bars' full width: 1 for probabilities, more for a scorer that exceeds it."""
+        top = self._top
+        return max(1.0, top.score) if top is not None else 1.0
+
+    def _on_score_axis(self, score: float) -> str:
+        if not math.isfinite(score):
+            return "0"
+        return f"{100 * min(max(score, 0.0), self.score_axis) / self.score_axis:.1f}"
+
+    @cached_property
+    def floor_x(self) -> str | None:
+        """The floor on the *score* axis, where it belongs: it is a threshold on raw scores."""
+        floor = self.decision.floor
+        return None if floor is None else self._on_score_axis(floor)
+
+    @cached_property
+    def gap_meter(self) -> tuple[str, str] | None:
+        """The runner-up's gap and the margin, both on the gap axis (0 = tied, 1 = far apart)."""
+        runner_up, margin = self.decision.runner_up, self.decision.policy.near_tie_margin
+        if runner_up is None or not math.isfinite(runner_up.gap):
+            return None
+        return (f"{100 * min(runner_up.gap, 1.0):.1f}", f"{100 * min(margin, 1.0):.1f}")
+
+    @cached_property
+    def menu_order(self) -> str | None:
+        """How a menu was put together, so its tie-break can be seen."""
+        d = self.decision
+        if d.verdict != "menu" or not d.offered:
+            return None
+        tied = sum(1 for r in self.rows if r.is_tied) + 1
+        if tied < 2:
+            return "nothing was close enough to call, so every route is offered in the pack's order"
+        left_out = tied - len(d.offered)
+        cut = (
+            f"; {left_out} more within the margin left out (menu size {d.policy.menu_size})"
+            if left_out > 0
+            else ""
+        )
+        return (
+            "the menu lists the routes within the margin of the top, best score first; "
+            f"equal scores keep the pack's route order{cut}"
+        )
+
+    def shown_rows(self, show_all: bool = False) -> list[ScoreRow]:
+        """Every route, or on a large profile the leaders (and any route the turn involves)."""
+        if show_all or len(self.rows) <= SHOWN_ROWS + 2:
+            return self.rows
+        return [r for r in self.rows if r.rank <= SHOWN_ROWS or r.is_offered or r.is_current]
+
+    @cached_property
+    def evidence_parts(self) -> tuple[str, str, str] | None:
+        """The message split around a rule's matched span (escaped by the template)."""
+        evidence = self.decision.evidence
+        if evidence is None or evidence.span is None:
+            return None
+        start, end = evidence.span
+        text = self.message
+        return (text[:start], text[start:end], text[end:])
+
+    @property
+    def signals(self) -> list[str]:
+        """The triage signals that fired, each once (both lanes may name e.g. "verb")."""
+        triage = self.decision.triage
+        return list(dict.fromkeys(triage.signals)) if triage else []
+
+    @property
+    def expected_route(self) -> str:
+        """What a test case saved from this turn expects by default (blank: no route)."""
+        d = self.decision
+        return (d.route or "") if d.verdict in ("move", "stay") else ""
+
+    @cached_property
+    def event_json(self) -> str:
+        return json.dumps(self.decision.to_event(), indent=2, ensure_ascii=False)
+
+    @property
+    def _top(self) -> Ranked | None:
+        ranked = self.decision.ranked
+        return ranked[0] if ranked and math.isfinite(ranked[0].score) else None
+
+
+_DECIDED_BY = {
+    "rule": "a rule decided",
+    "scorer": "the scores decided",
+    "continuity": "too close to call, so the conversation stayed where it was",
+    "default": "nothing matched, so the default route took it",
+    "menu": "too close to call: the agent asks which one",
+    "decider": "the menu decider picked it",
+    "none": "nothing decided",
+}
+
+
+def verdict_words(d: Decision) -> str:
+    """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
+    return turn_words(d.verdict, d.route, d.from_route, d.by, has_menu=bool(d.offered))
+
+
+def turn_words(
+    verdict: str, route: str | None, from_route: str | None, by: str, *, has_menu: bool = True
+) -> str:
+    """One turn in words, for the verdict header and the conversation transcript alike.
+
+    The event's `move` on a first turn is right for a log (there was nothing to stay on) but
+    reads as if the conversation had been somewhere before.
+    """
+    if verdict == "menu":
+        what = "offered a menu" if has_menu else "no menu (rails)"
+    elif verdict == "unmatched":
+        what = f"unmatched → {route}" if route else "unmatched"
+    elif verdict == "stay":
+        what = f"stayed on {route}"
+    elif from_route:
+        what = f"moved from {from_route} to {route}"
+    else:
+        what = f"chose {route}"
+    return f"{what} · {_DECIDED_BY.get(by, by)}"
+
+
+def _pattern_name(where: str) -> str:
+    if where.startswith("rules["):
+        return f"rule {int(where[6:-1]) + 1}"
+    return "the question pattern" if where == "triage.question_pattern" else where
+
+
+def explain(d: Decision) -> str:
+    """One sentence a product person can read: why the turn went where it went."""
+    if d.by == "rule" and d.evidence is not None:
+        return _why_rule(d)
+    if d.scorer.error:
+        outcome = f"stays on {d.route}" if d.route else "offers every route"
+        return f"the {d.scorer.name} scorer failed ({d.scorer.error}), so the turn {outcome}"
+    if d.verdict == "unmatched":
+        return _why_unmatched(d)
+    if d.decisive and d.route:
+        return _why_decisive(d)
+    return _why_near_tie(d)
+
+
+def _why_rule(d: Decision) -> str:
+    e = d.evidence
+    assert e is not None
+    number = "" if e.rule is None else f" {e.rule + 1}"
+    if e.keyword:
+        hit = f"the keyword “{e.keyword}”"
+    elif e.text:
+        hit = f"“{e.text}”"
+    else:
+        hit = "the message"
+    verb = "stays on" if d.verdict == "stay" else "goes to"
+    return f"rule{number} ({e.match}) matched {hit}, so the turn {verb} {d.route}; rules decide before the scorer"
+
+
+def _why_decisive(d: Decision) -> str:
+    lead = "decisively stays on" if d.verdict == "stay" else "decisively matched"
+    if d.scorer.categorical:
+        return f"{lead} {d.route}: the {d.scorer.name} scorer picked it"
+    score = _score_of(d, d.route)
+    if d.runner_up is None:
+        floor = "the floor" if d.floor is None else f"the floor {_fmt(d.floor)}"
+        return f"{lead} {d.route}: {_fmt(score)}, the only route above {floor}"
+    rival = d.runner_up
+    gap, margin = _pair(rival.gap, d.policy.near_tie_margin)
+    return (
+        f"{lead} {d.route}: {_fmt(score)} vs {_fmt(_score_of(d, rival.route))} for {rival.route}, "
+        f"gap {gap} ≥ margin {margin}"
+    )
+
+
+def _why_near_tie(d: Decision) -> str:
+    top = d.ranked[0]
+    rival = d.runner_up
+    if rival is None:
+        return f"{d.verdict} on {top.route}"
+    gap, margin = _pair(rival.gap, d.policy.near_tie_margin)
+    tie = (
+        f"near-tie between {top.route} ({_fmt(top.score)}) and {rival.route} "
+        f"({_fmt(_score_of(d, rival.route))}), gap {gap} < margin {margin}"
+    )
+    if d.verdict == "stay" and d.route:
+        return f"{tie}: stays on the current route {d.route}"
+    if d.offered:
+        stay = " or STAY" if d.stay_offered else ""
+        return f"{tie}: offers a menu of {', '.join(d.offered)}{stay}"
+    return f"{tie}: under rails no menu is offered and the turn is not routed"
+
+
+def _why_unmatched(d: Decision) -> str:
+    floor = "the floor" if d.floor is None else f"the floor {_fmt(d.floor)}"
+    best = d.ranked[0] if d.ranked else None
+    seen = f" (best: {best.route} {_fmt(best.score)})" if best and _is_nonzero(best.score) else ""
+    head = f"no route scored above {floor}{seen}"
+    if d.by == "default":
+        return f"{head}: falls back to the default route {d.route}"
+    if d.offered:
+        return f"{head} and there is no default route: offers every route"
+    return f"{head}: the turn is not routed"
+
+
+def _is_nonzero(score: float) -> bool:
+    return math.isfinite(score) and round(score, 2) != 0
+
+
+def _score_of(d: Decision, route: str | None) -> float:
+    return next((r.score for r in d.ranked if r.route == route), math.nan)
+
+
+def _pair(gap: float, margin: float) -> tuple[str, str]:
+    """Gap and margin with enough digits that the comparison printed is the one made."""
+    digits = 2 if round(gap, 2) != round(margin, 2) else 3
+    return f"{gap:.{digits}f}", f"{margin:.{digits}f}"
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.2f}" if math.isfinite(value) else str(value)

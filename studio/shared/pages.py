@@ -1,0 +1,74 @@
+"""What every studio view shares: the typed request, role checks, the profile lookup, fragments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+from django_htmx.http import trigger_client_event
+from django_htmx.middleware import HtmxDetails
+
+from studio.models import Profile
+from studio.shared.packs import pack_report
+from studio.shared.roles import can_edit, can_view
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+View = Callable[..., HttpResponse]
+
+
+def studio_page(view: View) -> View:
+    """Signed in with a role to see the page; the editor role to POST to it."""
+
+    @wraps(view)
+    def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not can_view(request.user):
+            raise PermissionDenied("You have no role in the studio.")
+        if request.method == "POST" and not can_edit(request.user):
+            raise PermissionDenied("Editing needs the editor role.")
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapper)
+
+
+def get_profile(slug: str) -> Profile:
+    return get_object_or_404(Profile, slug=slug)
+
+
+def profile_context(request: HttpRequest, profile: Profile, **extra: Any) -> dict[str, Any]:
+    """Context every profile page (and its header fragment) needs."""
+    return {
+        "profile": profile,
+        "report": pack_report(profile),
+        "can_edit": can_edit(request.user),
+        **extra,
+    }
+
+
+def fragment(
+    request: HttpRequest, template: str, context: dict[str, Any], *, status: int = 200
+) -> HttpResponse:
+    """A partial after an edit; the `pack-changed` event makes the page's badge refresh itself."""
+    response = HttpResponse(render_to_string(template, context, request), status=status)
+    return trigger_client_event(response, "pack-changed")
+
+
+def reader_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Signed in with any role, POST included: running a check changes nothing authored."""
+
+    @wraps(view)
+    def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not can_view(request.user):
+            raise PermissionDenied("You have no role in the studio.")
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapper)

@@ -1,0 +1,204 @@
+"""The Traffic, review, replay and agents pages over stored events, through the real URL stack."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from routing_core import Router
+from studio.agents.events import EventBatchIn, ingest
+from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, TrafficSettings
+from studio.publishing.versions import promote, publish
+from studio.shared.packs import build_pack
+from studio.shared.tokens import create_read_token
+from studio.traffic.turns import period, review_queue
+from tests.job_worker import wait_for
+
+
+def store(profile: Profile, rows: list[dict], days_ago: float = 0) -> list[Event]:
+    """Route each row's message on the profile, apply its overrides to the event, and ingest."""
+    router = Router(build_pack(profile))
+    records = []
+    for row in rows:
+        event = router.route(row["message"], row.get("incumbent")).to_event()
+        event.update(row.get("event", {}))
+        records.append(
+            {k: v for k, v in row.items() if k not in ("event", "incumbent")} | {"event": event}
+        )
+    ingest(profile, EventBatchIn.model_validate({"events": records}))
+    stored = list(Event.objects.order_by("-pk")[: len(rows)])
+    if days_ago:
+        when = timezone.now() - timedelta(days=days_ago)
+        Event.objects.filter(pk__in=[e.pk for e in stored]).update(received=when)
+    return stored
+
+
+UNMATCHED = {"verdict": "unmatched", "route": None, "by": "none"}
+MENU = {"verdict": "menu", "route": None, "by": "menu", "offered": ["billing", "shipping"]}
+
+
+@pytest.fixture
+def traffic(profile):
+    """This week: 4 billing, 1 unmatched, 1 menu; the week before: 2 shipping."""
+    store(profile, [{"message": "why was I charged twice"}] * 4, days_ago=1)
+    store(profile, [{"message": "what is the weather", "event": UNMATCHED}], days_ago=2)
+    store(profile, [{"message": "parcel charged", "event": MENU}], days_ago=2)
+    store(profile, [{"message": "where is my parcel"}] * 2, days_ago=9)
+    return profile
+
+
+def test_a_period_counts_shares_now_and_before(traffic):
+    figures = period(traffic, 7)
+    assert (figures.total, figures.total_before) == (6, 2)
+    routes = {s.label: (s.now, s.before) for s in figures.routes}
+    assert routes["billing"] == (4, 0) and routes["shipping"] == (0, 2)
+    outcomes = {s.label: s.share for s in figures.outcomes}
+    assert outcomes == {
+        "nothing matched": pytest.approx(1 / 6),
+        "a menu was offered": pytest.approx(1 / 6),
+    }
+    assert sum(n for _, n in figures.buckets) == 6 and len(figures.buckets) == 7
+
+
+def test_the_traffic_page_draws_its_charts_as_svg_without_inline_style(traffic, viewer, client_for):
+    page = client_for(viewer).get(reverse("traffic", args=["shop"]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert html.count('class="bar-now"') >= 7 + 3  # a bar a day, and the share bars
+    assert "<svg" in html and "style=" not in html and "<script>" not in html
+    assert 'data-testid="turns-total">6<' in html
+    assert "+66.7 pts" in html  # billing: 0% before, 4 of 6 now
+
+
+def test_the_review_queue_holds_unmatched_menus_near_ties_and_turns_left_at_once(profile):
+    store(profile, [{"message": "why was I charged twice"}])  # decisive, nothing to review
+    store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    store(profile, [{"message": "parcel charged", "event": MENU}])
+    store(
+        profile,
+        [
+            {
+                "message": "cost",
+                "event": {"decisive": False, "runner_up": {"route": "billing", "gap": 0.05}},
+            }
+        ],
+    )
+    store(profile, [{"message": "no text", "event": UNMATCHED}])
+    Event.objects.filter(message="no text").update(message=None)
+    store(profile, [
+        {"message": "download my invoice", "conversation": "c7", "turn": 1},
+        {"message": "where is my parcel", "conversation": "c7", "turn": 2, "incumbent": "billing"},
+    ])  # fmt: skip
+    store(profile, [  # the next turn stayed: nothing to review
+        {"message": "why was I charged twice", "conversation": "c8", "turn": 1},
+        {"message": "update my card", "conversation": "c8", "turn": 2, "incumbent": "billing"},
+    ])  # fmt: skip
+    reasons = {item.event.message: item.reasons for item in review_queue(profile)}
+    assert reasons == {
+        "what is the weather": ["nothing matched"],
+        "parcel charged": ["a menu was offered"],
+        "cost": ["a near tie"],
+        "download my invoice": ["the next turn left this route at once"],
+    }
+
+
+def test_labelling_a_turn_makes_an_audited_test_case_and_takes_it_off_the_queue(
+    profile, editor, client_for
+):
+    (event,) = store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    client = client_for(editor)
+    response = client.post(
+        reverse("traffic-label", args=["shop", event.pk]), {"route": "shipping", "as": "test"}
+    )
+    assert response.status_code == 302
+    case = TestCase.objects.get(message="what is the weather")
+    assert case.expected_route == "shipping"
+    assert AuditEntry.objects.filter(action="testcase.create", user=editor).exists()
+    event.refresh_from_db()
+    assert (event.right_route, event.reviewed_by) == ("shipping", editor)
+    assert review_queue(profile) == []
+    assert "what is the weather" in client.get(reverse("tests", args=["shop"])).content.decode()
+
+
+def test_labelling_a_turn_as_an_example_adds_it_to_the_route(profile, editor, client_for):
+    (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
+    client_for(editor).post(
+        reverse("traffic-label", args=["shop", event.pk]), {"route": "billing", "as": "example"}
+    )
+    assert "parcel charged" in profile.routes.get(name="billing").examples
+    assert AuditEntry.objects.filter(action="route.update").exists()
+
+
+def test_an_example_needs_a_route_and_a_viewer_cannot_label(profile, editor, viewer, client_for):
+    (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
+    url = reverse("traffic-label", args=["shop", event.pk])
+    assert client_for(viewer).post(url, {"route": "billing", "as": "test"}).status_code == 403
+    page = client_for(editor).post(url, {"route": "", "as": "example"}, follow=True)
+    assert "Not saved: choose the route" in page.content.decode()
+    event.refresh_from_db()
+    assert event.reviewed_at is None
+
+
+def test_only_a_publisher_changes_what_is_kept(profile, owner, editor, client_for):
+    url = reverse("traffic", args=["shop"])
+    assert client_for(editor).post(url, {"retention_days": "7"}).status_code == 403
+    client_for(owner).post(url, {"retention_days": "7"})
+    kept = TrafficSettings.objects.get(profile=profile)
+    assert (kept.keep_message_text, kept.retention_days) == (False, 7)
+
+
+def test_a_replay_of_stored_turns_on_the_draft_lists_the_flips(profile, viewer, client_for):
+    store(profile, [{"message": "parcel charged"}] * 3 + [{"message": "why was I charged twice"}])
+    profile.rules.update(
+        keywords=["real person", "parcel"]
+    )  # the draft now sends parcels to a person
+    profile.draft_revision += 1
+    profile.save()
+    client = client_for(viewer)
+    response = client.post(reverse("replay-start", args=["shop"]), {"target": "draft"})
+    run = ReplayRun.objects.get()
+    assert response["Location"] == reverse("replay", args=["shop", run.pk])
+    assert run.status == "done"
+    assert (run.report["replayed"], run.report["changed"]) == (4, 3)
+    (group,) = run.report["groups"]
+    assert (group["old"], group["new"], group["count"]) == ("shipping", "human", 3)
+    html = client.get(response["Location"]).content.decode()
+    assert "shipping → human" in html and "“parcel charged”" in html
+
+
+def test_the_agents_page_and_the_publish_page_name_an_agent_on_an_older_engine(
+    profile, owner, client_for
+):
+    promote(publish(profile, user=owner), "production", user=owner)
+    _, secret = create_read_token(profile, "old agent", user=owner)
+    Client().get(
+        "/api/profiles/shop/packs/production",
+        HTTP_AUTHORIZATION=f"Bearer {secret}",
+        HTTP_USER_AGENT="routing-core/0.0.1 python/3.11",
+    )
+    client = client_for(owner)
+    agents = client.get(reverse("agents", args=["shop"])).content.decode()
+    assert "old agent" in agents and "0.0.1" in agents and "upgrade it before you publish" in agents
+    publish_page = client.get(reverse("publish", args=["shop"])).content.decode()
+    assert re.search(r"old agent on production: routing_core 0\.0\.1", publish_page)
+
+
+def test_a_replay_runs_on_a_worker_process_over_several_chunks_and_stores_the_flips(
+    job_worker, profile, viewer
+):
+    from studio.traffic.replays import CHUNK, start_replay
+
+    store(profile, [{"message": "parcel charged"}] * 500)
+    for _ in range(CHUNK // 500 + 1):  # batches of at most 500
+        store(profile, [{"message": "why was I charged twice"}] * 500)
+    profile.rules.update(keywords=["real person", "parcel"])
+    run = start_replay(profile, "draft", user=viewer)
+    wait_for(lambda: ReplayRun.objects.get(pk=run.pk).finished_at, what="the replay")
+    run.refresh_from_db()
+    assert run.status == "done" and run.done == run.total == 500 * (CHUNK // 500 + 2)
+    assert run.report["changed"] == 500 and len(run.report["groups"][0]["turns"]) == 100

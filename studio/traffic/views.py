@@ -1,0 +1,129 @@
+"""Pages of the traffic loop: traffic with its charts, the review queue, replays.
+
+Everyone with a role sees them; labelling a turn needs the editor role (studio_page), the
+profile's data settings the publisher role. Replays change nothing, so viewers may start one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from studio.agents import dropped_by_agents, traffic_settings
+from studio.models import Event, Profile, ReplayRun
+from studio.shared.errors import Refused
+from studio.shared.pages import (
+    HtmxHttpRequest,
+    get_profile,
+    profile_context,
+    reader_page,
+    studio_page,
+)
+from studio.shared.roles import PUBLISH
+from studio.suites import interrupt_stale
+from studio.traffic.charts import share_chart, turns_chart
+from studio.traffic.replays import start_replay
+from studio.traffic.turns import label_turn, period, review_queue
+
+PERIODS = {"1": 1, "7": 7, "30": 30}
+
+
+@require_http_methods(["GET", "POST"])
+@studio_page
+def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    settings = traffic_settings(profile)
+    if request.method == "POST":
+        if not request.user.has_perm(PUBLISH):
+            raise PermissionDenied("Changing what traffic is kept needs the publisher role.")
+        settings.keep_message_text = request.POST.get("keep_message_text") == "on"
+        settings.retention_days = _days(request.POST.get("retention_days"))
+        settings.save()
+        messages.success(request, "Traffic settings saved.")
+        return redirect("traffic", slug=slug)
+    days = PERIODS.get(request.GET.get("days", "7"), 7)
+    figures = period(profile, days)
+    context = profile_context(
+        request,
+        profile,
+        figures=figures,
+        days=days,
+        periods=PERIODS.values(),
+        settings=settings,
+        can_publish=request.user.has_perm(PUBLISH),
+        turns=turns_chart(figures.buckets, hourly=days <= 1),
+        outcome_chart=share_chart(figures.outcomes),
+        by_chart=share_chart(figures.by),
+        route_chart=share_chart(figures.routes),
+        tier_chart=share_chart(figures.tiers) if len(figures.tiers) > 1 else None,
+        dropped=dropped_by_agents(profile),
+        replays=list(profile.replay_runs.defer("report")[:5]),
+        numbers=list(profile.versions.values_list("number", flat=True)),
+    )
+    return render(request, "studio/traffic/traffic.html", context)
+
+
+def _days(value: str | None) -> int:
+    days = int(value) if value and value.isdigit() and len(value) < 4 else 30
+    return min(max(days, 1), 365)
+
+
+@require_GET
+@studio_page
+def review_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    context = profile_context(
+        request,
+        profile,
+        items=review_queue(profile),
+        route_names=list(profile.routes.values_list("name", flat=True)),
+    )
+    return render(request, "studio/traffic/review.html", context)
+
+
+@require_POST
+@studio_page
+def review_label(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    profile = get_profile(slug)
+    event = get_object_or_404(Event, profile=profile, pk=pk)
+    right = request.POST.get("route", "")[:64]
+    as_example = request.POST.get("as") == "example"
+    try:
+        label_turn(event, right, as_example=as_example, user=request.user)
+    except Refused as exc:
+        messages.error(request, "Not saved: " + "; ".join(m for _, m in exc.errors))
+    else:
+        where = f"an example of {right}" if as_example else "a test case"
+        messages.success(request, f"Saved “{event.message}” as {where}.")
+    return redirect("traffic-review", slug=slug)
+
+
+@require_POST
+@reader_page
+def replay_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    profile = get_profile(slug)
+    target = request.POST.get("target", "draft")
+    if target != "draft" and not _is_version(profile, target):
+        raise Http404("no such version")
+    run = start_replay(profile, target, user=request.user)
+    return redirect("replay", slug=slug, pk=run.pk)
+
+
+def _is_version(profile: Profile, target: str) -> bool:
+    return target.isdigit() and profile.versions.filter(number=int(target[:9])).exists()
+
+
+@require_GET
+@studio_page
+def replay_detail(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    profile = get_profile(slug)
+    interrupt_stale(profile)  # a replay whose worker died is queued again (studio.jobs.recovery)
+    run = get_object_or_404(ReplayRun, profile=profile, pk=pk)
+    context: dict[str, Any] = profile_context(request, profile, run=run)
+    template = "studio/traffic/replay.html#replay" if request.htmx else "studio/traffic/replay.html"
+    return render(request, template, context)
