@@ -10,13 +10,44 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from routing_core.pack import LexicalModel
+
+class SemanticArrays(Protocol):
+    """What the checks read of a stored semantic view (pack.py's model of it)."""
+
+    @property
+    def table(self) -> str: ...
+    @property
+    def matrix(self) -> str: ...
+    @property
+    def bias(self) -> str: ...
+
+
+class ModelArrays(Protocol):
+    """What the checks read of a stored lexical model: pack.py's `LexicalModel`, named by
+    shape so that this module stays below pack.py (it checks the model while pack.py builds it).
+    """
+
+    @property
+    def idf(self) -> str: ...
+    @property
+    def cells(self) -> str: ...
+    @property
+    def weights(self) -> str: ...
+    @property
+    def terms(self) -> Sequence[str]: ...
+    @property
+    def routes(self) -> int: ...
+    @property
+    def bias(self) -> str | None: ...
+    @property
+    def semantic(self) -> SemanticArrays | None: ...
+
 
 # The static word-piece tables this version knows (`scorers/_static.py` reads them), and the
 # one new views learn on. A pack names the table its semantic view learned on; a new table
@@ -32,7 +63,7 @@ if TABLE not in TABLES:
 DIMENSIONS = 256
 
 
-def check_model(model: LexicalModel) -> None:
+def check_model(model: ModelArrays) -> None:
     """Refuse arrays that do not decode or do not fit the declared shape.
 
     Raises:
@@ -60,7 +91,7 @@ def check_model(model: LexicalModel) -> None:
     _check_semantic(model)
 
 
-def _check_bias(model: LexicalModel) -> None:
+def _check_bias(model: ModelArrays) -> None:
     """Refuse intercepts that do not decode, are not one per route column, or not finite."""
     if model.bias is None:
         return
@@ -74,7 +105,7 @@ def _check_bias(model: LexicalModel) -> None:
         raise ValueError("model.bias must be finite")
 
 
-def _check_semantic(model: LexicalModel) -> None:
+def _check_semantic(model: ModelArrays) -> None:
     """Refuse a semantic view on a table this version lacks, or of the wrong shape."""
     view = model.semantic
     if view is None:

@@ -101,18 +101,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        "studio",
-        pytest.param(
-            "routing_core",
-            marks=pytest.mark.xfail(
-                strict=True, reason="routing_core's cycles are being taken apart separately"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("package", ["studio", "routing_core"])
 def test_no_import_cycles(package: str) -> None:
     cycle = find_cycle(import_graph(package))
     assert cycle is None, f"import cycle in {package}: {' -> '.join(cycle or [])}"

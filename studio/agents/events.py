@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 
-from routing_core.redaction import redact, scrub_evidence
+from routing_core import redact, scrub_evidence
 from studio.models import Event, Profile, ReadToken, TokenScope, TrafficSettings
 
 MAX_BATCH = 500

@@ -19,7 +19,7 @@ from typing import Protocol
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 
-from routing_core.version import engine_version
+from routing_core import engine_version
 from studio.models import Agent, Profile
 
 _ENGINE = re.compile(r"\brouting-core/(\S{1,40})")

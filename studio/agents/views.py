@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from routing_core.version import engine_version
+from routing_core import engine_version
 from studio.agents.fleet import agents, can_read
 from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context, studio_page
 

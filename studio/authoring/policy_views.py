@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from routing_core import triage
+from routing_core import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS, DEFAULT_QUESTION_PATTERN
 from routing_core.lexicons import LEXICONS, mix
 from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
@@ -80,9 +80,9 @@ def _save(request: HtmxHttpRequest, form: PackForm) -> int:
 
 def _defaults() -> dict[str, object]:
     return {
-        "default_action_verbs": sorted(triage.DEFAULT_ACTION_VERBS),
-        "default_knowledge_verbs": sorted(triage.DEFAULT_KNOWLEDGE_VERBS),
-        "default_question_pattern": triage.DEFAULT_QUESTION_PATTERN,
+        "default_action_verbs": sorted(DEFAULT_ACTION_VERBS),
+        "default_knowledge_verbs": sorted(DEFAULT_KNOWLEDGE_VERBS),
+        "default_question_pattern": DEFAULT_QUESTION_PATTERN,
     }
 
 
@@ -146,7 +146,7 @@ def _languages(profile: Profile, codes: list[str]) -> dict[str, object]:
     """The language choices, ticked where the lexicons (as shown) hold all of a language's
     action verbs, and the names of the languages just filled in."""
     shown: list[str] = sorted(mix(codes).action_verbs) if codes else profile.action_verbs or []
-    words = set(shown) if shown and codes != ["en"] else set(triage.DEFAULT_ACTION_VERBS)
+    words = set(shown) if shown and codes != ["en"] else set(DEFAULT_ACTION_VERBS)
     return {
         "languages": [
             (code, lex.name, lex.action_verbs <= words) for code, lex in LEXICONS.items()

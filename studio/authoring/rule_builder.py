@@ -11,9 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from routing_core.codec import format_location
-from routing_core.pack import Rule as PackRule
-from routing_core.rules import RuleSet
+from routing_core import Rule as PackRule
+from routing_core import RuleSet, format_location
 from studio.shared.labels import place, plain_message
 
 

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from routing_core import PackError
-from routing_core.scorers.base import ScorerFailure
+from routing_core.scorers import ScorerFailure
 from routing_core.suggest import Kind, SuggestionBatch
 from studio.authoring.suggestions import SETUP_HELP, accept_suggestions, suggest_for_route
 from studio.models import Route

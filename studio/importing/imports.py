@@ -19,8 +19,7 @@ from typing import Any
 from django.db import transaction
 
 from routing_core import PackError, load_pack
-from routing_core.importers import IMPORTERS, ImportResult, import_export
-from routing_core.importers.result import route_name
+from routing_core.importers import IMPORTERS, ImportResult, import_export, route_name
 from studio.importing.packs import import_pack, read_upload
 from studio.jobs import Cancelled, Reporter, retry_locked, start_job
 from studio.models import ImportJob, JobStatus, Profile

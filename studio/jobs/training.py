@@ -20,8 +20,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from routing_core import Pack, PackError, dump_pack, load_pack
-from routing_core.pack import LexicalScorerSettings
+from routing_core import LexicalScorerSettings, Pack, PackError, dump_pack, load_pack
 from routing_core.scorers import route_texts, stored
 from studio.jobs import queue
 from studio.jobs.kinds import JobFailed

@@ -14,7 +14,7 @@ from ninja import Router
 from ninja.params import functions as params
 from pydantic import BaseModel, ConfigDict, Field
 
-from routing_core.router import MAX_MESSAGE_CHARS
+from routing_core import MAX_MESSAGE_CHARS
 from studio.playground.turns import route_turn
 from studio.shared.api_access import USER_AUTH, profile_for
 from studio.shared.ratelimits import limit

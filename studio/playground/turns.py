@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from routing_core import Decision, Router
-from routing_core.policy import Ranked
+from routing_core import Decision, Ranked, Router
 from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.shared.drafts import ModelPending, playground_router

@@ -31,8 +31,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import reswap, retarget, trigger_client_event
 
-from routing_core import PackError
-from routing_core.router import MAX_MESSAGE_CHARS
+from routing_core import MAX_MESSAGE_CHARS, PackError
 from studio.models import Profile
 from studio.playground.turns import Outcome, route_turn, turn_words
 from studio.shared.drafts import ScorerUnavailable, model_note, playground_router

@@ -12,8 +12,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from routing_core import Pack, Router
-from routing_core.triage import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS
+from routing_core import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS, Pack, Router
 from studio.models import TestCase
 
 ChangeKind = Literal["added", "removed", "changed"]

@@ -15,8 +15,7 @@ from django.db.models import F, Max
 from django.http import Http404
 from django.utils import timezone
 
-from routing_core import Pack, PackError, Router, dump_pack, load_pack
-from routing_core.evaluate import CaseResult, evaluate
+from routing_core import CaseResult, Pack, PackError, Router, dump_pack, evaluate, load_pack
 from studio.jobs import (
     PER_MILLE,
     JobFailed,

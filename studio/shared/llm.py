@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from routing_core.pack import LlmScorerSettings
+from routing_core import LlmScorerSettings
 from routing_core.scorers.llm import ChatClient
 
 

@@ -12,8 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from routing_core import Pack, PackError, load_pack
-from routing_core.pack import FORMAT_MINOR, new_scorer_settings
+from routing_core import FORMAT_MINOR, Pack, PackError, load_pack, new_scorer_settings
 from routing_core.scorers.stored import with_model
 from studio.models import ActionKind, MatchKind, Profile, Route, Rule, Tool
 from studio.shared.errors import Problem

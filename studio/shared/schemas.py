@@ -11,7 +11,7 @@ from ninja import Schema
 from ninja.params import functions as params
 from pydantic import AfterValidator, Field
 
-from routing_core.repair_edits import EditKind
+from routing_core.repair import EditKind
 
 MAX_INT = 2**31 - 1
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"

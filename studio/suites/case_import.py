@@ -21,8 +21,7 @@ from typing import Any, Literal
 from django.db import transaction
 from django.db.models import Max
 
-from routing_core.cases import case_from_mapping
-from routing_core.storable import unstorable_reason
+from routing_core import case_from_mapping, unstorable_reason
 from studio.models import Profile, TestCase
 from studio.shared.audit import audit
 from studio.suites.runs import suite_order

@@ -18,8 +18,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from routing_core import PackError, Router
-from routing_core.lint import Finding, lint_pack
+from routing_core import Finding, PackError, Router, lint_pack
 from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, sweep
 from studio.jobs import JobFailed, Reporter, job_pack, start_job
 from studio.models import ACTIVE, JobStatus, Profile, TuningRun

@@ -22,11 +22,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from routing_core import Pack, PackError
-from routing_core.cases import Case
-from routing_core.repair import Edit, find_repair
-from routing_core.repair_edits import EDIT_KINDS, ROUTE_KINDS, apply_edit, lexicon
-from routing_core.scorers.base import ScorerFailure
+from routing_core import Case, Pack, PackError
+from routing_core.repair import EDIT_KINDS, ROUTE_KINDS, Edit, apply_edit, find_repair, lexicon
+from routing_core.scorers import ScorerFailure
 from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import parse_suggestions
 from studio.jobs import EVERY_S, JobFailed, Reporter, exact_pack, start_job

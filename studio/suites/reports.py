@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from routing_core.evaluate import MENU, UNMATCHED
+from routing_core import MENU, UNMATCHED
 from routing_core.tuning import SweepPoint
 
 MATRIX_MAX_LABELS = 14

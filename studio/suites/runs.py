@@ -20,10 +20,7 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-from routing_core import Router
-from routing_core.cases import Case
-from routing_core.evaluate import CaseResult, EvalReport, evaluate
-from routing_core.overlap import overlap_checkup
+from routing_core import Case, CaseResult, EvalReport, Router, evaluate, overlap_checkup
 from studio.jobs import Reporter, job_pack, recover, start_job
 from studio.models import OverlapCheck, Profile, TestCase, TestRun
 from studio.shared.audit import signed_in

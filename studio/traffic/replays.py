@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from routing_core import Router
-from routing_core.codec import load_pack
-from routing_core.pack import Pack
+from routing_core import Pack, Router, load_pack
 from routing_core.replay import PartialReplay, replay_turns, summarise
 from studio.jobs import JobFailed, job_pack, start_job
 from studio.models import Event, Profile, ReplayRun

@@ -14,9 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from routing_core import Router
-from routing_core.pack import MAX_ITEMS, MAX_ROUTES
-from routing_core.router import MAX_MESSAGE_CHARS
+from routing_core import MAX_ITEMS, MAX_MESSAGE_CHARS, MAX_ROUTES, Router
 from studio.agents.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, TestCase, Tool
 from studio.publishing.versions import promote, publish

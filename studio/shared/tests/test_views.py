@@ -427,7 +427,7 @@ class TestPolicyAndLexicons:
         assert said.encode() not in client.get(url("policy", profile)).content
 
     def test_the_lexicon_page_shows_the_built_in_defaults(self, profile, viewer, client_for):
-        from routing_core.triage import DEFAULT_ACTION_VERBS
+        from routing_core import DEFAULT_ACTION_VERBS
 
         response = client_for(viewer).get(url("lexicons", profile))
 
