@@ -26,7 +26,7 @@ run: $(STAMP)
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_demo
 	@echo
-	@echo "  Route Studio: http://127.0.0.1:8000/   login: demo / demo   (Ctrl-C stops it all)"
+	@echo "  Route Studio: http://$${BIND:-127.0.0.1:8000}/   login: demo / demo   (Ctrl-C stops it all)"
 	@echo
 	@# The web server and one job worker (training, test runs, publishing), stopped together.
 	$(PY) scripts/run-together "$(PY) manage.py runserver $${BIND:-127.0.0.1:8000}" \
