@@ -232,6 +232,7 @@ _DECIDED_BY = {
     "rule": "a rule decided",
     "scorer": "the scores decided",
     "continuity": "too close to call, so the conversation stayed where it was",
+    "conversation": "the conversation decided",
     "default": "nothing matched, so the default route took it",
     "menu": "too close to call: the agent asks which one",
     "decider": "the menu decider picked it",
@@ -241,7 +242,15 @@ _DECIDED_BY = {
 
 def verdict_words(d: Decision) -> str:
     """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
-    return turn_words(d.verdict, d.route, d.from_route, d.by, has_menu=bool(d.offered))
+    by = "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
+    return turn_words(d.verdict, d.route, d.from_route, by, has_menu=bool(d.offered))
+
+
+def _conversation_reason(d: Decision) -> str | None:
+    """Why the conversation, not the message alone, settled the turn (docs/pack-format.md,
+    Continuity): the engine says it in plain words, naming routes only."""
+    e = d.evidence
+    return e.reason if e is not None and e.source == "conversation" else None
 
 
 def turn_words(
@@ -275,6 +284,8 @@ def explain(d: Decision) -> str:
     """One sentence a product person can read: why the turn went where it went."""
     if d.by == "rule" and d.evidence is not None:
         return _why_rule(d)
+    if reason := _conversation_reason(d):
+        return reason
     if d.scorer.error:
         outcome = f"stays on {d.route}" if d.route else "offers every route"
         return f"the {d.scorer.name} scorer failed ({d.scorer.error}), so the turn {outcome}"

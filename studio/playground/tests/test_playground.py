@@ -394,6 +394,22 @@ def test_a_near_tie_with_a_current_route_stays_on_it(profile, viewer, client_for
     assert by_testid(response, "verdict-tier") == ["scorer"]
 
 
+def test_a_turn_that_only_acknowledges_stays_and_says_so(profile, viewer, client_for):
+    response = client_for(viewer).post(
+        url(profile), {"message": "ok thanks", "incumbent": "shipping"}, **htmx()
+    )
+
+    d = engine(profile, "ok thanks", "shipping")
+    assert d.evidence is not None and d.evidence.source == "conversation"
+    assert by_testid(response, "verdict-kind") == ["stay"]
+    assert by_testid(response, "verdict-why") == [
+        f"{d.evidence.reason[0].upper()}{d.evidence.reason[1:]}."
+    ]
+    assert "no word of a new topic" in by_testid(response, "verdict-why")[0]
+    words = by_testid(response, "verdict-words")[0]
+    assert "the conversation decided" in words and "too close to call" not in words
+
+
 def test_three_turns_stay_then_move(profile, viewer, client_for):
     client, turns, incumbent = client_for(viewer), [], ""
     for message in ["how long does delivery take?", "charged for delivery", "download my invoice"]:
