@@ -326,7 +326,9 @@ def test_metrics_move(tmp_path: Path, pack_file: Path) -> None:
 
 def test_several_workers_add_up_their_metrics(tmp_path: Path, pack_file: Path) -> None:
     with serve(tmp_path, "--pack", str(pack_file), "--workers", "2") as server:
-        wait_until(lambda: server.metric("routing_core_pack_revision") == 1, "both workers")
+        # Each worker loads the pack itself: wait until a run of readiness checks, spread over
+        # the workers by the server's accept loop, finds none still without a pack.
+        wait_until(lambda: all(server.call("/readyz")[0] == 200 for _ in range(20)), "both workers")
         for _ in range(40):
             server.route("track my parcel")
         # Whichever worker answers the scrape adds up every worker's counts.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,10 @@ from django.test import Client
 from studio.models import Profile, RepairJob, Route, Rule, TestCase, Tool
 from studio.shared.roles import grant
 from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
+
+# The studio's own tests (studio/<area>/tests/); this plugin is loaded for every test, and the
+# engine's, the server's and the browser tests must not have the studio's jobs run inline.
+STUDIO = Path(__file__).resolve().parents[2] / "studio"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -164,6 +169,6 @@ def add_conversation(profile: Profile, turns: list[tuple[int, str, str, str]]) -
 
 @pytest.fixture(autouse=True)
 def immediate_jobs(request: pytest.FixtureRequest) -> None:
-    """Jobs run inline unless the test starts a real worker (tests/job_worker.py)."""
-    if "job_worker" not in request.fixturenames:
+    """A studio test's jobs run inline unless it starts a real worker (tests/job_worker.py)."""
+    if request.node.path.is_relative_to(STUDIO) and "job_worker" not in request.fixturenames:
         request.getfixturevalue("settings").TASKS = IMMEDIATE
