@@ -96,15 +96,18 @@ def test_a_get_with_a_message_routes_it_so_a_verdict_can_be_linked(profile, view
     assert by_testid(response, "verdict-route") == ["shipping"]
 
 
-def test_the_why_sentence_names_scores_gap_and_margin(profile, viewer, client_for):
+def test_the_why_sentence_says_the_lead_in_the_units_of_the_scores_beside_it(
+    profile, viewer, client_for
+):
     response = client_for(viewer).post(url(profile), {"message": "refund my order"}, **htmx())
 
     d = engine(profile, "refund my order")
     top, second = d.ranked[0].score, d.ranked[1].score
-    assert d.runner_up is not None
+    assert d.runner_up is not None and d.runner_up.gap >= 0.15
+    # The engine tests tanh(lead / 2) ≥ margin: the same test as lead ≥ 2·atanh(margin) = 0.30.
     assert by_testid(response, "verdict-why") == [
         f"Decisively matched billing: {top:.2f} vs {second:.2f} for shipping, "
-        f"gap {d.runner_up.gap:.2f} ≥ margin 0.15."
+        f"{top - second:.2f} ahead, at least the 0.30 lead the near-tie margin 0.15 asks for."
     ]
 
 
