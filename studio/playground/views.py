@@ -337,12 +337,19 @@ def _run(profile: Profile, state: State) -> dict[str, Any]:
 def _overrides(profile: Profile, state: State, effective_floor: float | None) -> dict[str, Any]:
     """Only the sliders that moved away from the profile's values override its policy."""
     overrides: dict[str, Any] = {}
-    if state.floor is not None and not _same(state.floor, effective_floor):
+    if state.floor is not None and _is_moved(state.floor, effective_floor):
         overrides["floor"] = state.floor
     margin = state.near_tie_margin
-    if margin is not None and not _same(margin, profile.near_tie_margin):
+    if margin is not None and _is_moved(margin, profile.near_tie_margin):
         overrides["near_tie_margin"] = margin
     return overrides
+
+
+def _is_moved(value: float, profile_value: float | None) -> bool:
+    """Whether a slider left the profile's value. A slider shows and posts the profile's value
+    to its 0.01 step (0.10 for a floor of 0.1003; 0.00 when there is none), so only a value it
+    could not have started on counts as moved."""
+    return f"{value:.2f}" != f"{profile_value or 0.0:.2f}"
 
 
 def _floor_to_store(profile: Profile, floor: float | None) -> float | None:

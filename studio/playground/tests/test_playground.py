@@ -299,6 +299,25 @@ def test_sliders_on_the_profiles_values_override_nothing(profile, viewer, client
     )  # the event records the profile's policy verbatim
 
 
+def test_typing_with_the_sliders_where_the_page_put_them_tries_nothing(profile, editor, client_for):
+    # Fitted values finer than the sliders' 0.01 step: the sliders start on 0.10 and 0.15.
+    Profile.objects.filter(pk=profile.pk).update(floor=0.1003, near_tie_margin=0.1487)
+    client = client_for(editor)
+    page = text(client.get(url(profile)))
+    sliders = dict(
+        re.findall(
+            r'name="(floor|near_tie_margin)" min="0" max="1" step="0.01" value="([\d.]+)"', page
+        )
+    )
+    assert sliders == {"floor": "0.10", "near_tie_margin": "0.15"}
+
+    response = client.post(url(profile), {"message": "refund my order", **sliders}, **htmx())
+
+    assert "whatif-modified" not in text(response)
+    assert "Trying floor" not in text(response)
+    assert re.search(r'value="apply" class="primary" disabled', text(response))
+
+
 def test_an_editor_applies_the_sliders_to_the_profile(profile, editor, client_for):
     response = client_for(editor).post(
         url(profile),
