@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -215,6 +216,16 @@ class Outcome:
         text = self.message
         return (text[:start], text[start:end], text[end:])
 
+    @cached_property
+    def evidence_terms(self) -> list[tuple[str, float, str]]:
+        """The scorer's terms as the message wrote them (text, weight, kind), each once."""
+        evidence = self.decision.evidence
+        shown: dict[str, tuple[str, float, str]] = {}
+        for term in evidence.terms if evidence is not None else ():
+            text = term.term if term.kind == "example" else as_written(term.term, self.message)
+            shown.setdefault(text.lower(), (text, term.weight, term.kind))
+        return list(shown.values())
+
     @property
     def signals(self) -> list[str]:
         """The triage signals that fired, each once (both lanes may name e.g. "verb")."""
@@ -281,6 +292,46 @@ def turn_words(
     else:
         what = f"chose {route}"
     return f"{what} · {_DECIDED_BY.get(by, by)}"
+
+
+def as_written(term: str, message: str) -> str:
+    """A scorer's term as the message wrote it. The engine reads "what's" as the words "what"
+    and "s" (docs/pack-format.md, Lexical scorer); a person reads the chip "what's", not "s".
+
+    Each word of the term matches a whole word of the message, or else the start of one (a
+    stem); the match grows over an apostrophe to the whole written word. A term the message
+    does not show is kept as the engine wrote it.
+    """
+    words = term.split()
+    found = None
+    for tail in (r"\b", r"\w*"):
+        pattern = r"\W+".join(rf"\b{re.escape(w)}{tail}" for w in words)
+        found = re.search(pattern, message, re.IGNORECASE) if words else None
+        if found:
+            break
+    if found is None:
+        return term
+    start, end = found.span()
+    while start > 1 and message[start - 1] in _APOSTROPHES and message[start - 2].isalnum():
+        start = _word_start(message, start - 2)
+    while end + 1 < len(message) and message[end] in _APOSTROPHES and message[end + 1].isalnum():
+        end = _word_end(message, end + 1)
+    return message[start:end]
+
+
+_APOSTROPHES = "'’"
+
+
+def _word_start(text: str, i: int) -> int:
+    while i > 0 and text[i - 1].isalnum():
+        i -= 1
+    return i
+
+
+def _word_end(text: str, i: int) -> int:
+    while i < len(text) and text[i].isalnum():
+        i += 1
+    return i
 
 
 def _pattern_name(where: str) -> str:

@@ -84,3 +84,12 @@ def test_a_near_tie_says_the_lead_that_the_scores_beside_it_show(profile, viewer
     meter = re.search(r'data-lead="([\d.]+)" data-needed="([\d.]+)"', html)
     assert meter is not None
     assert meter.groups() == (f"{100 * (top - second):.1f}", f"{100 * 2 * math.atanh(0.15):.1f}")
+
+
+def test_the_page_speaks_no_engine_names(profile, viewer, client_for):
+    client = client_for(viewer)
+    url = reverse("playground", args=[profile.slug])
+
+    html = text(client.post(url, {"message": "charged for delivery", "incumbent": "human"}))
+
+    assert "STAY" not in html and "to_event" not in html

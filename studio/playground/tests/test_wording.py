@@ -81,3 +81,26 @@ def test_the_needed_lead_is_the_margins_gap_in_score_units(margin, lead):
     assert needed_lead(margin) == lead
     if math.isfinite(lead):
         assert math.tanh(lead / 2) == pytest.approx(margin)
+
+
+def test_evidence_chips_show_words_as_the_message_wrote_them(airline, viewer, client_for):
+    Route.objects.create(
+        profile=airline,
+        name="status",
+        order=9,
+        examples=["what's my flight status", "what's the status of my flight", "is it on time"],
+    )
+    message = "what's the status of flight 12"
+    decision = Router(build_pack(airline)).route(message)
+    assert decision.evidence is not None
+    engine_terms = {t.term for t in decision.evidence.terms}
+    assert engine_terms & {"s", "what s", "s the"}  # how the engine reads "what's"
+
+    response = client_for(viewer).post(
+        reverse("playground", args=[airline.slug]), {"message": message}, **htmx()
+    )
+
+    chips = by_testid(response, "evidence-term")
+    assert chips and not {"s", "what s", "s the"} & set(chips)
+    assert any("what&#x27;s" in chip for chip in chips)
+    assert len(chips) == len(set(chips))
