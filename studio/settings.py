@@ -65,6 +65,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "studio.shared.timezones.ViewerTimeZoneMiddleware",  # dates where the reader is
+    # Outside CommonMiddleware, so a missing slash is still redirected before "not found".
+    "studio.shared.error_pages.FriendlyNotFoundMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -254,11 +256,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "studio.shared.logs.JsonFormatter"}},
+    "filters": {"client_errors": {"()": "studio.shared.logs.ClientErrorsWithoutTraceback"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["stderr"], "level": os.getenv("LOG_LEVEL", "INFO")},
     "loggers": {
         # runserver's own access line would duplicate studio.requests.
         "django.server": {"level": "WARNING"},
+        # A refused permission or a bad request is a 4xx: one line, no traceback.
+        "django.request": {"filters": ["client_errors"]},
         # django-axes logs every sign-in at INFO; its lockouts are WARNING.
         "axes": {"level": "WARNING"},
     },
