@@ -103,6 +103,7 @@ TEMPLATES = [
                 "labels": "studio.shared.templatetags.labels",
                 "suite_format": "studio.shared.templatetags.suite_format",
                 "pack_badge": "studio.suites.pack_badge",
+                "suggestion_tags": "studio.authoring.suggestion_tags",
             },
         },
     }
