@@ -99,7 +99,9 @@ def _training(request: HttpRequest, exc: ModelPending) -> HttpResponse:
 
 @api.exception_handler(Conflict)
 def _conflict(request: HttpRequest, exc: Conflict) -> HttpResponse:
-    return _reply(request, 409, str(exc))
+    """409; an edit's also carries both versions (ConflictOut)."""
+    body = {**error_body(str(exc)), **(exc.versions or {})}
+    return api.create_response(request, body, status=409)
 
 
 @api.exception_handler(RedGate)

@@ -21,6 +21,8 @@ from studio.shared.drafts import ModelPending, playground_router
 
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
 SHOWN_ROWS = 10
+# The save form's value for "a menu offering <route>", beside the plain route names.
+MENU_CHOICE = "menu:"
 
 
 def route_turn(
@@ -234,8 +236,14 @@ class Outcome:
 
     @property
     def expected_route(self) -> str:
-        """What a test case saved from this turn expects by default (blank: no route)."""
+        """What a test case saved from this turn expects by default (blank: no route).
+
+        A menu's default is "menu:" and its first offer: the case then expects a menu offering
+        that route, which passes today (docs/decisions.md, "Test cases that expect a menu").
+        """
         d = self.decision
+        if d.verdict == "menu":
+            return f"{MENU_CHOICE}{d.offered[0]}" if d.offered else ""
         return (d.route or "") if d.verdict in ("move", "stay") else ""
 
     @cached_property

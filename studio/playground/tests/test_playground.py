@@ -515,6 +515,61 @@ def test_a_corrected_expectation_is_saved_without_the_verdict_kind(profile, edit
     assert (case.expected_route, case.expected_verdict) == ("billing", "")
 
 
+def _expected_choice(response: Any) -> tuple[str, str]:
+    """The save form's preselected expected route: its value and its label."""
+    select = re.search(r'<select id="pg-expected".*?</select>', text(response), re.S)
+    assert select is not None
+    chosen = re.search(r'<option value="([^"]*)" selected>([^<]*)</option>', select[0])
+    assert chosen is not None
+    return chosen[1], chosen[2]
+
+
+def test_a_menu_turn_saved_as_it_is_offered_makes_a_case_that_passes(profile, editor, client_for):
+    client = client_for(editor)
+    shown = client.post(url(profile), {"message": "charged for delivery"}, **htmx())
+    value, label = _expected_choice(shown)
+    assert (value, label) == ("menu:shipping", "a menu offering shipping")
+
+    response = client.post(
+        url(profile),
+        {"message": "charged for delivery", "action": "save", "expected_route": value},
+        **htmx(),
+    )
+
+    assert "expects a menu offering shipping" in text(response)
+    case = TestCase.objects.get(profile=profile)
+    assert (case.expected_route, case.expected_verdict) == ("shipping", "menu")
+    run = start_run(profile, user=editor)
+    assert run.passed == 1 == run.total
+
+
+@pytest.mark.parametrize("chosen", ["billing", "human", ""])
+def test_a_menu_turn_saved_for_one_route_or_none_is_a_correction(
+    profile, editor, client_for, chosen
+):
+    client_for(editor).post(
+        url(profile),
+        {"message": "charged for delivery", "action": "save", "expected_route": chosen},
+    )
+
+    case = TestCase.objects.get(profile=profile)
+    assert (case.expected_route, case.expected_verdict) == (chosen, "")
+
+
+def test_a_menu_expectation_for_a_route_the_menu_did_not_offer_is_refused(
+    profile, editor, client_for
+):
+    response = client_for(editor).post(
+        url(profile),
+        {"message": "charged for delivery", "action": "save", "expected_route": "menu:human"},
+        **htmx(),
+    )
+
+    assert response.status_code == 422
+    assert "this turn&#x27;s menu does not offer &#x27;human&#x27;" in text(response)
+    assert not TestCase.objects.exists()
+
+
 def test_a_test_case_for_an_unknown_route_is_refused(profile, editor, client_for):
     response = client_for(editor).post(
         url(profile),
@@ -661,6 +716,24 @@ def test_an_editor_saves_the_whole_conversation_as_one_case_that_passes(
     run = start_run(profile, user=editor)
     assert run.passed == 3 == run.total
     assert "Saved the conversation" in text(client.get(url(profile)))
+
+
+def test_a_saved_conversation_keeps_its_menu_turns_and_passes(profile, editor, client_for):
+    client = client_for(editor)
+    for message in ["charged for delivery", "download my invoice"]:
+        _send(client, profile, message)
+    turns = _page_turns(client.get(url(profile)))
+
+    client.post(url(profile), {"turn": turns, "action": "save_conversation"})
+
+    cases = list(profile.test_cases.order_by("turn"))
+    assert [(c.turn, c.expected_route, c.expected_verdict) for c in cases] == [
+        (1, "shipping", "menu"),
+        (2, "billing", "move"),
+    ]
+    run = start_run(profile, user=editor)
+    assert run.passed == 2 == run.total
+    assert "left out" not in text(client.get(url(profile)))
 
 
 def test_a_viewer_cannot_save_a_conversation(profile, viewer, client_for):
