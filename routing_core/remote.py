@@ -20,6 +20,7 @@ from routing_core.pack import Pack
 from routing_core.policy import Policy
 from routing_core.reporting import EventReporter
 from routing_core.router import Router
+from routing_core.signing import SIGNATURE_HEADER, PublicKeys, SignatureError
 from routing_core.version import user_agent
 
 log = logging.getLogger("routing_core.remote")
@@ -66,6 +67,8 @@ class FetchResult:
     error: str | None = None
     # Fields of a newer format minor this reader left out (`load_pack`'s `ignored`).
     ignored: tuple[str, ...] = ()
+    # The key that signed the pack, when the fetcher verifies (None: not verified).
+    key_id: str | None = None
 
 
 class PackFetcher:
@@ -75,11 +78,21 @@ class PackFetcher:
         url: e.g. `https://studio/api/profiles/support/packs/production`.
         token: the profile's read token, sent as `Authorization: Bearer …`.
         timeout: seconds for the whole request, redirects and a slow body included.
+        keys: public keys that turn verification on (docs/pack-format.md, Signed packs): a
+            pack whose signature is missing, unknown or bad is then refused like an invalid one.
     """
 
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 5.0,
+        keys: PublicKeys | None = None,
+    ) -> None:
         self.url = url
         self.timeout = timeout
+        self.keys = keys
         self._token = token
         self.etag: str | None = None
 
@@ -108,13 +121,19 @@ class PackFetcher:
             return self._failed(f"the compressed pack does not decode: {exc}")
         if len(body) > MAX_PACK_BYTES:
             return self._failed("pack larger than 64 MB refused")
+        key_id = None
+        if self.keys is not None:
+            try:
+                key_id = self.keys.verify(body, answer.headers.get(SIGNATURE_HEADER))
+            except SignatureError as exc:
+                return self._failed(f"signature refused: {exc.reason}")
         ignored: list[str] = []
         try:
             pack = load_pack(body, ignored=ignored)
         except PackError as exc:
             return self._failed("invalid pack: " + "; ".join(exc.lines()[:5]))
         self.etag = answer.headers.get("ETag")
-        return FetchResult("updated", pack, ignored=tuple(ignored))
+        return FetchResult("updated", pack, ignored=tuple(ignored), key_id=key_id)
 
     def _headers(self) -> dict[str, str]:
         # gzip: a CLINC-size pack is ~10x smaller on the wire, decoded with the standard library.

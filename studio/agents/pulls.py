@@ -21,9 +21,11 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from ninja.security import HttpBearer
 
+from routing_core.signing import SIGNATURE_HEADER
 from studio.agents.fleet import record_pull
 from studio.models import Environment, Profile, ReadToken, TokenScope, Version
 from studio.shared.encodings import choose, encoded
+from studio.shared.signing import signature_for, signing_key_id
 from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
 
 
@@ -138,10 +140,22 @@ def pack_answer(request: HttpRequest, version_id: int, checksum: str) -> HttpRes
         )
         if coding:
             response["Content-Encoding"] = coding
+        signature = _signature(version_id, checksum, signing_key_id())
+        if signature is not None:
+            response[SIGNATURE_HEADER] = signature
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"
     response["Vary"] = "Authorization, Accept-Encoding"
     return response
+
+
+@lru_cache(maxsize=64)
+def _signature(version_id: int, checksum: str, key: str | None) -> str | None:
+    """The signature of the version's bytes as served before any encoding (docs/pack-format.md,
+    Signed packs), cached per process and per key, so a rotated key signs every version anew."""
+    if key is None:
+        return None
+    return signature_for(_pack_body(version_id, checksum, None))
 
 
 @lru_cache(maxsize=64)
