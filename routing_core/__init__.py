@@ -8,6 +8,7 @@ to this surface.
 
 Public modules, each for one job whose names read best beside the module's:
 
+- `routing_core.canary`: a candidate pack for a share of conversations, by a stable hash.
 - `routing_core.importers`: other tools' exports (Rasa, Dialogflow, Lex, ...) as packs.
 - `routing_core.remote`: a router whose pack is pulled from the studio and kept fresh.
 - `routing_core.reporting`: the decision events an agent reports back to the studio.

@@ -75,6 +75,7 @@ EXPORTED = [
 # The documented public modules (routing_core's docstring lists the same ones).
 PUBLIC_MODULES = {
     "routing_core",
+    "routing_core.canary",
     "routing_core.importers",
     "routing_core.lexicons",
     "routing_core.remote",
