@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ from routing_core import _http
 from routing_core.codec import load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
+from routing_core.fleet_status import STATUS_HEADER, AgentStatus
 from routing_core.pack import Pack
 from routing_core.policy import Policy
 from routing_core.reporting import EventReporter
@@ -95,6 +97,10 @@ class PackFetcher:
         self.keys = keys
         self._token = token
         self.etag: str | None = None
+        # Sent on every pull (`Route-Agent-Status`): what runs here and how the last pull went.
+        self.status = AgentStatus()
+        # The reporter's dropped-event count, when one is wired (`RemoteRouter`, the server).
+        self.count_dropped: Callable[[], int] | None = None
 
     def fetch(self) -> FetchResult:
         """Pull once. Never raises: failures come back as `status="failed"` with the reason.
@@ -109,6 +115,7 @@ class PackFetcher:
         except _http.FetchError as exc:
             return self._failed(str(exc))
         if answer.status == 304:
+            self.status.last_error = None
             return FetchResult("unchanged")
         if answer.status != 200:
             return self._failed(f"HTTP {answer.status} from the studio")
@@ -145,13 +152,21 @@ class PackFetcher:
         }
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
+        if self.count_dropped is not None:
+            self.status.events_dropped = self.count_dropped()
+        headers[STATUS_HEADER] = self.status.to_header()
         if self.etag:
             headers["If-None-Match"] = self.etag
         return headers
 
     def _failed(self, reason: str) -> FetchResult:
         log.warning("pack pull from %s failed, keeping the last good pack: %s", self.url, reason)
+        self.status.last_error = reason
         return FetchResult("failed", error=reason)
+
+    def took(self, pack: Pack, key_id: str | None) -> None:
+        """Record that `pack` went into service (the next pull reports it)."""
+        self.status.running(pack.version, pack.checksum, key_id)
 
 
 def _decoded(body: bytes, encoding: str) -> bytes:
@@ -196,12 +211,16 @@ class RemoteRouter(LiveRouter):
         self.fetcher = fetcher
         self.reporter = reporter
         self.last_error: str | None = None
+        if reporter is not None:
+            fetcher.count_dropped = lambda: reporter.stats.dropped
+        key_id = None
         if initial is None:
             first = fetcher.fetch()
             if first.pack is None:
                 raise PackError([("$", f"no pack to start from: {first.error}")])
-            initial = first.pack
+            initial, key_id = first.pack, first.key_id
         super().__init__(Router(initial))
+        fetcher.took(initial, key_id)
 
     def route(
         self,
@@ -232,6 +251,8 @@ class RemoteRouter(LiveRouter):
                 self.swap(result.pack)
             except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
                 self.last_error = f"pack failed to compile: {exc}"
+                self.fetcher.status.last_error = self.last_error
                 log.warning("new pack failed to compile, keeping the old one: %s", exc)
                 return FetchResult("failed", error=self.last_error)
+            self.fetcher.took(result.pack, result.key_id)
         return result

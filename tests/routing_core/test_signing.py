@@ -125,6 +125,7 @@ class SignedServer:
     def __init__(self) -> None:
         self.body = PACK
         self.signature: str | None = sign_pack(PACK, OLD).to_text()
+        self.seen_status: list[str | None] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -132,6 +133,7 @@ class SignedServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                server.seen_status.append(self.headers.get("Route-Agent-Status"))
                 etag = '"' + json.loads(server.body)["checksum"] + '"'
                 if self.headers.get("If-None-Match") == etag:
                     self.send_response(304)
