@@ -243,3 +243,12 @@ def test_cli_sign_then_verify(tmp_path: Path, signed_file: Path, capsys):
     signed_file.write_bytes(one_byte_changed(signed_file.read_bytes()))
     assert main(["verify", str(signed_file), "--key", new]) == 1
     assert "does not match" in capsys.readouterr().err
+
+
+def test_serve_refuses_to_start_with_a_key_file_it_cannot_read(tmp_path: Path, signed_file, capsys):
+    missing = str(tmp_path / "missing.pub")
+    assert main(["serve", "--pack", str(signed_file), "--verify-key", missing]) == 2
+    assert "missing.pub" in capsys.readouterr().err
+    not_a_key = tmp_path / "not-a-key.pub"
+    not_a_key.write_text("hello")
+    assert main(["serve", "--pack", str(signed_file), "--verify-key", str(not_a_key)]) == 2
