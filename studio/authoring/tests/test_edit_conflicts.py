@@ -185,3 +185,23 @@ def test_the_api_answers_a_conflict_with_both_versions(route, owner, editor):
 
 def _api(user: Any) -> Client:
     return Client(HTTP_AUTHORIZATION=f"Bearer {create_api_token(user, 'conflicts')[1]}")
+
+
+def test_a_tool_conflict_takes_their_unticked_box_and_keeps_my_description(
+    profile, owner, editor, client_for
+):
+    tool = profile.tools.get(name="hydrate_context")  # always included
+    url = reverse("tools-edit", args=[profile.slug, tool.pk])
+    maria, me = client_for(owner), client_for(editor)
+    theirs = form_values(maria.get(url, **htmx()).content.decode())
+    mine = form_values(me.get(url, **htmx()).content.decode())
+    del theirs["always_include"]  # she unticks it
+    maria.post(url, theirs, **htmx())
+
+    refused = me.post(url, {**mine, "description": "loads the customer"}, **htmx())
+
+    shown = form_values(refused.content.decode())
+    assert refused.status_code == 409 and "always_include" not in shown
+    me.post(url, shown, **htmx())
+    stored = type(tool).objects.get(pk=tool.pk)
+    assert (stored.always_include, stored.description) == (False, "loads the customer")
