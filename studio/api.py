@@ -113,7 +113,8 @@ def _red_gate(request: HttpRequest, exc: RedGate) -> HttpResponse:
 
 @api.exception_handler(AuthenticationError)
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return _reply(request, 401, "authentication required")
+    given = exc.message if exc.message != AuthenticationError().message else ""
+    return _reply(request, 401, given or "authentication required")
 
 
 @api.exception_handler(PermissionDenied)

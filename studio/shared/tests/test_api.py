@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from studio.models import Profile, Version
+from studio.models import Profile, TokenScope, Version
 from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_api_token, create_read_token, revoke
 
@@ -48,6 +48,36 @@ def test_a_session_write_without_the_csrf_token_is_refused(profile, editor):
     response = client.post(f"{API}/shop/routes", {"name": "x"}, content_type="application/json")
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("kind", ["revoked", "invalid", "pull", "events"])
+def test_a_write_with_a_token_that_does_not_hold_is_a_401_that_names_the_token(
+    kind, profile, owner
+):
+    # A script sends no session cookie: its token is judged, never the browser's CSRF check.
+    api, api_secret = create_api_token(owner, "ci")
+    revoke(api, user=owner)
+    secret = {
+        "revoked": api_secret,
+        "invalid": "rsu_not-a-real-one",
+        "pull": create_read_token(profile, "agent", user=owner)[1],
+        "events": create_read_token(profile, "ev", user=owner, scope=TokenScope.EVENTS)[1],
+    }[kind]
+    client = Client(enforce_csrf_checks=True, **bearer(secret))
+    response = client.post(f"{API}/shop/tools", {"name": "x"}, content_type="application/json")
+    assert response.status_code == 401
+    detail = response.json()["detail"]
+    assert "CSRF" not in detail
+    expected = {"pull": "only pulls packs", "events": "only sends decision events"}
+    assert expected.get(kind, "invalid or was revoked") in detail
+
+
+def test_an_anonymous_write_is_a_401_not_a_csrf_refusal(profile):
+    response = Client(enforce_csrf_checks=True).post(
+        f"{API}/shop/tools", {"name": "x"}, content_type="application/json"
+    )
+    assert response.status_code == 401
+    assert response.json()["detail"] == "authentication required"
 
 
 def test_a_session_write_with_the_csrf_token_is_accepted(profile, editor):

@@ -108,3 +108,15 @@ def test_importing_over_an_existing_slug_is_a_409_in_the_error_shape(profile, ow
     )
     assert response.status_code == 409
     assert "a profile 'shop' exists" in response.json()["detail"]
+
+
+def test_simultaneous_creations_of_one_slug_give_one_201_and_409s(owner):
+    _, secret = create_api_token(owner, "ci")
+    body = json.dumps({"slug": "twin", "name": "Twin"})
+
+    def post() -> int:
+        client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        return client.post("/api/profiles", body, content_type="application/json").status_code
+
+    assert sorted(at_once(4, post)) == [201, 409, 409, 409]
+    assert Profile.objects.filter(slug="twin").count() == 1
