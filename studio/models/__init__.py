@@ -48,6 +48,7 @@ from studio.models.publishing import (
 from studio.models.traffic import (
     Agent,
     Event,
+    EventBatch,
     ReplayRun,
     TrafficSettings,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "Environment",
     "EnvironmentName",
     "Event",
+    "EventBatch",
     "ImportJob",
     "Job",
     "JobStatus",
