@@ -147,8 +147,10 @@ def start_import(
 
 def execute_import(job: ImportJob, progress: Reporter) -> dict[str, Any]:
     """The import job's work: parse, validate, create; a refusal ends it with its problems."""
-    if job.profile_id is not None and not job.into_draft:
-        return _ended({"done": STEPS})  # created by a worker that died before it could say so
+    if (job.profile_id is not None and not job.into_draft) or job.done >= STEPS:
+        # Created (or the draft replaced, which counts the last step in the same transaction)
+        # by a worker that died before it could say so.
+        return _ended({"done": STEPS})
     try:
         progress(1, STEPS)
         profile, report = _import(job, progress)
@@ -182,8 +184,14 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
         into = job.profile if job.into_draft else None
         progress(2, STEPS)
         with transaction.atomic():
-            profile = import_pack(data, user=user, into=into, slug=job.slug or None)
-            ImportJob.objects.filter(pk=job.pk).update(profile=profile)
+            profile = import_pack(
+                data,
+                user=user,
+                into=into,
+                slug=job.slug or None,
+                expected_draft_revision=job.draft_revision if into is not None else None,
+            )
+            ImportJob.objects.filter(pk=job.pk).update(profile=profile, done=STEPS)
         return profile, {}
     preview = preview_import(
         job.format,
