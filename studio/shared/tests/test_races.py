@@ -120,3 +120,29 @@ def test_simultaneous_creations_of_one_slug_give_one_201_and_409s(owner):
 
     assert sorted(at_once(4, post)) == [201, 409, 409, 409]
     assert Profile.objects.filter(slug="twin").count() == 1
+
+
+def test_two_admins_demoting_each_other_at_once_leave_one_admin(owner):
+    from django.contrib.auth.models import User
+
+    from studio.people.accounts import PeopleRefused, roles_of, set_roles
+    from studio.shared.roles import grant
+
+    second = User.objects.create_user("second")
+    grant(second, "admin")
+    pairs = iter([(owner, second), (second, owner)])
+    lock = threading.Lock()
+
+    def demote() -> None:
+        with lock:
+            who, by = next(pairs)
+        set_roles(User.objects.get(pk=who.pk), ["viewer"], by=User.objects.get(pk=by.pk))
+
+    results = at_once(2, demote)
+
+    assert sum(isinstance(r, PeopleRefused) for r in results) == 1, results
+    assert [
+        r for r in results if isinstance(r, Exception) and not isinstance(r, PeopleRefused)
+    ] == []
+    admins = [u for u in User.objects.all() if "admin" in roles_of(u)]
+    assert len(admins) == 1
