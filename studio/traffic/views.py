@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from studio.agents import dropped_by_agents, traffic_settings
 from studio.models import Event, Profile, ReplayRun
-from studio.shared.errors import Refused
+from studio.shared.errors import Conflict, Refused
 from studio.shared.pages import (
     HtmxHttpRequest,
     get_profile,
@@ -76,14 +76,17 @@ def _days(value: str | None) -> int:
 @require_GET
 @studio_page
 def review_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    profile = get_profile(slug)
+    return _review(request, get_profile(slug))
+
+
+def _review(request: HtmxHttpRequest, profile: Profile, status: int = 200) -> HttpResponse:
     context = profile_context(
         request,
         profile,
         items=review_queue(profile),
         route_names=list(profile.routes.values_list("name", flat=True)),
     )
-    return render(request, "studio/traffic/review.html", context)
+    return render(request, "studio/traffic/review.html", context, status=status)
 
 
 @require_POST
@@ -97,6 +100,10 @@ def review_label(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
         label_turn(event, right, as_example=as_example, user=request.user)
     except Refused as exc:
         messages.error(request, "Not saved: " + "; ".join(m for _, m in exc.errors))
+    except Conflict:
+        # Others kept editing the route under every try: say so on the page, label kept.
+        messages.error(request, f"Not saved: {right} was being edited by others; label it again.")
+        return _review(request, profile, status=409)
     else:
         where = f"an example of {right}" if as_example else "a test case"
         messages.success(request, f"Saved “{event.message}” as {where}.")

@@ -146,3 +146,29 @@ def test_two_admins_demoting_each_other_at_once_leave_one_admin(owner):
     ] == []
     admins = [u for u in User.objects.all() if "admin" in roles_of(u)]
     assert len(admins) == 1
+
+
+def test_three_people_labelling_turns_of_one_route_at_once_lose_nothing(profile, owner):
+    from studio.agents.events import EventBatchIn, ingest
+    from studio.models import Event
+    from studio.traffic.turns import label_turn
+
+    texts = ["parcel charged once", "parcel charged twice", "parcel charged thrice"]
+    event = {"schema": "route-decision/1", "verdict": "menu", "by": "menu"}
+    ingest(
+        profile,
+        EventBatchIn.model_validate({"events": [{"message": t, "event": event} for t in texts]}),
+    )
+    pending = iter(list(Event.objects.values_list("pk", flat=True)))
+    lock = threading.Lock()
+
+    def label() -> object:
+        with lock:
+            pk = next(pending)
+        return label_turn(Event.objects.get(pk=pk), "billing", as_example=True, user=owner)
+
+    results = at_once(3, label)
+
+    assert [r for r in results if isinstance(r, Exception)] == []
+    assert set(texts) <= set(profile.routes.get(name="billing").examples)
+    assert Event.objects.filter(reviewed_at=None).count() == 0
