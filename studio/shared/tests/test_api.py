@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from studio.models import Profile, TokenScope, Version
+from studio.models import Profile, Publication, TokenScope, Version
 from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_api_token, create_read_token, revoke
 
@@ -166,6 +166,35 @@ def test_a_profile_with_published_versions_cannot_be_deleted(profile, owner, scr
     publish(profile, user=owner)
     assert script.delete(f"{API}/shop").status_code == 409
     assert Profile.objects.filter(slug="shop").exists()
+
+
+def test_a_profile_being_published_is_not_deleted_under_its_publish(profile, owner, script):
+    Publication.objects.create(profile=profile, started_by=owner, status="queued")
+    response = script.delete(f"{API}/shop")
+    assert response.status_code == 409
+    assert "is being published" in response.json()["detail"]
+    assert Profile.objects.filter(slug="shop").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_publish_of_a_profile_deleted_meanwhile_is_a_409_not_a_500(profile, owner, monkeypatch):
+    # The other request's DELETE commits between this publish's read of the profile and its
+    # first write (the suite run it starts): that write's foreign key no longer holds.
+    from studio.publishing import api as publishing_api
+
+    real_gate = publishing_api.review_gate
+
+    def deleted_first(profile, **kwargs):
+        Profile.objects.filter(pk=profile.pk).delete()
+        return real_gate(profile, **kwargs)
+
+    monkeypatch.setattr(publishing_api, "review_gate", deleted_first)
+    _, secret = create_api_token(owner, "ci")
+    response = Client(**bearer(secret)).post(
+        f"{API}/shop/versions", json.dumps({"reason": "go"}), content_type="application/json"
+    )
+    assert response.status_code in (404, 409), response.content[:300]
+    assert response.json()["detail"]
 
 
 def test_an_editor_cannot_publish_but_a_publisher_can(profile, editor, owner, client_for):
