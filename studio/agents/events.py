@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from routing_core import redact, scrub_evidence
 from studio.models import Event, EventBatch, Profile, ReadToken, TokenScope, TrafficSettings
+from studio.shared.schemas import clean_text
 
 MAX_BATCH = 500
 MAX_MESSAGE = 4000
@@ -85,22 +86,13 @@ def check_storable(value: Any) -> None:
         if depth > MAX_DEPTH:
             raise ValueError(f"the event is nested more than {MAX_DEPTH} levels deep")
         if isinstance(item, str):
-            _check_text(item)
+            clean_text(item)
         elif isinstance(item, dict):
             for key, child in item.items():
-                _check_text(str(key))
+                clean_text(str(key))
                 stack.append((child, depth + 1))
         elif isinstance(item, list | tuple):
             stack.extend((child, depth + 1) for child in item)
-
-
-def _check_text(text: str) -> None:
-    if "\x00" in text:
-        raise ValueError("NUL characters are not allowed")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("invalid Unicode (a lone surrogate)") from exc
 
 
 def near_now(at: datetime) -> datetime:

@@ -50,6 +50,7 @@ from studio.models.traffic import (
     Event,
     EventBatch,
     ReplayRun,
+    ScrubRun,
     TrafficSettings,
 )
 
@@ -76,6 +77,7 @@ __all__ = [
     "ReadToken",
     "RepairJob",
     "ReplayRun",
+    "ScrubRun",
     "Route",
     "Rule",
     "ScorerKind",

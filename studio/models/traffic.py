@@ -98,6 +98,17 @@ class EventBatch(models.Model):
         return f"{self.profile_id} batch {self.key}"
 
 
+class ScrubRun(Job):
+    """Removing the message texts (and the evidence quoting them) already stored for a profile
+    that stopped keeping text: run as a job, since a profile may hold millions of turns."""
+
+    class Meta(Job.Meta):
+        default_related_name = "scrub_runs"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} scrub {self.pk}"
+
+
 class ReplayRun(Job):
     """A replay of a profile's stored events against its draft or a version: the flip report."""
 

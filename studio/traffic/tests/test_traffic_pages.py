@@ -259,3 +259,36 @@ def test_a_replay_runs_on_a_worker_process_over_several_chunks_and_stores_the_fl
     run.refresh_from_db()
     assert run.status == "done" and run.done == run.total == 500 * (CHUNK // 500 + 2)
     assert run.report["changed"] == 500 and len(run.report["groups"][0]["turns"]) == 100
+
+
+def test_turning_text_off_offers_to_remove_the_stored_texts_now(profile, owner, client_for):
+    store(profile, [{"message": "why was I charged twice"}, {"message": "download my invoice"}])
+    client = client_for(owner)
+
+    saved = client.post(
+        reverse("traffic", args=["shop"]), {"retention_days": "30"}, follow=True
+    ).content.decode()
+    assert "unless you remove them now" in saved and 'data-testid="scrub-texts"' in saved
+
+    response = client.post(reverse("traffic-scrub", args=["shop"]))
+
+    job = profile.scrub_runs.get()
+    assert response["Location"] == f"/profiles/shop/jobs/scrub/{job.pk}/"
+    assert job.status == "done" and job.done == 2
+    assert "Removing stored message texts" in client.get(response["Location"]).content.decode()
+    for event in Event.objects.all():
+        assert event.message is None
+        evidence = event.event["evidence"]
+        assert evidence is None or (evidence["text"] is None and evidence["terms"] == [])
+    page = client.get(reverse("traffic", args=["shop"])).content.decode()
+    assert 'data-testid="scrub-texts"' not in page
+    assert AuditEntry.objects.filter(action="traffic.scrub").exists()
+
+
+def test_texts_are_not_removed_while_they_are_kept_or_by_an_editor(
+    profile, owner, editor, client_for
+):
+    store(profile, [{"message": "why was I charged twice"}])
+    assert client_for(editor).post(reverse("traffic-scrub", args=["shop"])).status_code == 403
+    client_for(owner).post(reverse("traffic-scrub", args=["shop"]))
+    assert Event.objects.get().message == "why was I charged twice"
