@@ -48,7 +48,9 @@ from studio.models.publishing import (
 from studio.models.traffic import (
     Agent,
     Event,
+    EventBatch,
     ReplayRun,
+    ScrubRun,
     TrafficSettings,
 )
 
@@ -62,6 +64,7 @@ __all__ = [
     "Environment",
     "EnvironmentName",
     "Event",
+    "EventBatch",
     "ImportJob",
     "Job",
     "JobStatus",
@@ -74,6 +77,7 @@ __all__ = [
     "ReadToken",
     "RepairJob",
     "ReplayRun",
+    "ScrubRun",
     "Route",
     "Rule",
     "ScorerKind",

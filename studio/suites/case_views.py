@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from studio.jobs import QueueFull
 from studio.models import Profile, TestCase, TestRun
 from studio.shared.downloads import attachment
 from studio.shared.errors import Conflict
@@ -23,6 +24,7 @@ from studio.shared.pages import (
     HtmxHttpRequest,
     fragment,
     get_profile,
+    not_started,
     profile_context,
     reader_page,
     studio_page,
@@ -206,7 +208,10 @@ def case_export_csv(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @reader_page
 def run_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    run = start_run(get_profile(slug), user=request.user)
+    try:
+        run = start_run(get_profile(slug), user=request.user)
+    except QueueFull as exc:
+        return not_started(request, exc, reverse("tests", args=[slug]))
     return redirect("test-run", slug=slug, pk=run.pk)
 
 

@@ -153,6 +153,26 @@ def test_a_route_changed_since_the_suggestions_is_a_conflict(route, editor, clie
     assert "reload" in response.content.decode()
 
 
+@pytest.mark.parametrize("revision", ["abc", "1e3", "-1", "99999999999999999999"])
+def test_a_revision_that_is_not_a_number_is_a_conflict_not_a_crash(
+    revision, route, editor, client_for, llm
+):
+    response = client_for(editor).post(
+        _url(route),
+        {
+            "action": "accept",
+            "kind": "examples",
+            "revision": revision,
+            "offered": ["x y"],
+            "accept": ["x y"],
+        },
+    )
+    assert response.status_code == 409
+    assert "reload the page" in response.content.decode()
+    route.refresh_from_db()
+    assert "x y" not in route.examples
+
+
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
