@@ -16,6 +16,7 @@ from routing_core import Decision, Ranked, Router
 from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.shared.drafts import ModelPending, playground_router
+from studio.shared.labels import DECIDED_BY
 
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
 SHOWN_ROWS = 10
@@ -228,18 +229,6 @@ class Outcome:
         return ranked[0] if ranked and math.isfinite(ranked[0].score) else None
 
 
-_DECIDED_BY = {
-    "rule": "a rule decided",
-    "scorer": "the scores decided",
-    "continuity": "too close to call, so the conversation stayed where it was",
-    "conversation": "the conversation decided",
-    "default": "nothing matched, so the default route took it",
-    "menu": "too close to call: the agent asks which one",
-    "decider": "the menu decider picked it",
-    "none": "nothing decided",
-}
-
-
 def verdict_words(d: Decision) -> str:
     """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
     by = "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
@@ -271,7 +260,7 @@ def turn_words(
         what = f"moved from {from_route} to {route}"
     else:
         what = f"chose {route}"
-    return f"{what} · {_DECIDED_BY.get(by, by)}"
+    return f"{what} · {DECIDED_BY.get(by, by)}"
 
 
 def _pattern_name(where: str) -> str:
