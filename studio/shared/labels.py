@@ -256,6 +256,7 @@ _VERBS = {
 }
 _SPECIAL = {
     "testcase.import": "imported test cases into",
+    "route.review-conversations": "reviewed drafted test conversations for",
     "profile.update": "changed the settings of",
     CLEARED_ACTION: "cleared thresholds set in the old unit (cosine similarity) of",
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from django.test import Client
 from studio.models import Profile, RepairJob, Route, Rule, TestCase, Tool
 from studio.shared.roles import grant
 from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
+from tests.routing_core.chat_server import ChatServer, answers
 
 # The studio's own tests (studio/<area>/tests/); this plugin is loaded for every test, and the
 # engine's, the server's and the browser tests must not have the studio's jobs run inline.
@@ -172,3 +173,27 @@ def immediate_jobs(request: pytest.FixtureRequest) -> None:
     """A studio test's jobs run inline unless it starts a real worker (tests/job_worker.py)."""
     if request.node.path.is_relative_to(STUDIO) and "job_worker" not in request.fixturenames:
         request.getfixturevalue("settings").TASKS = IMMEDIATE
+
+
+KEY_ENV = "STUDIO_TEST_LLM_KEY"
+
+
+@pytest.fixture
+def llm(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., ChatServer]]:
+    """Point the studio at a scripted loopback endpoint (tests/routing_core/chat_server.py, a
+    real HTTP server); yields a function that starts one with the given replies."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-123")
+    servers: list[ChatServer] = []
+
+    def start(*replies: Any) -> ChatServer:
+        server = ChatServer(answers(*replies)).__enter__()
+        servers.append(server)
+        settings.STUDIO_LLM_BASE_URL = server.base_url
+        settings.STUDIO_LLM_MODEL = "writer-1"
+        settings.STUDIO_LLM_API_KEY_ENV = KEY_ENV
+        settings.STUDIO_LLM_TIMEOUT_S = 2
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
