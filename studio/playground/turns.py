@@ -231,8 +231,13 @@ class Outcome:
 
 def verdict_words(d: Decision) -> str:
     """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
-    by = "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
-    return turn_words(d.verdict, d.route, d.from_route, by, has_menu=bool(d.offered))
+    return turn_words(d.verdict, d.route, d.from_route, decided_by(d), has_menu=bool(d.offered))
+
+
+def decided_by(d: Decision) -> str:
+    """What decided the turn, as the words name it: a stay the conversation settled (no new
+    topic, or the incumbent's prior) is the conversation's, not a near-tie's continuity."""
+    return "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
 
 
 def _conversation_reason(d: Decision) -> str | None:

@@ -33,7 +33,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 
 from routing_core import MAX_MESSAGE_CHARS, PackError
 from studio.models import Profile
-from studio.playground.turns import Outcome, route_turn, turn_words
+from studio.playground.turns import Outcome, decided_by, route_turn, turn_words
 from studio.shared.drafts import ScorerUnavailable, model_note, playground_router
 from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
@@ -69,10 +69,12 @@ class TranscriptTurn:
     verdict: str
     by: str
     incumbent: str | None = None  # where the conversation was when this turn was sent
+    why: str = ""  # why it stayed or moved, as the verdict said it (turns.explain)
 
     @property
     def encoded(self) -> str:
-        return json.dumps([self.message, self.route, self.verdict, self.by, self.incumbent])
+        fields = [self.message, self.route, self.verdict, self.by, self.incumbent, self.why]
+        return json.dumps(fields)
 
     @property
     def words(self) -> str:
@@ -132,7 +134,9 @@ def _send(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpRespo
     outcome: Outcome | None = context.get("outcome")
     if outcome is not None and state.message.strip():
         d = outcome.decision
-        turn = TranscriptTurn(state.message, d.route, d.verdict, d.by, state.incumbent or None)
+        turn = TranscriptTurn(
+            state.message, d.route, d.verdict, decided_by(d), state.incumbent or None, outcome.why
+        )
         state = replace(
             state,
             turns=[*state.turns, turn][-MAX_TURNS:],
@@ -272,8 +276,11 @@ def _turns(encoded: list[str]) -> list[TranscriptTurn]:
         except (ValueError, TypeError):
             continue  # a tampered turn is dropped, not an error
         incumbent = rest[0] if rest and isinstance(rest[0], str) else None
+        why = rest[1] if len(rest) > 1 and isinstance(rest[1], str) else ""
         turns.append(
-            TranscriptTurn(str(message), route and str(route), str(verdict), str(by), incumbent)
+            TranscriptTurn(
+                str(message), route and str(route), str(verdict), str(by), incumbent, why[:500]
+            )
         )
     return turns
 

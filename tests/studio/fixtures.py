@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,19 @@ def profile(db: Any) -> Profile:
     Rule.objects.create(profile=p, route_name="human", keywords=["real person"], order=0)
     Tool.objects.create(profile=p, name="hydrate_context", always_include=True, order=0)
     Tool.objects.create(profile=p, name="refund_order", trigger_keywords=["refund"], order=1)
+    return p
+
+
+TRAVEL_ROUTES = Path(__file__).resolve().parents[1] / "packs" / "travel_routes.json"
+
+
+@pytest.fixture
+def travel(db: Any) -> Profile:
+    """The engine's conversation fixture (tests/packs/travel_routes.json: baggage, book_flight,
+    seats_upgrades, hotel, refund) as a profile, to hold conversations in the studio."""
+    p = Profile.objects.create(slug="travel", name="Travel desk", description="An airline's desk")
+    for order, route in enumerate(json.loads(TRAVEL_ROUTES.read_text(encoding="utf-8"))):
+        Route.objects.create(profile=p, order=order, **route)
     return p
 
 
