@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0015_scrub_stored_evidence"),
+        ("studio", "0016_agent_status"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
