@@ -200,4 +200,4 @@ def test_the_routes_table_says_before_the_click_when_suggestions_need_a_model(
     assert ('data-testid="suggest-link"' in html) is configured
     assert ('data-testid="suggest-off"' in html) is not configured
     if not configured:
-        assert "Suggest: no language model set up" in html and "STUDIO_LLM_BASE_URL" in html
+        assert "Suggest (needs a language model)" in html and "STUDIO_LLM_BASE_URL" in html
