@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0016_agent_status"),
+        ("studio", "0017_event_batches_and_scrub_runs"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
