@@ -33,7 +33,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 
 from routing_core import MAX_MESSAGE_CHARS, PackError
 from studio.models import Profile, TestCase
-from studio.playground.turns import MENU_CHOICE, Outcome, route_turn, turn_words
+from studio.playground.turns import MENU_CHOICE, Outcome, decided_by, route_turn, turn_words
 from studio.shared.drafts import ScorerUnavailable, model_note, playground_router
 from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
@@ -70,11 +70,12 @@ class TranscriptTurn:
     by: str
     incumbent: str | None = None  # where the conversation was when this turn was sent
     offered: tuple[str, ...] = ()  # a menu's routes: a saved conversation expects one of them
+    why: str = ""  # why it stayed or moved, as the verdict said it (turns.explain)
 
     @property
     def encoded(self) -> str:
         fields = [self.message, self.route, self.verdict, self.by, self.incumbent]
-        return json.dumps([*fields, list(self.offered)] if self.offered else fields)
+        return json.dumps([*fields, list(self.offered), self.why])
 
     @property
     def words(self) -> str:
@@ -135,8 +136,9 @@ def _send(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpRespo
     if outcome is not None and state.message.strip():
         d = outcome.decision
         turn = TranscriptTurn(
-            state.message, d.route, d.verdict, d.by, state.incumbent or None, tuple(d.offered)
-        )
+            state.message, d.route, d.verdict, decided_by(d), state.incumbent or None,
+            tuple(d.offered), outcome.why,
+        )  # fmt: skip
         state = replace(
             state,
             turns=[*state.turns, turn][-MAX_TURNS:],
@@ -292,10 +294,17 @@ def _turns(encoded: list[str]) -> list[TranscriptTurn]:
         incumbent = rest[0] if rest and isinstance(rest[0], str) else None
         offered = rest[1] if len(rest) > 1 and isinstance(rest[1], list) else []
         names = tuple(str(name) for name in offered[:MAX_TURNS])
+        why = rest[2] if len(rest) > 2 and isinstance(rest[2], str) else ""
         turns.append(
             TranscriptTurn(
-                str(message), route and str(route), str(verdict), str(by), incumbent, names
-            )
+                str(message),
+                route and str(route),
+                str(verdict),
+                str(by),
+                incumbent,
+                names,
+                why[:500],
+            )  # fmt: skip
         )
     return turns
 
@@ -359,12 +368,19 @@ def _run(profile: Profile, state: State) -> dict[str, Any]:
 def _overrides(profile: Profile, state: State, effective_floor: float | None) -> dict[str, Any]:
     """Only the sliders that moved away from the profile's values override its policy."""
     overrides: dict[str, Any] = {}
-    if state.floor is not None and not _same(state.floor, effective_floor):
+    if state.floor is not None and _is_moved(state.floor, effective_floor):
         overrides["floor"] = state.floor
     margin = state.near_tie_margin
-    if margin is not None and not _same(margin, profile.near_tie_margin):
+    if margin is not None and _is_moved(margin, profile.near_tie_margin):
         overrides["near_tie_margin"] = margin
     return overrides
+
+
+def _is_moved(value: float, profile_value: float | None) -> bool:
+    """Whether a slider left the profile's value. A slider shows and posts the profile's value
+    to its 0.01 step (0.10 for a floor of 0.1003; 0.00 when there is none), so only a value it
+    could not have started on counts as moved."""
+    return f"{value:.2f}" != f"{profile_value or 0.0:.2f}"
 
 
 def _floor_to_store(profile: Profile, floor: float | None) -> float | None:

@@ -96,15 +96,18 @@ def test_a_get_with_a_message_routes_it_so_a_verdict_can_be_linked(profile, view
     assert by_testid(response, "verdict-route") == ["shipping"]
 
 
-def test_the_why_sentence_names_scores_gap_and_margin(profile, viewer, client_for):
+def test_the_why_sentence_says_the_lead_in_the_units_of_the_scores_beside_it(
+    profile, viewer, client_for
+):
     response = client_for(viewer).post(url(profile), {"message": "refund my order"}, **htmx())
 
     d = engine(profile, "refund my order")
     top, second = d.ranked[0].score, d.ranked[1].score
-    assert d.runner_up is not None
+    assert d.runner_up is not None and d.runner_up.gap >= 0.15
+    # The engine tests tanh(lead / 2) ≥ margin: the same test as lead ≥ 2·atanh(margin) = 0.30.
     assert by_testid(response, "verdict-why") == [
         f"Decisively matched billing: {top:.2f} vs {second:.2f} for shipping, "
-        f"gap {d.runner_up.gap:.2f} ≥ margin 0.15."
+        f"{top - second:.2f} ahead, at least the 0.30 lead the near-tie margin 0.15 asks for."
     ]
 
 
@@ -296,6 +299,25 @@ def test_sliders_on_the_profiles_values_override_nothing(profile, viewer, client
     )  # the event records the profile's policy verbatim
 
 
+def test_typing_with_the_sliders_where_the_page_put_them_tries_nothing(profile, editor, client_for):
+    # Fitted values finer than the sliders' 0.01 step: the sliders start on 0.10 and 0.15.
+    Profile.objects.filter(pk=profile.pk).update(floor=0.1003, near_tie_margin=0.1487)
+    client = client_for(editor)
+    page = text(client.get(url(profile)))
+    sliders = dict(
+        re.findall(
+            r'name="(floor|near_tie_margin)" min="0" max="1" step="0.01" value="([\d.]+)"', page
+        )
+    )
+    assert sliders == {"floor": "0.10", "near_tie_margin": "0.15"}
+
+    response = client.post(url(profile), {"message": "refund my order", **sliders}, **htmx())
+
+    assert "whatif-modified" not in text(response)
+    assert "Trying floor" not in text(response)
+    assert re.search(r'value="apply" class="primary" disabled', text(response))
+
+
 def test_an_editor_applies_the_sliders_to_the_profile(profile, editor, client_for):
     response = client_for(editor).post(
         url(profile),
@@ -376,9 +398,11 @@ def test_sending_a_turn_adds_it_to_the_transcript_and_makes_its_route_current(
     assert by_testid(response, "incumbent") == ["shipping"]
     assert '<option value="shipping" selected>' in text(response)
     turns = re.findall(r'name="turn" value="([^"]*)"', text(response))
-    assert [json.loads(t.replace("&quot;", '"')) for t in turns] == [
+    kept = [json.loads(t.replace("&quot;", '"')) for t in turns]
+    assert [k[:5] for k in kept] == [
         ["how long does delivery take?", "shipping", "move", "scorer", None]
     ]
+    assert kept[0][6].startswith("decisively matched shipping")  # why, as the verdict said
     assert "</textarea>" in text(response) and "take?</textarea>" not in text(response)
 
 
@@ -426,7 +450,7 @@ def test_three_turns_stay_then_move(profile, viewer, client_for):
         incumbent = by_testid(response, "incumbent")[0]
 
     decoded = [json.loads(t) for t in turns]
-    assert [(route, verdict, started) for _, route, verdict, _, started in decoded] == [
+    assert [(route, verdict, started) for _, route, verdict, _, started, *_ in decoded] == [
         ("shipping", "move", None),
         ("shipping", "stay", "shipping"),
         ("billing", "move", "shipping"),
@@ -745,3 +769,18 @@ def test_patterns_the_time_budget_cut_are_named_as_people_number_them(profile, v
 def test_a_quick_turn_names_no_skipped_pattern(profile, viewer, client_for):
     response = client_for(viewer).post(url(profile), {"message": "I want a real person"}, **htmx())
     assert by_testid(response, "verdict-skipped") == []
+
+
+def test_each_turn_of_the_transcript_says_why_it_stayed_or_moved(travel, viewer, client_for):
+    client = client_for(viewer)
+    for message in ("my suitcase did not arrive", "yes please", "now I need a hotel"):
+        _send(client, travel, message)
+
+    page = client.get(url(travel))
+    words, why = by_testid(page, "transcript-words"), by_testid(page, "transcript-why")
+
+    assert words[1] == "stayed on baggage · the conversation decided"
+    assert why[1].startswith("The message only acknowledges, confirms or answers")
+    assert why[1].endswith("so the conversation stays on baggage.")
+    assert words[2].startswith("moved from baggage to hotel")
+    assert "hotel" in why[2] and len(why) == 3

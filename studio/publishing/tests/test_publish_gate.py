@@ -261,3 +261,17 @@ def test_the_api_publishes_a_green_draft_without_a_reason(profile, owner, client
 
     assert response.status_code == 201 and response.json()["number"] == 1
     assert not AuditEntry.objects.filter(action="version.publish_red").exists()
+
+
+def test_a_first_publish_folds_the_whole_pack_away_from_the_confirm_button(
+    profile, owner, client_for
+):
+    first = client_for(owner).get(_publish_url(profile)).content.decode()
+    promote(publish(profile, user=owner), "production", user=owner)
+    Route.objects.filter(profile=profile, name="billing").update(description="bills")
+    later = client_for(owner).get(_publish_url(profile)).content.decode()
+
+    folded = re.search(r'<details class="first-diff".*?</details>', first, re.S)
+    assert folded is not None and 'id="diff-body"' in folded.group(0)
+    assert "Everything in this first version (3 routes)" in first
+    assert 'class="first-diff"' not in later and 'id="diff-body"' in later
