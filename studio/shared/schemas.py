@@ -329,6 +329,10 @@ class FixSearchOut(Schema):
     applicable: bool = Field(
         description="a fix was found and the draft and test cases are still the ones searched"
     )
+    warning: str = Field(
+        description="set when the fix makes the case's own message a training or out-of-scope"
+        " example (the case then passes by memory and tests nothing); empty otherwise"
+    )
     reason: str = Field(description="why no edit was found")
     misses: list[str] = Field(description="what the case missed before any edit")
     tried: list[str] = Field(description="each candidate tried and what it did, in words")
