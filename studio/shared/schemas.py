@@ -39,6 +39,7 @@ def _clean_json(value: Any) -> Any:
 
 Name = Annotated[str, Field(max_length=64), AfterValidator(_clean)]
 Long = Annotated[str, Field(max_length=128), AfterValidator(_clean)]
+DisplayName = Annotated[str, Field(max_length=200), AfterValidator(_clean)]
 Text = Annotated[str, Field(max_length=8000), AfterValidator(_clean)]
 Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=SLUG_PATTERN)]
 Revision = Annotated[int, Field(ge=1, le=MAX_INT)]
@@ -112,7 +113,8 @@ class ProfilePatch(Schema):
 
 
 class RouteIn(Schema):
-    name: Name
+    name: Name = Field(description="the identifier agents receive (docs/pack-format.md, Names)")
+    display_name: DisplayName = Field("", description="the name people read, in any language")
     description: Text = ""
     examples: list[Text] = []
     keywords: list[Text] = []
@@ -131,6 +133,7 @@ class RouteOut(RouteIn):
 class RoutePatch(Schema):
     revision: Revision
     name: Name | None = None
+    display_name: DisplayName | None = None
     description: Text | None = None
     examples: list[Text] | None = None
     keywords: list[Text] | None = None
