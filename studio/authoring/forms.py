@@ -251,6 +251,8 @@ class _Identified(PackForm):
                 f"“{name}” cannot be an identifier: use {IDENTIFIER_RULE}. Try “{suggestion}”;"
                 " the name people read goes in the Name field.",
             )
+        if (data.get("display_name") or "").strip() == data.get("name"):
+            data["display_name"] = self.instance.display_name = ""  # nothing more to read
         return data
 
     def _taken(self) -> set[str]:

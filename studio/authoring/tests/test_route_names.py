@@ -53,6 +53,11 @@ def test_a_route_named_in_french_is_added_with_its_name_kept_for_people(
     assert build_pack(profile).routes[-1].display_name == "réclamations"
 
 
+def test_a_display_name_that_is_its_own_identifier_is_not_kept_twice(profile, editor, client_for):
+    _add(client_for(editor), profile, display_name="returns")
+    assert profile.routes.get(name="returns").display_name == ""
+
+
 def test_a_blank_identifier_is_made_from_the_display_name(profile, editor, client_for):
     client = client_for(editor)
     _add(client, profile, display_name="Remboursements")
