@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0016_event_dismissed_at"),
+        ("studio", "0019_event_dismissed_at"),
     ]
 
     operations = [

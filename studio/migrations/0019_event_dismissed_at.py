@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studio", "0015_scrub_stored_evidence"),
+        ("studio", "0018_conversation_drafts"),
     ]
 
     operations = [
