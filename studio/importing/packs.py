@@ -149,6 +149,7 @@ def _route(profile: Profile, order: int, route: Any, user: Any) -> Route:
         order=order,
         updated_by=user,
         name=route.name,
+        display_name=route.display_name or "",
         description=route.description,
         examples=list(route.examples),
         keywords=list(route.keywords),

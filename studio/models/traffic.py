@@ -82,6 +82,8 @@ class Event(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     right_route = models.CharField(max_length=64, blank=True)
+    # "Dismiss" in the review inbox: off the inbox without an answer (not counted as reviewed).
+    dismissed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-received", "-pk"]

@@ -40,6 +40,7 @@ def _clean_json(value: Any) -> Any:
 
 Name = Annotated[str, Field(max_length=64), AfterValidator(clean_text)]
 Long = Annotated[str, Field(max_length=128), AfterValidator(clean_text)]
+DisplayName = Annotated[str, Field(max_length=200), AfterValidator(clean_text)]
 Text = Annotated[str, Field(max_length=8000), AfterValidator(clean_text)]
 Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=SLUG_PATTERN)]
 Revision = Annotated[int, Field(ge=1, le=MAX_INT)]
@@ -123,7 +124,8 @@ class ProfilePatch(Schema):
 
 
 class RouteIn(Schema):
-    name: Name
+    name: Name = Field(description="the identifier agents receive (docs/pack-format.md, Names)")
+    display_name: DisplayName = Field("", description="the name people read, in any language")
     description: Text = ""
     examples: list[Text] = []
     keywords: list[Text] = []
@@ -142,6 +144,7 @@ class RouteOut(RouteIn):
 class RoutePatch(Schema):
     revision: Revision
     name: Name | None = None
+    display_name: DisplayName | None = None
     description: Text | None = None
     examples: list[Text] | None = None
     keywords: list[Text] | None = None
@@ -339,6 +342,10 @@ class FixSearchOut(Schema):
     fix: FixEditOut | None = Field(description="the edit found, once done (null: none found)")
     applicable: bool = Field(
         description="a fix was found and the draft and test cases are still the ones searched"
+    )
+    warning: str = Field(
+        description="set when the fix makes the case's own message a training or out-of-scope"
+        " example (the case then passes by memory and tests nothing); empty otherwise"
     )
     reason: str = Field(description="why no edit was found")
     misses: list[str] = Field(description="what the case missed before any edit")

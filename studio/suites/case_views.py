@@ -253,4 +253,6 @@ def _results(request: HtmxHttpRequest, run: TestRun) -> dict[str, Any]:
         "case_page": page,
         "filters": {"show": show, "expected": expected, "predicted": predicted},
         "failed": len(run.results) - run.passed,
+        # "Find a fix" is offered beside a failure whose case still exists (not deleted since)
+        "live_cases": set(run.profile.test_cases.values_list("pk", flat=True)),
     }

@@ -31,8 +31,16 @@ from studio.shared.roles import PUBLISH
 from studio.suites import interrupt_stale
 from studio.traffic.charts import share_chart, turns_chart
 from studio.traffic.replays import start_replay
+from studio.traffic.review import (
+    SAVE_AS,
+    confirm_turn,
+    dismiss_turn,
+    label_turn,
+    review_queue,
+    reviewed_count,
+)
 from studio.traffic.scrubs import has_stored_texts, start_scrub
-from studio.traffic.turns import label_turn, period, review_queue
+from studio.traffic.turns import period
 
 PERIODS = {"1": 1, "7": 7, "30": 30}
 
@@ -111,20 +119,31 @@ def _review(request: HtmxHttpRequest, profile: Profile, status: int = 200) -> Ht
         request,
         profile,
         items=review_queue(profile),
+        reviewed=reviewed_count(profile),
         route_names=list(profile.routes.values_list("name", flat=True)),
     )
     return render(request, "studio/traffic/review.html", context, status=status)
 
 
+SAVED_AS = {
+    "test": "a test case",
+    "conversation": "a test case of the conversation up to it",
+}
+
+
 @require_POST
 @studio_page
 def review_label(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
+    """One answer for a row of the inbox: save it as something, "looks right", or dismiss."""
     profile = get_profile(slug)
     event = get_object_or_404(Event, profile=profile, pk=pk)
-    right = request.POST.get("route", "")[:64]
-    as_example = request.POST.get("as") == "example"
+    how, right = request.POST.get("as", "test"), request.POST.get("route", "")[:64]
+    if how in ("confirm", "dismiss"):
+        _close(request, event, how)
+        return redirect("traffic-review", slug=slug)
+    save_as = SAVE_AS.get(how, "test")
     try:
-        label_turn(event, right, as_example=as_example, user=request.user)
+        label_turn(event, right, save_as=save_as, user=request.user)
     except Refused as exc:
         messages.error(request, "Not saved: " + "; ".join(m for _, m in exc.errors))
     except Conflict:
@@ -132,9 +151,20 @@ def review_label(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
         messages.error(request, f"Not saved: {right} was being edited by others; label it again.")
         return _review(request, profile, status=409)
     else:
-        where = f"an example of {right}" if as_example else "a test case"
+        where = f"an example of {right}" if save_as == "example" else SAVED_AS[save_as]
         messages.success(request, f"Saved “{event.message}” as {where}.")
     return redirect("traffic-review", slug=slug)
+
+
+def _close(request: HtmxHttpRequest, event: Event, how: str) -> None:
+    if how == "confirm":
+        n = confirm_turn(event, user=request.user)
+        done = f"Marked “{event.message}” as right ({event.route or 'no route'})"
+    else:
+        n = dismiss_turn(event)
+        done = f"Dismissed “{event.message}”"
+    more = f", with the {n - 1} other turn{'s' if n > 2 else ''} like it" if n > 1 else ""
+    messages.success(request, f"{done}{more}.")
 
 
 @require_POST

@@ -47,6 +47,7 @@ EXPORTED = [
     "PackError",
     "PackFetcher",
     "Policy",
+    "ROUTE_NAME_PATTERN",
     "Ranked",
     "RemoteRouter",
     "Router",

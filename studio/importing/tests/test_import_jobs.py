@@ -71,7 +71,9 @@ def test_the_job_page_shows_the_problems_of_a_refused_pack(
     assert ended.refusal == "pack" and ended.problems[0][0] == "routes[0].name"
     page = client_for(editor).get(f"/profiles/import/jobs/{job.pk}/").content.decode()
     assert "Nothing was imported" in page
-    assert "route 1 → name: a name is one lowercase word" in page  # as the upload page says it
+    assert (
+        "route 1 → name: an identifier uses only the letters a to z" in page
+    )  # as the upload page says it
     assert not Profile.objects.filter(slug="broken").exists()
 
 

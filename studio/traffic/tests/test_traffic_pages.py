@@ -26,9 +26,10 @@ from studio.shared.edits import save_item
 from studio.shared.errors import Conflict
 from studio.shared.packs import build_pack
 from studio.shared.tokens import create_read_token
-from studio.traffic import turns
+from studio.traffic import review
 from studio.traffic.charts import turns_chart
-from studio.traffic.turns import period, review_queue
+from studio.traffic.review import review_queue, reviewed_count
+from studio.traffic.turns import period
 from tests.job_worker import wait_for
 
 
@@ -152,7 +153,7 @@ def test_an_example_labelled_while_someone_else_edits_the_route_is_merged_not_lo
     # Two people label turns of one route at once: the other's save lands between this
     # label's read of the route and its save.
     (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
-    real_read = turns._current_route
+    real_read = review._current_route
     others = iter(["a label from someone else"])
 
     def read_then_another_saves(profile, name):
@@ -163,7 +164,7 @@ def test_an_example_labelled_while_someone_else_edits_the_route_is_merged_not_lo
             save_item(other, user=owner, expected_revision=other.revision)
         return route
 
-    monkeypatch.setattr(turns, "_current_route", read_then_another_saves)
+    monkeypatch.setattr(review, "_current_route", read_then_another_saves)
     response = client_for(editor).post(
         reverse("traffic-label", args=["shop", event.pk]), {"route": "billing", "as": "example"}
     )
@@ -181,7 +182,7 @@ def test_a_route_that_keeps_changing_under_a_label_is_a_409_in_words(
     def always_stale(route, **kwargs):
         raise Conflict("changed by someone else")
 
-    monkeypatch.setattr(turns, "save_item", always_stale)
+    monkeypatch.setattr(review, "save_item", always_stale)
     response = client_for(editor).post(
         reverse("traffic-label", args=["shop", event.pk]), {"route": "billing", "as": "example"}
     )
@@ -200,6 +201,109 @@ def test_an_example_needs_a_route_and_a_viewer_cannot_label(profile, editor, vie
     assert "Not saved: choose the route" in page.content.decode()
     event.refresh_from_db()
     assert event.reviewed_at is None
+
+
+def _answer(client, event, how, route=""):
+    return client.post(
+        reverse("traffic-label", args=["shop", event.pk]), {"as": how, "route": route}, follow=True
+    )
+
+
+def test_looks_right_confirms_the_route_and_counts_as_reviewed(profile, editor, client_for):
+    (event,) = store(profile, [{"message": "cost", "event": MENU | {"route": None}}])
+    (other,) = store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    page = _answer(client_for(editor), event, "confirm", route="shipping").content.decode()
+    assert "Marked “cost” as right (no route)." in page
+    event.refresh_from_db()
+    assert event.reviewed_at is not None and event.right_route == ""  # the select is ignored
+    assert [item.event for item in review_queue(profile)] == [other]
+    assert reviewed_count(profile) == 1
+    assert not TestCase.objects.exists()
+
+
+def test_dismiss_takes_a_turn_off_the_inbox_without_counting_it_reviewed(
+    profile, editor, client_for
+):
+    (event,) = store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    page = _answer(client_for(editor), event, "dismiss").content.decode()
+    assert "Dismissed “what is the weather”." in page
+    assert review_queue(profile) == [] and reviewed_count(profile) == 0
+    assert "Nothing waiting for review." in page
+
+
+def test_the_same_message_to_the_same_route_is_one_row_with_a_count(profile, editor, client_for):
+    store(profile, [{"message": "what is the weather", "event": UNMATCHED}] * 2)
+    store(profile, [{"message": "What is  the weather", "event": UNMATCHED}])
+    store(profile, [{"message": "what is the weather", "event": MENU}])  # no route either
+    store(profile, [{"message": "parcel charged", "event": MENU}])
+    items = review_queue(profile)
+    assert [(i.event.message, i.count) for i in items] == [
+        ("parcel charged", 1),
+        ("what is the weather", 4),
+    ]
+    client = client_for(editor)
+    page = client.get(reverse("traffic-review", args=["shop"])).content.decode()
+    assert page.count('data-testid="review-item"') == 2 and "×4" in page
+    answer = _answer(client, items[1].event, "confirm").content.decode()
+    assert "with the 3 other turns like it" in answer
+    assert [i.event.message for i in review_queue(profile)] == ["parcel charged"]
+    assert reviewed_count(profile) == 4
+
+
+def test_a_short_turn_is_shown_with_the_turns_before_it(profile, editor, client_for):
+    store(profile, [
+        {"message": "hello", "conversation": "c9", "turn": 1},
+        {"message": "my parcel never came", "conversation": "c9", "turn": 2},
+        {"message": "where is my parcel", "conversation": "c9", "turn": 3, "incumbent": "shipping"},
+        {"message": "yes", "conversation": "c9", "turn": 4, "incumbent": "shipping",
+         "event": UNMATCHED},
+    ])  # fmt: skip
+    item = next(i for i in review_queue(profile) if i.event.message == "yes")
+    assert item.is_short
+    assert [e.message for e in item.before] == [
+        "hello",
+        "my parcel never came",
+        "where is my parcel",
+    ]
+    page = client_for(editor).get(reverse("traffic-review", args=["shop"])).content.decode()
+    assert '<details class="turns-before" open' in page
+    assert page.index("my parcel never came") < page.index("“yes”")
+
+
+def test_the_turns_before_stop_at_a_turn_that_was_not_kept(profile):
+    store(profile, [
+        {"message": "hello", "conversation": "c9", "turn": 1},
+        {"message": "my parcel never came", "conversation": "c9", "turn": 3},
+        {"message": "thanks!", "conversation": "c9", "turn": 4, "event": UNMATCHED},
+    ])  # fmt: skip
+    item = next(i for i in review_queue(profile) if i.event.message == "thanks!")
+    assert [e.message for e in item.before] == ["my parcel never came"]
+
+
+def test_the_conversation_up_to_a_turn_is_saved_as_a_multi_turn_case(profile, editor, client_for):
+    store(profile, [
+        {"message": "my parcel never came", "conversation": "c9", "turn": 1},
+        {"message": "yes please", "conversation": "c9", "turn": 2, "incumbent": "shipping",
+         "event": UNMATCHED},
+    ])  # fmt: skip
+    (item,) = review_queue(profile)
+    page = _answer(client_for(editor), item.event, "conversation", "shipping").content.decode()
+    assert "Saved “yes please” as a test case of the conversation up to it." in page
+    cases = list(TestCase.objects.order_by("turn"))
+    assert [(c.message, c.turn, c.expected_route) for c in cases] == [
+        ("my parcel never came", 1, "shipping"),
+        ("yes please", 2, "shipping"),
+    ]
+    assert cases[0].conversation == cases[1].conversation != ""
+    assert review_queue(profile) == [] and reviewed_count(profile) == 1
+
+
+def test_a_turn_without_turns_before_cannot_be_saved_as_a_conversation(profile, editor, client_for):
+    (event,) = store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    page = _answer(client_for(editor), event, "conversation", "shipping").content.decode()
+    assert "Not saved: the turns before this one were not kept" in page
+    assert 'data-testid="save-conversation"' not in page
+    assert not TestCase.objects.exists()
 
 
 def test_only_a_publisher_changes_what_is_kept(profile, owner, editor, client_for):
