@@ -137,6 +137,8 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["d
 # its worker (killed, crashed, machine gone) and is queued again, or failed after MAX_ATTEMPTS.
 STUDIO_JOB_HEARTBEAT_S = float(os.getenv("STUDIO_JOB_HEARTBEAT_S", "2"))
 STUDIO_JOB_STALE_AFTER_S = float(os.getenv("STUDIO_JOB_STALE_AFTER_S", "30"))
+# An agent that has not pulled for this long is listed as having stopped reporting (Agents page).
+STUDIO_AGENT_SILENT_AFTER_S = envint("STUDIO_AGENT_SILENT_AFTER_S", "600")
 # How often each job worker deletes decision events past their profile's retention period.
 STUDIO_EVENT_EXPIRY_S = float(os.getenv("STUDIO_EVENT_EXPIRY_S", "3600"))
 STUDIO_JOB_MAX_ATTEMPTS = envint("STUDIO_JOB_MAX_ATTEMPTS", "2")
@@ -149,6 +151,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # this much and say so; a bigger body is refused before anything parses it.
 STUDIO_MAX_IMPORT_BYTES = envint("STUDIO_MAX_IMPORT_BYTES", str(5 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_IMPORT_BYTES + 64 * 1024  # room for the other fields
+
+# Signing published packs (docs/operators/signing.md): an Ed25519 private key in PEM, from a file
+# or the variable itself, never from the repository. Unset: packs are served unsigned, and agents
+# that verify refuse them. `make run` points the file at a dev key it makes outside the checkout.
+STUDIO_SIGNING_KEY_FILE = os.getenv("STUDIO_SIGNING_KEY_FILE", "")
+STUDIO_SIGNING_KEY = os.getenv("STUDIO_SIGNING_KEY", "")
 
 # Authoring help from a language model (suggestions, the wording of a found fix): any OpenAI-compatible endpoint. The key is
 # read from the environment variable *named* by STUDIO_LLM_API_KEY_ENV (empty: no key, e.g. a
@@ -175,6 +183,10 @@ STUDIO_RATE_ROUTE = os.getenv("STUDIO_RATE_ROUTE", "600/m")
 STUDIO_RATE_PACK_PULL = os.getenv("STUDIO_RATE_PACK_PULL", "1200/m")
 # Event batches per token (each up to 500 events): 600/m is 5,000 events/s from one agent.
 STUDIO_RATE_EVENTS = os.getenv("STUDIO_RATE_EVENTS", "600/m")
+# Analysis jobs (suite runs, overlap checkups, replays) unfinished at once: per person and per
+# profile (studio/jobs/limits.py); a request over either gets a 429 that says which.
+STUDIO_JOBS_PER_PERSON = envint("STUDIO_JOBS_PER_PERSON", "3")
+STUDIO_JOBS_PER_PROFILE = envint("STUDIO_JOBS_PER_PROFILE", "6")
 if os.getenv("REDIS_URL"):
     CACHES = {
         "default": {

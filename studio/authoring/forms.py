@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.forms.renderers import TemplatesSetting
 
+from studio.authoring.conflicts import base_json
 from studio.models import Profile, Route, Rule, Tool
 from studio.shared.edits import path_tokens
 from studio.shared.errors import Problem
@@ -75,6 +76,12 @@ class PackForm(forms.ModelForm):  # type: ignore[type-arg]
         super().__init__(*args, **kwargs)
         if self.instance.pk and not self.is_bound:
             self.initial["revision"] = self.instance.revision
+
+    @property
+    def edit_base(self) -> str:
+        """The values this edit started from, carried in the form to tell an edit conflict's
+        other side from yours (studio.authoring.conflicts)."""
+        return base_json(self)
 
     def field_for(self, tokens: list[str]) -> str | None:
         for token in reversed(tokens):

@@ -18,9 +18,12 @@ from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.playground.wording import Lead, lead_of, strength
 from studio.shared.drafts import ModelPending, playground_router
+from studio.shared.labels import DECIDED_BY
 
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
 SHOWN_ROWS = 10
+# The save form's value for "a menu offering <route>", beside the plain route names.
+MENU_CHOICE = "menu:"
 
 
 def route_turn(
@@ -234,8 +237,14 @@ class Outcome:
 
     @property
     def expected_route(self) -> str:
-        """What a test case saved from this turn expects by default (blank: no route)."""
+        """What a test case saved from this turn expects by default (blank: no route).
+
+        A menu's default is "menu:" and its first offer: the case then expects a menu offering
+        that route, which passes today (docs/decisions.md, "Test cases that expect a menu").
+        """
         d = self.decision
+        if d.verdict == "menu":
+            return f"{MENU_CHOICE}{d.offered[0]}" if d.offered else ""
         return (d.route or "") if d.verdict in ("move", "stay") else ""
 
     @cached_property
@@ -248,22 +257,15 @@ class Outcome:
         return ranked[0] if ranked and math.isfinite(ranked[0].score) else None
 
 
-_DECIDED_BY = {
-    "rule": "a rule decided",
-    "scorer": "the scores decided",
-    "continuity": "too close to call, so the conversation stayed where it was",
-    "conversation": "the conversation decided",
-    "default": "nothing matched, so the default route took it",
-    "menu": "too close to call: the agent asks which one",
-    "decider": "the menu decider picked it",
-    "none": "nothing decided",
-}
-
-
 def verdict_words(d: Decision) -> str:
     """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
-    by = "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
-    return turn_words(d.verdict, d.route, d.from_route, by, has_menu=bool(d.offered))
+    return turn_words(d.verdict, d.route, d.from_route, decided_by(d), has_menu=bool(d.offered))
+
+
+def decided_by(d: Decision) -> str:
+    """What decided the turn, as the words name it: a stay the conversation settled (no new
+    topic, or the incumbent's prior) is the conversation's, not a near-tie's continuity."""
+    return "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
 
 
 def _conversation_reason(d: Decision) -> str | None:
@@ -291,7 +293,7 @@ def turn_words(
         what = f"moved from {from_route} to {route}"
     else:
         what = f"chose {route}"
-    return f"{what} · {_DECIDED_BY.get(by, by)}"
+    return f"{what} · {DECIDED_BY.get(by, by)}"
 
 
 def as_written(term: str, message: str) -> str:

@@ -20,7 +20,7 @@ from routing_core import Router
 from studio.models import Event, Profile, Route, TestCase
 from studio.shared.drafts import playground_router
 from studio.shared.edits import save_item
-from studio.shared.errors import Refused
+from studio.shared.errors import Conflict, Refused
 from studio.suites import add_test_case
 
 REVIEW_WINDOW = 5000  # the latest turns the review queue looks through
@@ -223,14 +223,39 @@ def _draft_router(profile: Profile) -> Router:
     return router
 
 
-def _add_example(profile: Profile, name: str, message: str, user: Any) -> Route:
+def _current_route(profile: Profile, name: str) -> Route:
     route = profile.routes.filter(name=name).first()
     if route is None:
         raise Refused([("route", "choose the route this message is an example of")])
-    if message not in route.examples:
-        route.examples = [*route.examples, message]
-        save_item(route, user=user, expected_revision=route.revision)
     return route
+
+
+ADD_TRIES = 3  # each try loses only to an edit that was saved meanwhile
+
+
+def _add_example(profile: Profile, name: str, message: str, user: Any) -> Route:
+    """Append the message to the route's examples, on the route as it is now.
+
+    People labelling turns of one route at once each add an example: an edit saved in
+    between is merged (read again and the example appended to it), not lost or refused.
+
+    Raises:
+        Conflict: the route kept changing under every try.
+    """
+    for attempt in range(ADD_TRIES):
+        route = _current_route(profile, name)
+        if message in route.examples:
+            return route
+        route.examples = [*route.examples, message]
+        try:
+            with transaction.atomic():
+                save_item(route, user=user, expected_revision=route.revision)
+        except Conflict:
+            if attempt == ADD_TRIES - 1:
+                raise
+            continue
+        return route
+    raise AssertionError("unreachable")
 
 
 def reviewed_count(profile: Profile) -> int:
