@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 
 from studio.jobs.progress import Reporter
 from studio.models import (
+    ConversationDraft,
     ImportJob,
     Job,
     OverlapCheck,
@@ -81,6 +82,11 @@ KINDS: dict[str, Kind] = {
     ),
     "repair": Kind(
         RepairJob, "studio.suites.repairs.execute_repair", "The search for a fix failed"
+    ),
+    "conversation_draft": Kind(
+        ConversationDraft,
+        "studio.authoring.conversation_drafts.execute_draft",
+        "Drafting conversations failed",
     ),
 }
 

@@ -6,6 +6,7 @@ only group them for a reader: profiles and what a pack holds, publishing, jobs, 
 
 from studio.models.jobs import (
     ACTIVE,
+    ConversationDraft,
     ImportJob,
     Job,
     JobStatus,
@@ -60,6 +61,7 @@ __all__ = [
     "Agent",
     "ApiToken",
     "AuditEntry",
+    "ConversationDraft",
     "Editable",
     "Environment",
     "EnvironmentName",

@@ -31,6 +31,7 @@ from studio.shared.pages import (
 )
 from studio.suites.case_import import export_csv, export_jsonl, import_cases, parse_cases
 from studio.suites.cases import delete_case, save_case
+from studio.suites.conversation_figures import conversation_figures
 from studio.suites.forms import ImportForm, TestCaseForm
 from studio.suites.reports import confusion_matrix, filter_results, pass_rate_chart, slowest
 from studio.suites.runs import interrupt_stale, last_runs, start_run
@@ -58,6 +59,7 @@ def _cases_context(request: HtmxHttpRequest, profile: Profile, **extra: Any) -> 
         cases=[(c, outcome.get(c.pk)) for c in page],
         case_count=page.paginator.count,
         last_run=last,
+        talk=conversation_figures(last.figures) if last and last.status == "done" else None,
         chart=pass_rate_chart(runs, lambda r: reverse("test-run", args=[profile.slug, r.pk])),
         **extra,
     )
@@ -246,6 +248,7 @@ def _results(request: HtmxHttpRequest, run: TestRun) -> dict[str, Any]:
         "page_query": urlencode(query or {"show": show}) + "&",
         "matrix": confusion_matrix(run.results, list(per_route)),
         "per_route": sorted(per_route.items(), key=lambda kv: (kv[1]["f1"], kv[0])),
+        "talk": conversation_figures(run.figures),
         "slowest": slowest(run.results),
         "case_page": page,
         "filters": {"show": show, "expected": expected, "predicted": predicted},
