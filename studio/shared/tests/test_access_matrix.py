@@ -242,7 +242,6 @@ PAGES: dict[str, list[Call]] = {
     "traffic-review": [Call("get", VIEWER)],
     "traffic-scrub": [Call("post", _publish(302))],
     "traffic-label": [Call("post", _edit(302), {"route": "billing", "as": "test"})],
-    "traffic-scrub": [Call("post", _publish(302))],
     "replay-start": [Call("post", READER_POST, {"target": "draft"})],
     "replay": [Call("get", VIEWER)],
     **{
