@@ -66,7 +66,7 @@ def background_for(routes: Sequence[RouteText], own: Sequence[str]) -> tuple[str
     route_texts = [t for r in routes for t in (r.name_words, *r.examples, *r.keywords) if t.strip()]
     if not route_texts:
         return candidates
-    table = _static.table()
+    table = _static.table(_static.MINILM)  # one table always: the pack alone fixes what is learned
     near = (table.vectors(list(candidates)) @ table.vectors(route_texts).T).max(axis=1)
     far = [t for t, cosine in zip(candidates, near, strict=True) if cosine < CLOSE_COSINE]
     return tuple(far[: max(1, round(SIZE_RATIO * len(route_texts) / len(routes)))])
