@@ -58,3 +58,11 @@ def test_the_background_is_a_few_times_a_route_and_covers_every_topic_first() ->
     kept = _background.background_for(routes, ())
     assert len(kept) == round(_background.SIZE_RATIO * 10)
     assert kept[:2] == ("what's the weather like tomorrow", "tell me a joke")
+
+
+def test_a_large_curated_profile_learns_without_the_background() -> None:
+    routes = [
+        RouteText(f"r{i}", "", tuple(f"order number {i} {j}" for j in range(40))) for i in range(3)
+    ]
+    assert _background.background_for(routes, ()) == ()
+    assert learning_texts(routes, ()) == routes
