@@ -22,6 +22,7 @@ import functools
 from collections.abc import Sequence
 from importlib import resources
 
+from routing_core._stored_arrays import MINILM
 from routing_core.scorers import _static
 from routing_core.scorers.base import RouteText
 
@@ -67,13 +68,19 @@ def background_for(routes: Sequence[RouteText], own: Sequence[str]) -> tuple[str
     else the first of those not close to any route text (SIZE_RATIO)."""
     if sum(1 for text in own if text.strip()) >= BACKGROUND_BELOW or not routes:
         return ()
+    route_texts = [t for r in routes for t in (r.name_words, *r.examples, *r.keywords) if t.strip()]
+    if len(route_texts) > LARGEST_ROUTES * len(routes):
+        return ()
+    far = far_from(routes)
+    return far[: max(1, round(SIZE_RATIO * len(route_texts) / len(routes)))]
+
+
+def far_from(routes: Sequence[RouteText]) -> tuple[str, ...]:
+    """The background texts, in order, whose meaning is not close to any text of `routes`."""
     candidates = texts()
     route_texts = [t for r in routes for t in (r.name_words, *r.examples, *r.keywords) if t.strip()]
     if not route_texts:
         return candidates
-    if len(route_texts) > LARGEST_ROUTES * len(routes):
-        return ()
-    table = _static.table(_static.MINILM)  # one table always: the pack alone fixes what is learned
+    table = _static.table(MINILM)  # one table always: the pack alone fixes what is learned
     near = (table.vectors(list(candidates)) @ table.vectors(route_texts).T).max(axis=1)
-    far = [t for t, cosine in zip(candidates, near, strict=True) if cosine < CLOSE_COSINE]
-    return tuple(far[: max(1, round(SIZE_RATIO * len(route_texts) / len(routes)))])
+    return tuple(t for t, cosine in zip(candidates, near, strict=True) if cosine < CLOSE_COSINE)
