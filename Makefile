@@ -22,8 +22,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[studio,replay,server]' --group dev
 	@touch $(STAMP)
 
+# A development signing key, made on first start outside the checkout (never commit a key).
+run: export STUDIO_SIGNING_KEY_FILE ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/route-studio/dev-signing-key.pem
 run: $(STAMP)
 	$(PY) manage.py migrate --no-input
+	$(PY) manage.py signing_key --create-missing
 	$(PY) manage.py load_demo
 	@echo
 	@echo "  Route Studio: http://$${BIND:-127.0.0.1:8000}/   login: demo / demo   (Ctrl-C stops it all)"
@@ -32,7 +35,13 @@ run: $(STAMP)
 	$(PY) scripts/run-together "$(PY) manage.py runserver $${BIND:-127.0.0.1:8000}" \
 	  "$(PY) manage.py jobs_worker --interval 0.5"
 
-test: check docs pytest pytest-postgres test-embeddings test-typescript
+# Two lanes on CI's two cores: the SQLite pass (the longest) beside the PostgreSQL pass, then
+# the checks, the docs, the embedding tier and the TypeScript client as a lane frees. Each
+# target's output is printed whole when it ends, so the lanes' logs do not interleave.
+TEST_TARGETS := pytest pytest-postgres check docs test-embeddings test-typescript
+
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_TARGETS)
 
 check: lint types migrations-check
 

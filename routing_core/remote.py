@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -16,10 +17,12 @@ from routing_core import _http
 from routing_core.codec import load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
+from routing_core.fleet_status import STATUS_HEADER, AgentStatus
 from routing_core.pack import Pack
 from routing_core.policy import Policy
 from routing_core.reporting import EventReporter
 from routing_core.router import Router
+from routing_core.signing import SIGNATURE_HEADER, PublicKeys, SignatureError
 from routing_core.version import user_agent
 
 log = logging.getLogger("routing_core.remote")
@@ -66,6 +69,8 @@ class FetchResult:
     error: str | None = None
     # Fields of a newer format minor this reader left out (`load_pack`'s `ignored`).
     ignored: tuple[str, ...] = ()
+    # The key that signed the pack, when the fetcher verifies (None: not verified).
+    key_id: str | None = None
 
 
 class PackFetcher:
@@ -75,13 +80,27 @@ class PackFetcher:
         url: e.g. `https://studio/api/profiles/support/packs/production`.
         token: the profile's read token, sent as `Authorization: Bearer …`.
         timeout: seconds for the whole request, redirects and a slow body included.
+        keys: public keys that turn verification on (docs/pack-format.md, Signed packs): a
+            pack whose signature is missing, unknown or bad is then refused like an invalid one.
     """
 
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 5.0,
+        keys: PublicKeys | None = None,
+    ) -> None:
         self.url = url
         self.timeout = timeout
+        self.keys = keys
         self._token = token
         self.etag: str | None = None
+        # Sent on every pull (`Route-Agent-Status`): what runs here and how the last pull went.
+        self.status = AgentStatus()
+        # The reporter's dropped-event count, when one is wired (`RemoteRouter`, the server).
+        self.count_dropped: Callable[[], int] | None = None
 
     def fetch(self) -> FetchResult:
         """Pull once. Never raises: failures come back as `status="failed"` with the reason.
@@ -96,6 +115,7 @@ class PackFetcher:
         except _http.FetchError as exc:
             return self._failed(str(exc))
         if answer.status == 304:
+            self.status.last_error = None
             return FetchResult("unchanged")
         if answer.status != 200:
             return self._failed(f"HTTP {answer.status} from the studio")
@@ -108,13 +128,19 @@ class PackFetcher:
             return self._failed(f"the compressed pack does not decode: {exc}")
         if len(body) > MAX_PACK_BYTES:
             return self._failed("pack larger than 64 MB refused")
+        key_id = None
+        if self.keys is not None:
+            try:
+                key_id = self.keys.verify(body, answer.headers.get(SIGNATURE_HEADER))
+            except SignatureError as exc:
+                return self._failed(f"signature refused: {exc.reason}")
         ignored: list[str] = []
         try:
             pack = load_pack(body, ignored=ignored)
         except PackError as exc:
             return self._failed("invalid pack: " + "; ".join(exc.lines()[:5]))
         self.etag = answer.headers.get("ETag")
-        return FetchResult("updated", pack, ignored=tuple(ignored))
+        return FetchResult("updated", pack, ignored=tuple(ignored), key_id=key_id)
 
     def _headers(self) -> dict[str, str]:
         # gzip: a CLINC-size pack is ~10x smaller on the wire, decoded with the standard library.
@@ -126,13 +152,21 @@ class PackFetcher:
         }
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
+        if self.count_dropped is not None:
+            self.status.events_dropped = self.count_dropped()
+        headers[STATUS_HEADER] = self.status.to_header()
         if self.etag:
             headers["If-None-Match"] = self.etag
         return headers
 
     def _failed(self, reason: str) -> FetchResult:
         log.warning("pack pull from %s failed, keeping the last good pack: %s", self.url, reason)
+        self.status.last_error = reason
         return FetchResult("failed", error=reason)
+
+    def took(self, pack: Pack, key_id: str | None) -> None:
+        """Record that `pack` went into service (the next pull reports it)."""
+        self.status.running(pack.version, pack.checksum, key_id)
 
 
 def _decoded(body: bytes, encoding: str) -> bytes:
@@ -177,12 +211,16 @@ class RemoteRouter(LiveRouter):
         self.fetcher = fetcher
         self.reporter = reporter
         self.last_error: str | None = None
+        if reporter is not None:
+            fetcher.count_dropped = lambda: reporter.stats.dropped
+        key_id = None
         if initial is None:
             first = fetcher.fetch()
             if first.pack is None:
                 raise PackError([("$", f"no pack to start from: {first.error}")])
-            initial = first.pack
+            initial, key_id = first.pack, first.key_id
         super().__init__(Router(initial))
+        fetcher.took(initial, key_id)
 
     def route(
         self,
@@ -213,6 +251,8 @@ class RemoteRouter(LiveRouter):
                 self.swap(result.pack)
             except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
                 self.last_error = f"pack failed to compile: {exc}"
+                self.fetcher.status.last_error = self.last_error
                 log.warning("new pack failed to compile, keeping the old one: %s", exc)
                 return FetchResult("failed", error=self.last_error)
+            self.fetcher.took(result.pack, result.key_id)
         return result

@@ -14,7 +14,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.operation import Operation
 
 from routing_core import PackError
-from studio.agents import events_api, packs_api
+from studio.agents import events_api, fleet_api, packs_api
 from studio.authoring import items_api, profiles_api
 from studio.jobs.notes import training_note
 from studio.playground import api as playground_api
@@ -31,6 +31,7 @@ ROUTERS: list[tuple[str, Router]] = [
     ("/profiles", publishing_api.router),
     ("/profiles", packs_api.router),
     ("/profiles", events_api.router),
+    ("/profiles", fleet_api.router),
     ("/profiles", profiles_api.router),
     ("/imports", publishing_api.imports),
     ("/profiles", playground_api.router),
@@ -99,7 +100,9 @@ def _training(request: HttpRequest, exc: ModelPending) -> HttpResponse:
 
 @api.exception_handler(Conflict)
 def _conflict(request: HttpRequest, exc: Conflict) -> HttpResponse:
-    return _reply(request, 409, str(exc))
+    """409; an edit's also carries both versions (ConflictOut)."""
+    body = {**error_body(str(exc)), **(exc.versions or {})}
+    return api.create_response(request, body, status=409)
 
 
 @api.exception_handler(RedGate)

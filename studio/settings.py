@@ -64,6 +64,9 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "studio.shared.timezones.ViewerTimeZoneMiddleware",  # dates where the reader is
+    # Outside CommonMiddleware, so a missing slash is still redirected before "not found".
+    "studio.shared.error_pages.FriendlyNotFoundMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -100,6 +103,7 @@ TEMPLATES = [
                 "labels": "studio.shared.templatetags.labels",
                 "suite_format": "studio.shared.templatetags.suite_format",
                 "pack_badge": "studio.suites.pack_badge",
+                "suggestion_tags": "studio.authoring.suggestion_tags",
             },
         },
     }
@@ -133,6 +137,8 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["d
 # its worker (killed, crashed, machine gone) and is queued again, or failed after MAX_ATTEMPTS.
 STUDIO_JOB_HEARTBEAT_S = float(os.getenv("STUDIO_JOB_HEARTBEAT_S", "2"))
 STUDIO_JOB_STALE_AFTER_S = float(os.getenv("STUDIO_JOB_STALE_AFTER_S", "30"))
+# An agent that has not pulled for this long is listed as having stopped reporting (Agents page).
+STUDIO_AGENT_SILENT_AFTER_S = envint("STUDIO_AGENT_SILENT_AFTER_S", "600")
 # How often each job worker deletes decision events past their profile's retention period.
 STUDIO_EVENT_EXPIRY_S = float(os.getenv("STUDIO_EVENT_EXPIRY_S", "3600"))
 STUDIO_JOB_MAX_ATTEMPTS = envint("STUDIO_JOB_MAX_ATTEMPTS", "2")
@@ -145,6 +151,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # this much and say so; a bigger body is refused before anything parses it.
 STUDIO_MAX_IMPORT_BYTES = envint("STUDIO_MAX_IMPORT_BYTES", str(5 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_IMPORT_BYTES + 64 * 1024  # room for the other fields
+
+# Signing published packs (docs/operators/signing.md): an Ed25519 private key in PEM, from a file
+# or the variable itself, never from the repository. Unset: packs are served unsigned, and agents
+# that verify refuse them. `make run` points the file at a dev key it makes outside the checkout.
+STUDIO_SIGNING_KEY_FILE = os.getenv("STUDIO_SIGNING_KEY_FILE", "")
+STUDIO_SIGNING_KEY = os.getenv("STUDIO_SIGNING_KEY", "")
 
 # Authoring help from a language model (suggestions, the wording of a found fix): any OpenAI-compatible endpoint. The key is
 # read from the environment variable *named* by STUDIO_LLM_API_KEY_ENV (empty: no key, e.g. a
@@ -253,11 +265,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "studio.shared.logs.JsonFormatter"}},
+    "filters": {"client_errors": {"()": "studio.shared.logs.ClientErrorsWithoutTraceback"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["stderr"], "level": os.getenv("LOG_LEVEL", "INFO")},
     "loggers": {
         # runserver's own access line would duplicate studio.requests.
         "django.server": {"level": "WARNING"},
+        # A refused permission or a bad request is a 4xx: one line, no traceback.
+        "django.request": {"filters": ["client_errors"]},
         # django-axes logs every sign-in at INFO; its lockouts are WARNING.
         "axes": {"level": "WARNING"},
     },

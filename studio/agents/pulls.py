@@ -21,9 +21,12 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from ninja.security import HttpBearer
 
+from routing_core.fleet_status import STATUS_HEADER
+from routing_core.signing import SIGNATURE_HEADER
 from studio.agents.fleet import record_pull
 from studio.models import Environment, Profile, ReadToken, TokenScope, Version
 from studio.shared.encodings import choose, encoded
+from studio.shared.signing import signature_for, signing_key_id
 from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
 
 
@@ -120,7 +123,13 @@ def pull_answer(request: HttpRequest, grant: PullGrant, environment: str) -> Htt
         raise Http404  # another profile's token: the same answer as a missing profile
     if grant.version_id is None or grant.checksum is None:
         raise Http404
-    record_pull(grant, environment, request.headers.get("User-Agent", ""), grant.number)
+    record_pull(
+        grant,
+        environment,
+        request.headers.get("User-Agent", ""),
+        grant.number,
+        request.headers.get(STATUS_HEADER, ""),
+    )
     return pack_answer(request, grant.version_id, grant.checksum)
 
 
@@ -138,10 +147,22 @@ def pack_answer(request: HttpRequest, version_id: int, checksum: str) -> HttpRes
         )
         if coding:
             response["Content-Encoding"] = coding
+        signature = _signature(version_id, checksum, signing_key_id())
+        if signature is not None:
+            response[SIGNATURE_HEADER] = signature
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"
     response["Vary"] = "Authorization, Accept-Encoding"
     return response
+
+
+@lru_cache(maxsize=64)
+def _signature(version_id: int, checksum: str, key: str | None) -> str | None:
+    """The signature of the version's bytes as served before any encoding (docs/pack-format.md,
+    Signed packs), cached per process and per key, so a rotated key signs every version anew."""
+    if key is None:
+        return None
+    return signature_for(_pack_body(version_id, checksum, None))
 
 
 @lru_cache(maxsize=64)

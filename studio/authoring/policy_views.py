@@ -23,9 +23,9 @@ from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
 from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.shared.drafts import scorer_defaults
-from studio.shared.edits import save_profile
+from studio.shared.edits import path_tokens, save_profile
 from studio.shared.errors import Conflict, Refused
-from studio.shared.packs import build_pack
+from studio.shared.packs import build_pack, build_pack_dict, check_pack
 from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 
 
@@ -64,6 +64,16 @@ def _edit(
     return render(request, template, context, status=status)
 
 
+def _add_pack_errors_too(form: PackForm) -> None:
+    """Next to the form's own errors, the pack's verdict on the values that passed them, so a
+    person fixes every bad value in one go rather than one per save."""
+    saved = get_profile(form.instance.slug)
+    known = set(check_pack(build_pack_dict(saved)))
+    candidate = build_pack_dict(form.instance)  # the values that passed the form's checks
+    new = [p for p in check_pack(candidate) if p not in known]
+    form.add_pack_errors([p for p in new if form.field_for(path_tokens(p[0])) not in form.errors])
+
+
 def _default(name: str) -> object:
     field = Profile._meta.get_field(name)
     value = field.get_default() if isinstance(field, models.Field) else None
@@ -72,6 +82,7 @@ def _default(name: str) -> object:
 
 def _save(request: HtmxHttpRequest, form: PackForm) -> int:
     if not form.is_valid():
+        _add_pack_errors_too(form)
         return 422
     profile: Profile = form.instance
     try:

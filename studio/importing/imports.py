@@ -19,13 +19,13 @@ from typing import Any
 from django.db import transaction
 
 from routing_core import PackError, load_pack
-from routing_core.importers import IMPORTERS, ImportResult, import_export, route_name
+from routing_core.importers import IMPORTERS, LABELS, ImportResult, import_export, route_name
 from studio.importing.packs import import_pack, read_upload
 from studio.jobs import Cancelled, Reporter, retry_locked, start_job
 from studio.models import ImportJob, JobStatus, Profile
 from studio.shared.audit import audit
-from studio.shared.errors import Conflict, Refused
-from studio.shared.labels import plain_problem
+from studio.shared.errors import Conflict, Refused, SlugTaken
+from studio.shared.labels import plain_problem, source_line
 
 PACK = "pack"  # an ImportJob's format for a Route Studio pack file
 STEPS = 3  # read, parse and validate, create
@@ -55,7 +55,7 @@ class ImportPreview:
             "out_of_scope": list(r.out_of_scope),
             "lexicons": {k: list(v) for k, v in r.lexicons.items()},
             **{
-                kind: [n.line() for n in r.notes_of(kind)]
+                kind: [source_line(n.path, n.reason) for n in r.notes_of(kind)]
                 for kind in ("left out", "kept aside", "changed")
             },
         }
@@ -80,11 +80,18 @@ def preview_import(
         raise Refused([("format", "choose which tool the file comes from")])
     read_upload(data)
     result = import_export(format, data, filename=filename, language=language or None)
-    slug = slug or route_name(result.name or PurePosixPath(filename).stem)
-    document = result.to_document(slug=slug, name=name or None)
+    own_name = result.name or _unnamed(format, filename)
+    slug = slug or route_name(result.name or f"{format} {PurePosixPath(filename).stem}")
+    document = result.to_document(slug=slug, name=name or own_name)
     load_pack(document)
     _refuse_taken(slug)
     return ImportPreview(format, result, document)
+
+
+def _unnamed(format: str, filename: str) -> str:
+    """A name for an export that carries none (a Rasa nlu.yml): where it came from, not "nlu"."""
+    tool = LABELS.get(format, format).split(" (")[0]
+    return f"{tool} import ({PurePosixPath(filename).name})"
 
 
 def _refuse_taken(slug: str) -> None:
@@ -124,11 +131,17 @@ def start_import(
     In the tests' ImmediateBackend the import runs here, so the job comes back finished.
 
     Raises:
-        Refused: an unknown format, or a file over the size limit (judged before storing it).
+        Refused: an unknown format, a file over the size limit, or a slug typed for a new profile
+            that is taken (judged before storing it, so the person need not wait for the job).
     """
     if format != PACK and format not in IMPORTERS:
         raise Refused([("format", "choose which tool the file comes from")])
     read_upload(data)
+    if slug and into is None and format == PACK:
+        if Profile.objects.filter(slug=slug).exists():
+            raise SlugTaken(slug, ": import as a new draft of it instead")
+    elif slug and into is None:
+        _refuse_taken(slug)
     job = ImportJob.objects.create(
         profile=into,
         into_draft=into is not None,
@@ -210,4 +223,4 @@ def problem_lines(job: ImportJob) -> list[str]:
     """A refused import's problems in the words its form used to show them."""
     if job.format == PACK:
         return [plain_problem(path, message) for path, message in job.problems]
-    return [f"{path}: {message}" for path, message in job.problems]
+    return [source_line(path, message) for path, message in job.problems]

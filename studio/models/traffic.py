@@ -37,6 +37,14 @@ class Agent(models.Model):
     served_version = models.PositiveIntegerField(null=True, blank=True)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    # What the agent said of itself on its last pull (`Route-Agent-Status`; routing_core's
+    # fleet_status). `reported` false: it sent nothing (an older routing_core), the rest is blank.
+    reported = models.BooleanField(default=False)
+    running_version = models.PositiveIntegerField(null=True, blank=True)
+    running_checksum = models.CharField(max_length=80, blank=True)
+    verified_by = models.CharField(max_length=80, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    events_dropped = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["-last_seen", "-pk"]

@@ -59,6 +59,14 @@ class ErrorOut(Schema):
     errors: list[ErrorItem]
 
 
+class ConflictOut(ErrorOut):
+    """An edit someone else saved first: the object as they saved it (null: they deleted it)
+    and the changes you sent, so a program can merge and send again with `current.revision`."""
+
+    current: dict[str, Any] | None = None
+    yours: dict[str, Any] | None = None
+
+
 # -- profiles ---------------------------------------------------------------------------------------
 
 

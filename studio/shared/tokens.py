@@ -80,7 +80,8 @@ def revoke(token: TokenBase, *, user: Any) -> None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         if isinstance(token, ReadToken):
-            audit(user, token.profile, "token.revoke", token, None, {"prefix": token.prefix})
+            after = {"prefix": token.prefix, "scope": token.scope}
+            audit(user, token.profile, "token.revoke", token, None, after)
         else:
             _user_audit(user, "api_token.revoke", token)
 

@@ -188,3 +188,18 @@ def test_viewers_cannot_ask_for_suggestions(route, viewer, client_for, llm):
     server = llm(GOOD)
     assert client_for(viewer).post(_url(route), {"action": "suggest"}).status_code == 403
     assert server.seen == []
+
+
+@pytest.mark.parametrize("configured", [True, False])
+def test_the_routes_table_says_before_the_click_when_suggestions_need_a_model(
+    configured, route, editor, client_for, settings
+):
+    settings.STUDIO_LLM_BASE_URL = "http://127.0.0.1:9/v1" if configured else ""
+    settings.STUDIO_LLM_MODEL = "writer-1"
+
+    html = client_for(editor).get(f"/profiles/{route.profile.slug}/").content.decode()
+
+    assert ('data-testid="suggest-link"' in html) is configured
+    assert ('data-testid="suggest-off"' in html) is not configured
+    if not configured:
+        assert "Suggest: no language model set up" in html and "STUDIO_LLM_BASE_URL" in html

@@ -154,6 +154,17 @@ def test_a_bad_pack_file_is_refused_with_every_path_and_reason(db, editor, clien
     assert not Profile.objects.filter(slug="x").exists()
 
 
+def test_a_refused_import_keeps_the_slug_typed(db, editor, client_for):
+    bad = {"profile": {"slug": "x", "name": "X"}, "routes": [{"name": "A B"}]}
+
+    response = client_for(editor).post(
+        "/profiles/import/", {"file": _upload(bad), "slug": "spring-copy"}
+    )
+
+    assert response.status_code == 422
+    assert 'value="spring-copy"' in response.content.decode()
+
+
 def test_an_oversized_upload_is_refused_with_a_clear_message(db, editor, client_for, monkeypatch):
     import studio.publishing.views as pages
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from routing_core import Router, load_pack
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
@@ -239,3 +240,18 @@ def test_a_profile_slug_taken_after_the_form_checked_it_is_refused_not_a_crash(p
         create_profile(Profile(slug=profile.slug, name="Again"), user=editor)
     assert refused.value.errors == [("profile.slug", "a profile 'shop' already exists")]
     assert Profile.objects.filter(slug=profile.slug).count() == 1
+
+
+def test_a_route_added_with_no_examples_is_accepted_with_a_warning(profile, editor, client_for):
+    client = client_for(editor)
+    added = client.post(
+        reverse("routes-add", args=[profile.slug]),
+        {"name": "baggage", "description": "bags and luggage"},
+    )
+    assert added.status_code in (200, 302)
+
+    html = client.get(reverse("profile-detail", args=[profile.slug])).content.decode()
+
+    assert profile.routes.filter(name="baggage", examples=[]).exists()
+    assert '<span class="badge warn">1 warning</span>' in html
+    assert "baggage → examples</strong>: no examples yet" in html

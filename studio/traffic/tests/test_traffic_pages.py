@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
@@ -16,6 +16,7 @@ from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, Traff
 from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack
 from studio.shared.tokens import create_read_token
+from studio.traffic.charts import turns_chart
 from studio.traffic.turns import period, review_queue
 from tests.job_worker import wait_for
 
@@ -202,3 +203,47 @@ def test_a_replay_runs_on_a_worker_process_over_several_chunks_and_stores_the_fl
     run.refresh_from_db()
     assert run.status == "done" and run.done == run.total == 500 * (CHUNK // 500 + 2)
     assert run.report["changed"] == 500 and len(run.report["groups"][0]["turns"]) == 100
+
+
+# -- dates: calendar days and whole hours where the viewer is ------------------------------------
+
+
+def _at(when: datetime, profile: Profile, n: int) -> None:
+    stored = store(profile, [{"message": "why was I charged twice"}] * n)
+    Event.objects.filter(pk__in=[e.pk for e in stored]).update(received=when)
+
+
+def test_turns_land_on_the_calendar_day_they_were_sent(profile):
+    sent = datetime(2026, 12, 2, 6, 10, tzinfo=UTC)  # a Wednesday
+    _at(sent, profile, 200)
+
+    figures = period(profile, 7, now=datetime(2026, 12, 2, 12, 0, tzinfo=UTC))
+
+    counted = {f"{at:%a %d}": n for at, n in figures.buckets if n}
+    assert counted == {"Wed 02": 200}
+    assert f"{figures.buckets[-1][0]:%a %d %H:%M}" == "Wed 02 00:00"
+
+
+def test_the_one_day_axis_reads_whole_hours(profile):
+    _at(datetime(2026, 12, 2, 6, 10, tzinfo=UTC), profile, 200)
+
+    figures = period(profile, 1, now=datetime(2026, 12, 2, 6, 11, tzinfo=UTC))
+    chart = turns_chart(figures.buckets, hourly=True)
+
+    assert len(figures.buckets) == 24
+    assert {f"{at:%H:%M}": n for at, n in figures.buckets if n} == {"06:00": 200}
+    assert chart.x_ticks and all(t.label.endswith(":00") for t in chart.x_ticks)
+
+
+@pytest.mark.parametrize(("zone", "offset"), [("UTC", 0), ("Pacific/Honolulu", -10)])
+def test_the_days_are_the_viewers(zone, offset, profile, viewer, client_for):
+    sent = (timezone.now() - timedelta(days=1)).replace(hour=6, minute=10, tzinfo=UTC)
+    _at(sent, profile, 200)
+    client = client_for(viewer)
+    client.cookies["tz"] = zone
+
+    html = client.get(reverse("traffic", args=[profile.slug])).content.decode()
+
+    local = sent + timedelta(hours=offset)  # Honolulu keeps no summer time
+    assert f"<title>{local:%a %d %b}: 200 turns</title>" in html
+    assert f"Days in {zone} time." in html
