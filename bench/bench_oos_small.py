@@ -1,13 +1,14 @@
 """Out of scope at defaults on small profiles: 10 and 20 examples a route, no out-of-scope examples.
 
 Usage: .venv/bin/python bench/bench_oos_small.py [--split val|test] [--sets clinc150 banking77 hwu64]
-       [--shots 10 20] [--no-background]
+       [--shots 10 20]
 
 Real profiles start with 10-20 examples a route and no out-of-scope examples. Each profile here
 is cut from a shared set's training split (every route, and every 5th and 10th route, each with
 its first `shots` examples), built with `routing_core.build_pack` (no out-of-scope examples, so
-the engine's own defaults apply: the fitted floor and, unless `--no-background`, the built-in
-background of off-topic text) and judged by `Router.route`:
+the engine's own defaults apply: the fitted floor and the built-in background of off-topic
+text; run the script from a checkout of an earlier commit for "before") and judged by
+`Router.route`:
 
 - in scope: that profile's cases of the split (a right decision is a `move` to the right route);
   Banking77 has no `val`, so its dev cases are the training examples the profile left out;
@@ -32,7 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from routing_core import Router, build_pack  # noqa: E402
-from routing_core.scorers import _background  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "datasets"
 # (every, offset): all routes, then two smaller profiles of a few dozen and a dozen routes.
@@ -87,10 +87,7 @@ def main() -> None:
     parser.add_argument("--split", default="val", choices=("val", "test"))
     parser.add_argument("--sets", nargs="+", default=["clinc150", "banking77", "hwu64"])
     parser.add_argument("--shots", nargs="+", type=int, default=[10, 20])
-    parser.add_argument("--no-background", action="store_true")
     args = parser.parse_args()
-    if args.no_background:
-        _background.BACKGROUND_BELOW = 0
     cases = _cases(DATA / "clinc150" / f"{args.split}.jsonl")
     oos = [str(c["text"]) for c in cases if c["expected"] is None]
     for shots in args.shots:

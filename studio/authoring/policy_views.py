@@ -16,9 +16,9 @@ from routing_core import (
     DEFAULT_KNOWLEDGE_VERBS,
     DEFAULT_QUESTION_PATTERN,
     PackError,
+    starter_out_of_scope,
 )
 from routing_core.lexicons import LEXICONS, mix
-from routing_core.lint import starter_out_of_scope
 from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
 from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY

@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
-from routing_core.lint import OUT_OF_SCOPE_WANTED
+from routing_core import OUT_OF_SCOPE_WANTED
 from studio.models import Profile
 from studio.shared.packs import pack_report
 from studio.shared.roles import can_edit, can_view

@@ -34,17 +34,23 @@ def test_the_background_speaks_only_where_the_profile_has_no_route() -> None:
     weather = RouteText(
         "weather",
         "",
-        ("what's the weather like tomorrow", "will it rain today", "weather forecast please"),
+        (
+            "what's the weather like tomorrow",
+            "will it rain today",
+            "weather forecast please",
+            "is it sunny outside",
+            "how cold is it",
+        ),
     )
     kept = _background.background_for([weather], ())
     assert "what's the weather like tomorrow" in _background.texts()
-    assert not any("weather" in text or "rain" in text for text in kept)
+    assert not any(word in text.split() for text in kept for word in ("weather", "rain"))
     assert "tell me a joke" in kept
 
 
 def test_a_profile_with_its_own_out_of_scope_examples_learns_only_those() -> None:
     own = [f"tell me something about topic {i}" for i in range(_background.BACKGROUND_BELOW)]
-    route = RouteText("refund", "", ("i want my money back",))
+    route = RouteText("refund", "", tuple(f"i want my money back {i}" for i in range(6)))
     (_, negatives) = learning_texts([route], own)
     assert negatives.name == OUT_OF_SCOPE and negatives.examples == tuple(own)
     (_, fewer) = learning_texts([route], own[:3])
@@ -66,3 +72,11 @@ def test_a_large_curated_profile_learns_without_the_background() -> None:
     ]
     assert _background.background_for(routes, ()) == ()
     assert learning_texts(routes, ()) == routes
+
+
+def test_a_profile_of_a_few_examples_a_route_learns_without_the_background() -> None:
+    weather = RouteText(
+        "check_weather", "", ("will it rain in Seattle", "forecast for the weekend")
+    )
+    flight = RouteText("book_flight", "", ("book a flight to Seattle", "a plane ticket to Paris"))
+    assert _background.background_for([weather, flight], ()) == ()
