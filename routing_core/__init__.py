@@ -31,7 +31,8 @@ Public modules, each for one job whose names read best beside the module's:
   built, or carried over to a draft).
 
 Constants exported here: `FORMAT_VERSION` and `FORMAT_MINOR` (the pack format this reader
-writes, docs/pack-format.md), `MAX_ROUTES` and `MAX_ITEMS` (a pack's size limits),
+writes, docs/pack-format.md), `ROUTE_NAME_PATTERN` (what a route identifier and a profile
+slug may be, docs/pack-format.md, Names), `MAX_ROUTES` and `MAX_ITEMS` (a pack's size limits),
 `MAX_MESSAGE_CHARS` (what a router reads of a message), `MENU` and `UNMATCHED` (a test
 case's expected route for a menu or for no route), and `DEFAULT_ACTION_VERBS`,
 `DEFAULT_KNOWLEDGE_VERBS` and `DEFAULT_QUESTION_PATTERN` (triage's built-in English), and
@@ -66,6 +67,7 @@ from routing_core.pack import (
     FORMAT_VERSION,
     MAX_ITEMS,
     MAX_ROUTES,
+    ROUTE_NAME_PATTERN,
     LexicalScorerSettings,
     LlmScorerSettings,
     Pack,
@@ -136,6 +138,7 @@ __all__ = [
     "PackError",
     "PackFetcher",
     "Policy",
+    "ROUTE_NAME_PATTERN",
     "Ranked",
     "RemoteRouter",
     "Router",

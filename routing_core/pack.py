@@ -31,7 +31,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 8
+FORMAT_MINOR = 9
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -44,6 +44,7 @@ MINOR_CHANGES: dict[int, str] = {
     6: "scorer.model.semantic",
     7: "scorer.model.fitted_on",
     8: "policy.conversation",
+    9: "a route's display_name",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -65,6 +66,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "semantic"): 6,
     ("scorer", "model", "fitted_on"): 7,
     ("policy", "conversation"): 8,
+    ("routes", "*", "display_name"): 9,
 }
 
 MAX_ROUTES = 2_000
@@ -110,7 +112,8 @@ RouteName = Annotated[
     StringConstraints(max_length=64),
     _matches(
         ROUTE_NAME_PATTERN,
-        "a name is one lowercase word: letters, digits, '-' or '_', starting with a letter or digit",
+        "an identifier uses only the letters a to z (no accents), digits, '-' and '_', no"
+        " spaces, and starts with a letter or digit",
     ),
 ]
 AgentId = Annotated[
@@ -124,6 +127,10 @@ ToolName = Annotated[
     _matches(TOOL_NAME_PATTERN, "a tool name is letters, digits, '_', '.' or '-', no spaces"),
 ]
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
+# What people read for a route, in any language and script ("Réclamations"); never routes.
+DisplayName = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), AfterValidator(_not_blank)
+]
 Phrase = Annotated[str, StringConstraints(max_length=MAX_TEXT), AfterValidator(_not_blank)]
 Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)]
 Regex = Annotated[
@@ -173,6 +180,9 @@ class Route(_Model):
     """A place a turn can go."""
 
     name: RouteName
+    # The name people read, in their language; `name` stays the identifier agents key on
+    # (docs/pack-format.md, Names). No tier routes on it (minor 9).
+    display_name: DisplayName | None = None
     description: Description = ""
     examples: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
     keywords: tuple[Phrase, ...] = Field((), max_length=MAX_ITEMS)

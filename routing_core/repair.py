@@ -5,6 +5,11 @@ whole suite is run on it. The first candidate, in order of size, that fixes the 
 breaks no case that passed is the answer. A language model may propose extra wording
 (keywords) to try; it never decides.
 
+An edit that copies the case's own message into what the scorer learns from (the message
+as an example, an out-of-scope example or a whole-message keyword) is tried last: the case
+would then pass because it is a training example, and test nothing any more. When only such
+an edit works, the report says so (`RepairReport.copies_case`, `RepairReport.warning`).
+
 The candidates follow what the case missed (`CaseResult.failures`):
 - a route expected, another route / a menu / unmatched came out: a keyword from the message
   or the message itself for the expected route, or the closest example of the route that
@@ -50,6 +55,8 @@ __all__ = [
     "apply_edit",
     "candidates",
     "check_edit",
+    "copies_case",
+    "copy_warning",
     "find_repair",
     "lexicon",
 ]
@@ -59,6 +66,9 @@ MAX_CANDIDATES = 24
 # page shows "candidate 3 of 12"); whatever it raises stops the search (a cancel).
 _PER_LIST = 4  # words tried from the message per lexicon or tool
 _QUOTED = 3  # broken cases named in one explanation
+# Kinds that put a text where the scorer learns from it: a copy of the case's own message
+# there makes the case pass by memory.
+_LEARNED_TEXT = frozenset({"add_keyword", "add_example", "move_example", "add_out_of_scope"})
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,42 @@ class RepairReport:
         """Every attempt in plain words, in the order they were tried."""
         return [attempt.explain() for attempt in self.attempts]
 
+    @property
+    def copies_case(self) -> bool:
+        """The fix makes the case's own message a training (or out-of-scope) example."""
+        return self.fix is not None and copies_case(self.fix, self.case)
+
+    @property
+    def warning(self) -> str:
+        """What a person must know before applying a fix that copies the case, else ""."""
+        return copy_warning(self.fix, self.case) if self.fix is not None else ""
+
+
+def copies_case(edit: Edit, case: Case) -> bool:
+    """Whether the edit teaches the scorer the case's own message (whitespace and case aside).
+
+    A case whose message is a training text passes by memory: it no longer tells whether
+    the route is learned from other wording.
+    """
+    return edit.kind in _LEARNED_TEXT and _same(edit.text, case.text)
+
+
+def copy_warning(edit: Edit, case: Case) -> str:
+    """The plain sentence shown beside a fix that copies the case, or "" for any other."""
+    if not copies_case(edit, case):
+        return ""
+    where = "an out-of-scope example" if edit.kind == "add_out_of_scope" else "a training example"
+    return (
+        f"This edit makes the test's own message {where}: the case will pass because it is "
+        "now learned word for word, so it no longer proves anything. No edit that leaves the "
+        "message out of the training worked; if you apply it, write a new test case in other "
+        "words."
+    )
+
+
+def _same(one: str, other: str) -> bool:
+    return " ".join(one.lower().split()) == " ".join(other.lower().split())
+
 
 def find_repair(
     pack: Pack,
@@ -134,7 +180,7 @@ def find_repair(
             reason="a case expecting a menu must name a route the menu offers: give it one",
         )
     misses = tuple(baseline[failing].failures)
-    tried = candidates(pack, case, baseline[failing], wording)[:MAX_CANDIDATES]
+    tried = _within_budget(candidates(pack, case, baseline[failing], wording), case)
     if not tried:
         return RepairReport(
             case, None, reason="no edit of the pack could change this", misses=misses
@@ -152,6 +198,14 @@ def find_repair(
             return RepairReport(case, edit, tuple(attempts), pack=edited, misses=misses)
     reason = "no single edit fixes it without breaking another"
     return RepairReport(case, None, tuple(attempts), reason=reason, misses=misses)
+
+
+def _within_budget(edits: list[Edit], case: Case) -> list[Edit]:
+    """At most `MAX_CANDIDATES`, keeping the copies of the case (tried last, never cut off:
+    they are the answer when nothing else works)."""
+    copies = [e for e in edits if copies_case(e, case)]
+    others = [e for e in edits if not copies_case(e, case)]
+    return others[: max(0, MAX_CANDIDATES - len(copies))] + copies[:MAX_CANDIDATES]
 
 
 def check_edit(pack: Pack, cases: Sequence[Case], failing: int, edit: Edit) -> Attempt:
@@ -186,7 +240,8 @@ def _try(
 def candidates(
     pack: Pack, case: Case, result: CaseResult, wording: Sequence[str] = ()
 ) -> list[Edit]:
-    """Candidate edits for what the case missed, smallest first within each kind of miss."""
+    """Candidate edits for what the case missed, smallest first within each kind of miss,
+    and those that copy the case's message into the training last (`copies_case`)."""
     d = result.decision
     edits: list[Edit] = []
     if not result.route_ok:
@@ -197,7 +252,10 @@ def candidates(
     if case.expected_triage and label != case.expected_triage:
         edits += _triage_edits(pack, case, result)
     edits += _tool_edits(pack, case, result)
-    return list(dict.fromkeys(edits))
+    unique = list(dict.fromkeys(edits))
+    return [e for e in unique if not copies_case(e, case)] + [
+        e for e in unique if copies_case(e, case)
+    ]
 
 
 # -- the route -------------------------------------------------------------------------------------

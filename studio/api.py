@@ -6,8 +6,11 @@ refused edit (422), a conflict (409) or a missing object (404) the same way.
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -24,6 +27,8 @@ from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
 from studio.shared.ratelimits import RateLimited
 from studio.suites import repairs_api
+
+log = logging.getLogger(__name__)
 
 # Each area's router, mounted under its prefix (the order is the documentation's).
 ROUTERS: list[tuple[str, Router]] = [
@@ -114,9 +119,18 @@ def _red_gate(request: HttpRequest, exc: RedGate) -> HttpResponse:
     return response
 
 
+@api.exception_handler(IntegrityError)
+def _clashed(request: HttpRequest, exc: IntegrityError) -> HttpResponse:
+    """A row another request changed at the same moment (a profile deleted while it was being
+    published): the same 409 as any conflict, never a 500."""
+    log.warning("integrity error answered as a conflict: %s", exc)
+    return _reply(request, 409, "a simultaneous change clashed with this one: reload and try again")
+
+
 @api.exception_handler(AuthenticationError)
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return _reply(request, 401, "authentication required")
+    given = exc.message if exc.message != AuthenticationError().message else ""
+    return _reply(request, 401, given or "authentication required")
 
 
 @api.exception_handler(PermissionDenied)

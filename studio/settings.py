@@ -183,6 +183,10 @@ STUDIO_RATE_ROUTE = os.getenv("STUDIO_RATE_ROUTE", "600/m")
 STUDIO_RATE_PACK_PULL = os.getenv("STUDIO_RATE_PACK_PULL", "1200/m")
 # Event batches per token (each up to 500 events): 600/m is 5,000 events/s from one agent.
 STUDIO_RATE_EVENTS = os.getenv("STUDIO_RATE_EVENTS", "600/m")
+# Analysis jobs (suite runs, overlap checkups, replays) unfinished at once: per person and per
+# profile (studio/jobs/limits.py); a request over either gets a 429 that says which.
+STUDIO_JOBS_PER_PERSON = envint("STUDIO_JOBS_PER_PERSON", "3")
+STUDIO_JOBS_PER_PROFILE = envint("STUDIO_JOBS_PER_PROFILE", "6")
 if os.getenv("REDIS_URL"):
     CACHES = {
         "default": {

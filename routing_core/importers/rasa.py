@@ -4,8 +4,13 @@
   `[Berlin](city:berlin)`, `[LA]{"entity": "city", "role": "to"}`) are stripped to their
   text and counted in the report; the entity names are remembered so that lexicons find
   the routes that use them.
-- `synonym` and `lookup` → lexicons: keywords of the routes whose examples mark that entity
-  (a synonym's words also count for the entity whose value it names), else kept aside.
+- `out_of_scope` (Rasa's name for messages the assistant does not handle, also written
+  `out-of-scope`, as retrieval intents `out_of_scope/<kind>`, or `nlu_fallback`, the
+  fallback classifier's intent) → the pack's out-of-scope examples, as Dialogflow's fallback
+  intent does, not a route.
+- `synonym` and `lookup` → lexicons: keywords of the one route whose examples mark that
+  entity (a synonym's words also count for the entity whose value it names); a lexicon
+  that several intents mark, or none, is kept aside (`Collector._attach_lexicons`).
 - `regex` → a rule when it is named after an intent, or after an entity that exactly one
   intent marks (the rule sends a matching message to it); otherwise kept aside.
 - Stories, rules, the domain's responses, slots, forms and actions have no equivalent and
@@ -40,6 +45,9 @@ _LEFT_OUT_KEYS = {
     "e2e_actions": "end-to-end actions have no equivalent in a pack",
 }
 _QUIET_KEYS = {"version", "nlu", "intents"}
+# Intent names Rasa's documentation and sample bots give out-of-scope messages (the part
+# before a retrieval intent's "/"), written with "-", " " or "_": compared as below.
+_OUT_OF_SCOPE = {"out_of_scope", "outofscope", "oos", "nlu_fallback"}
 _CONFIG_KEYS = {"recipe", "language", "pipeline", "policies", "assistant_id"}
 
 
@@ -63,7 +71,7 @@ def import_rasa(source: Source, *, language: str | None = None) -> ImportResult:
         _read_document(files, path, collect, entity_regexes, domain_intents)
     _regex_rules(collect, entity_regexes)
     for path, intent in domain_intents:
-        if collect.find(intent) is None:
+        if collect.find(intent) is None and not is_out_of_scope(intent):
             collect.left_out(path, f"intent {intent!r} is declared but has no examples")
     return collect.finish()
 
@@ -117,7 +125,9 @@ def _read_nlu(nlu: Any, path: str, collect: Collector, regexes: list[tuple[str, 
             collect.left_out(where, "not an intent, synonym, regex or lookup entry")
             continue
         name, lines = item[kind], _examples(item.get("examples"), where, collect)
-        if kind == "intent":
+        if kind == "intent" and is_out_of_scope(name):
+            _read_out_of_scope(name, lines, where, collect)
+        elif kind == "intent":
             _read_intent(name, lines, where, collect)
         elif kind == "regex":
             regexes += [(name, line, f"{where}.examples[{n}]") for n, line in enumerate(lines)]
@@ -156,6 +166,19 @@ def _examples(value: Any, where: str, collect: Collector) -> list[str]:
         elif line:
             collect.left_out(f"{where}.examples line {n + 1}", "not a '- ' list item")
     return lines
+
+
+def is_out_of_scope(intent: str) -> bool:
+    """Whether a Rasa intent holds the messages the assistant does not handle."""
+    base = intent.partition("/")[0].strip().lower()
+    return re.sub(r"[\s-]+", "_", base) in _OUT_OF_SCOPE
+
+
+def _read_out_of_scope(name: str, lines: list[str], where: str, collect: Collector) -> None:
+    before = len(collect.out_of_scope)
+    for n, line in enumerate(lines):
+        collect.add_out_of_scope(strip_annotations(line)[0], f"{where}.examples[{n}]")
+    collect.came_over_as_out_of_scope(where, f"intent {name!r}", before)
 
 
 def _read_intent(name: str, lines: list[str], where: str, collect: Collector) -> None:

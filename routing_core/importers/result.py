@@ -312,21 +312,52 @@ class Collector:
             )
 
     def _attach_lexicons(self) -> None:
-        """Each lexicon's words become keywords of the routes whose examples annotate it."""
+        """Each lexicon's words become keywords of the one route whose examples mark it.
+
+        A keyword says "this route": a lexicon that several intents mark (a card name, an
+        amount) says nothing about which of them a message is for, so its words become
+        keywords of none of them. Case tells nothing either (the scorers read text lower-cased,
+        docs/pack-format.md, Lexical scorer), so keywords are lower-cased and each kept once;
+        a word that two lexicons would give to two different routes is a keyword of neither.
+        """
+        given: dict[str, list[tuple[str, ImportedRoute]]] = {}
         for lexicon, entries in self.lexicons.items():
             users = [r for r in self.routes.values() if lexicon in r.entities]
-            if not users:
-                self.kept_aside(
-                    f"lexicon {lexicon!r}",
-                    f"{len(entries)} word(s) kept aside: no intent's examples mark this entity",
-                )
+            if len(users) != 1:
+                self._lexicon_aside(lexicon, entries, users)
                 continue
-            for route in users:
-                fresh = [w for w in entries if w not in route.keywords]
-                route.keywords += fresh[: MAX_ITEMS - len(route.keywords)]
+            for word in dict.fromkeys(w.lower() for w in entries):
+                given.setdefault(word, []).append((lexicon, users[0]))
+        shared = {w: owners for w, owners in given.items() if len({id(r) for _, r in owners}) > 1}
+        for word, owners in given.items():
+            if word not in shared:
+                route = owners[0][1]
+                if word not in route.keywords and len(route.keywords) < MAX_ITEMS:
+                    route.keywords.append(word)
+        self._note_lexicons(given, shared)
+
+    def _lexicon_aside(self, lexicon: str, entries: list[str], users: list[ImportedRoute]) -> None:
+        if not users:
+            why = "no intent's examples mark this entity"
+        else:
             names = ", ".join(r.name for r in users)
-            self.changed(
-                f"lexicon {lexicon!r}", f"{len(entries)} word(s) became keywords of {names}"
+            why = f"several intents mark this entity ({names}), so its words tell none apart"
+        self.kept_aside(f"lexicon {lexicon!r}", f"{len(entries)} word(s) kept aside: {why}")
+
+    def _note_lexicons(
+        self, given: dict[str, list[tuple[str, ImportedRoute]]], shared: dict[str, Any]
+    ) -> None:
+        by_lexicon: dict[str, tuple[ImportedRoute, int]] = {}
+        for word, owners in given.items():
+            for lexicon, route in owners:
+                kept = by_lexicon.get(lexicon, (route, 0))[1] + (word not in shared)
+                by_lexicon[lexicon] = (route, kept)
+        for lexicon, (route, kept) in by_lexicon.items():
+            self.changed(f"lexicon {lexicon!r}", f"{kept} word(s) became keywords of {route.name}")
+        for word, owners in shared.items():
+            names = ", ".join(dict.fromkeys(r.name for _, r in owners))
+            self.kept_aside(
+                f"keyword {word!r}", f"it names several intents' entities ({names}): no keyword"
             )
 
 

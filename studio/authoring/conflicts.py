@@ -105,6 +105,20 @@ def compare(
     return EditConflict(message, clashes), shown
 
 
+def reshown(
+    posted: QueryDict, yours: forms.BaseForm, theirs: forms.BaseForm, exc: Exception, revision: int
+) -> tuple[EditConflict, QueryDict]:
+    """The conflict, and the data to re-show the form with: yours, with the fields only they
+    changed taken from them, the revision moved to theirs and every choice asked afresh."""
+    conflict, shown = compare(yours, theirs, str(exc).removesuffix(" — reload"))
+    data = posted.copy()
+    for key in [k for k in data if k.startswith(TAKE)]:
+        del data[key]
+    for key, value in {**shown, "revision": str(revision)}.items():
+        data[key] = value  # QueryDict.update would add a second value, not replace the first
+    return conflict, data
+
+
 def _base(data: Any) -> dict[str, str] | None:
     try:
         base = json.loads(data.get(BASE) or "null")

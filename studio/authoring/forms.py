@@ -9,6 +9,7 @@ from django import forms
 from django.forms.renderers import TemplatesSetting
 
 from studio.authoring.conflicts import base_json
+from studio.authoring.identifiers import IDENTIFIER_RULE, is_identifier, suggest_identifier
 from studio.models import Profile, Route, Rule, Tool
 from studio.shared.edits import path_tokens
 from studio.shared.errors import Problem
@@ -214,16 +215,61 @@ class LexiconForm(PackForm):
         return data
 
 
-# The lexical scorer learns a route's name as one of its texts (docs/decisions.md): the form
-# says so, in words a product person uses.
+# The lexical scorer learns a route's identifier as one of its texts (docs/decisions.md):
+# the form says so, in words a product person uses.
 NAME_HELP = (
-    "Lowercase letters, digits, _ or - (refund_request). Routing also learns from the"
-    " name's words, so name the route for what customers ask about."
+    f"What agents receive: {IDENTIFIER_RULE} (refund_request). Leave it blank to make one from"
+    " the name. Routing also learns from its words, so name the route for what customers ask"
+    " about."
 )
+DISPLAY_NAME_HELP = "What people read, in any language (Réclamations, Änderung, 払い戻し)."
 
 
-class RouteForm(PackForm):
+class _Identified(PackForm):
+    """A route form: the display name in any language, and the identifier made from it.
+
+    A blank identifier is made from the display name. On a new route, a name that is no
+    identifier ("réclamations") becomes the display name and the identifier is made from it;
+    an existing route's identifier is never changed behind the person's back, so there the
+    form says why it is refused and suggests one.
+    """
+
+    is_new = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["name"].required = False
+
+    def clean(self) -> dict[str, Any]:
+        data: dict[str, Any] = super().clean() or self.cleaned_data
+        name, shown = data.get("name") or "", (data.get("display_name") or "").strip()
+        taken = self._taken()
+        if not name and not shown:
+            self.add_error("name", "Give the route a name.")
+        elif not name:
+            data["name"] = self.instance.name = suggest_identifier(shown, taken)
+        elif not is_identifier(name) and self.is_new and not shown:
+            data["display_name"] = self.instance.display_name = name
+            data["name"] = self.instance.name = suggest_identifier(name, taken)
+        elif not is_identifier(name):
+            suggestion = suggest_identifier(shown or name, taken)
+            self.add_error(
+                "name",
+                f"“{name}” cannot be an identifier: use {IDENTIFIER_RULE}. Try “{suggestion}”;"
+                " the name people read goes in the Name field.",
+            )
+        if (data.get("display_name") or "").strip() == data.get("name"):
+            data["display_name"] = self.instance.display_name = ""  # nothing more to read
+        return data
+
+    def _taken(self) -> set[str]:
+        routes = Route.objects.filter(profile_id=self.instance.profile_id)
+        return set(routes.exclude(pk=self.instance.pk).values_list("name", flat=True))
+
+
+class RouteForm(_Identified):
     pack_fields = {
+        "display_name": "display_name",
         "name": "name",
         "description": "description",
         "examples": "examples",
@@ -244,6 +290,7 @@ class RouteForm(PackForm):
     class Meta:
         model = Route
         fields = [
+            "display_name",
             "name",
             "description",
             "examples",
@@ -253,8 +300,14 @@ class RouteForm(PackForm):
             "delegate_agent",
             "stuck_message",
         ]
-        labels = {"action_kind": "Action", "delegate_agent": "Delegate to agent"}
+        labels = {
+            "display_name": "Name",
+            "name": "Identifier",
+            "action_kind": "Action",
+            "delegate_agent": "Delegate to agent",
+        }
         help_texts = {
+            "display_name": DISPLAY_NAME_HELP,
             "name": NAME_HELP,
             "delegate_agent": "Only for delegate: the agent id (e.g. order-agent).",
             "stuck_message": "Only for stuck: what the customer reads (defaults to the description).",
@@ -265,14 +318,21 @@ class RouteForm(PackForm):
         }
 
 
-class RouteAddForm(PackForm):
-    pack_fields = {"name": "name", "description": "description", "examples": "examples"}
+class RouteAddForm(_Identified):
+    is_new = True
+    pack_fields = {
+        "display_name": "display_name",
+        "name": "name",
+        "description": "description",
+        "examples": "examples",
+    }
     examples = LinesField(help_text="One per line.", widget=forms.Textarea(attrs={"rows": 3}))
 
     class Meta:
         model = Route
-        fields = ["name", "description", "examples"]
-        help_texts = {"name": NAME_HELP}
+        fields = ["display_name", "name", "description", "examples"]
+        labels = {"display_name": "Name", "name": "Identifier"}
+        help_texts = {"display_name": DISPLAY_NAME_HELP, "name": NAME_HELP}
         widgets = {"description": forms.TextInput()}
 
 

@@ -15,7 +15,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from studio.authoring.conflicts import TAKE, compare, with_choices
+from studio.authoring.conflicts import reshown, with_choices
 from studio.authoring.forms import (
     PackForm,
     ProfileForm,
@@ -145,12 +145,7 @@ def _conflict(
         return _row(request, kind, profile, "edit-row", 409, item=item, form=form)
     yours = kind.make_form(profile, request.POST, instance=item)
     theirs = kind.make_form(profile, instance=current)
-    conflict, shown = compare(yours, theirs, str(exc).removesuffix(" — reload"))
-    data = request.POST.copy()
-    for key in [k for k in data if k.startswith(TAKE)]:
-        del data[key]  # a new conflict asks afresh
-    for key, value in {**shown, "revision": str(current.revision)}.items():
-        data[key] = value  # QueryDict.update would add a second value, not replace the first
+    conflict, data = reshown(request.POST, yours, theirs, exc, current.revision)
     form = kind.make_form(profile, data, instance=current)
     return _row(request, kind, profile, "edit-row", 409, item=current, form=form, conflict=conflict)
 

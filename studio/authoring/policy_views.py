@@ -19,6 +19,7 @@ from routing_core import (
     starter_out_of_scope,
 )
 from routing_core.lexicons import LEXICONS, mix
+from studio.authoring.conflicts import EditConflict, reshown, with_choices
 from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
 from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
@@ -38,10 +39,14 @@ def _edit(
     extra: Callable[[Profile], dict[str, object]] | None = None,
     initial: dict[str, object] | None = None,
 ) -> HttpResponse:
-    form = form_class(request.POST or None, instance=get_profile(slug), initial=initial)
-    status = 200
+    posted = with_choices(request.POST) if request.method == "POST" else None
+    form = form_class(posted, instance=get_profile(slug), initial=initial)
+    status, conflict = 200, None
     if request.method == "POST":
-        status = _save(request, form)
+        try:
+            status = _save(request, form)
+        except Conflict as exc:
+            status, (conflict, form) = 409, _conflict(request, slug, form_class, exc)
         if status == 200 and not request.htmx:
             messages.success(request, "Saved.")
             return redirect(page, slug=slug)
@@ -57,7 +62,14 @@ def _edit(
     more = extra(profile) if extra else {}
     saved = request.method == "POST" and status == 200  # htmx stays on the page: say so
     context = profile_context(
-        request, profile, form=form, rows=rows, saved=saved, **_defaults(), **more
+        request,
+        profile,
+        form=form,
+        rows=rows,
+        saved=saved,
+        conflict=conflict,
+        **_defaults(),
+        **more,
     )
     if request.htmx and request.method == "POST":
         return fragment(request, f"{template}#settings-form", context, status=status)
@@ -87,13 +99,22 @@ def _save(request: HtmxHttpRequest, form: PackForm) -> int:
     profile: Profile = form.instance
     try:
         save_profile(profile, user=request.user, expected_revision=form.cleaned_data["revision"])
-    except Conflict as exc:
-        form.add_error(None, str(exc))
-        return 409
     except Refused as exc:
         form.add_pack_errors(exc.errors)
         return 422
     return 200
+
+
+def _conflict(
+    request: HtmxHttpRequest, slug: str, form_class: type[PackForm], exc: Conflict
+) -> tuple[EditConflict, PackForm]:
+    """Someone saved the settings first: theirs beside yours, your text kept in the form."""
+    current = exc.current or get_profile(slug)
+    yours = form_class(request.POST, instance=current)
+    conflict, data = reshown(
+        request.POST, yours, form_class(instance=current), exc, current.revision
+    )
+    return conflict, form_class(data, instance=current)
 
 
 def _defaults() -> dict[str, object]:

@@ -12,6 +12,8 @@ a job whose worker died after creating it is finished, not run twice.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -19,7 +21,14 @@ from typing import Any
 from django.db import transaction
 
 from routing_core import PackError, load_pack
-from routing_core.importers import IMPORTERS, LABELS, ImportResult, import_export, route_name
+from routing_core.importers import (
+    IMPORTERS,
+    LABELS,
+    ImportCancelled,
+    ImportResult,
+    import_export,
+    route_name,
+)
 from studio.importing.packs import import_pack, read_upload
 from studio.jobs import Cancelled, Reporter, retry_locked, start_job
 from studio.models import ImportJob, JobStatus, Profile
@@ -29,6 +38,7 @@ from studio.shared.labels import plain_problem, source_line
 
 PACK = "pack"  # an ImportJob's format for a Route Studio pack file
 STEPS = 3  # read, parse and validate, create
+CHECK_EVERY_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -69,17 +79,23 @@ def preview_import(
     language: str | None = None,
     slug: str | None = None,
     name: str | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> ImportPreview:
     """Parse an upload and validate the pack it makes, saving nothing.
+
+    `cancelled` is asked while the export is parsed (routing_core's importers); True stops it.
 
     Raises:
         Refused: an unknown format, a file over the size limit, or a slug already taken.
         PackError: the export cannot be read, or makes no valid pack (`path: reason`).
+        ImportCancelled: `cancelled()` said so during parsing.
     """
     if format not in IMPORTERS:
         raise Refused([("format", "choose which tool the file comes from")])
     read_upload(data)
-    result = import_export(format, data, filename=filename, language=language or None)
+    result = import_export(
+        format, data, filename=filename, language=language or None, cancelled=cancelled
+    )
     own_name = result.name or _unnamed(format, filename)
     slug = slug or route_name(result.name or f"{format} {PurePosixPath(filename).stem}")
     document = result.to_document(slug=slug, name=name or own_name)
@@ -160,14 +176,16 @@ def start_import(
 
 def execute_import(job: ImportJob, progress: Reporter) -> dict[str, Any]:
     """The import job's work: parse, validate, create; a refusal ends it with its problems."""
-    if job.profile_id is not None and not job.into_draft:
-        return _ended({"done": STEPS})  # created by a worker that died before it could say so
+    if (job.profile_id is not None and not job.into_draft) or job.done >= STEPS:
+        # Created (or the draft replaced, which counts the last step in the same transaction)
+        # by a worker that died before it could say so.
+        return _ended({"done": STEPS})
     try:
         progress(1, STEPS)
         profile, report = _import(job, progress)
-    except Cancelled:
+    except (Cancelled, ImportCancelled):
         retry_locked(lambda: ImportJob.objects.filter(pk=job.pk).update(upload=b""))
-        raise
+        raise Cancelled from None
     except (PackError, Refused) as exc:
         refusal = (
             "conflict"
@@ -195,8 +213,14 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
         into = job.profile if job.into_draft else None
         progress(2, STEPS)
         with transaction.atomic():
-            profile = import_pack(data, user=user, into=into, slug=job.slug or None)
-            ImportJob.objects.filter(pk=job.pk).update(profile=profile)
+            profile = import_pack(
+                data,
+                user=user,
+                into=into,
+                slug=job.slug or None,
+                expected_draft_revision=job.draft_revision if into is not None else None,
+            )
+            ImportJob.objects.filter(pk=job.pk).update(profile=profile, done=STEPS)
         return profile, {}
     preview = preview_import(
         job.format,
@@ -205,6 +229,7 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
         language=job.language,
         slug=job.slug,
         name=job.name,
+        cancelled=cancel_requested(job),
     )
     progress(2, STEPS)
     report = preview.report()
@@ -212,6 +237,23 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
         profile = create_imported_profile(preview.document, report, user=user)
         ImportJob.objects.filter(pk=job.pk).update(profile=profile)
     return profile, report
+
+
+def cancel_requested(job: ImportJob) -> Callable[[], bool]:
+    """The importers' `cancelled=`: whether the job's cancel was asked for, read at most every
+    CHECK_EVERY_S (the importers ask every few thousand values), so a large export stops soon
+    after its page's "Cancel" without a query per value."""
+    last = -CHECK_EVERY_S
+
+    def cancelled() -> bool:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < CHECK_EVERY_S:
+            return False
+        last = now
+        return ImportJob.objects.filter(pk=job.pk, cancel_requested=True).exists()
+
+    return cancelled
 
 
 def _ended(fields: dict[str, Any]) -> dict[str, Any]:

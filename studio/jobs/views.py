@@ -25,13 +25,21 @@ from studio.shared.roles import EDIT, PUBLISH, VIEW
 
 TEMPLATE = "studio/jobs/job.html"
 # Who may see and cancel each kind: whoever may start it.
-ROLE = {"test_run": VIEW, "overlap": VIEW, "tuning": VIEW, "training": EDIT, "publication": PUBLISH}
+ROLE = {
+    "test_run": VIEW,
+    "overlap": VIEW,
+    "tuning": VIEW,
+    "training": EDIT,
+    "publication": PUBLISH,
+    "scrub": PUBLISH,
+}
 TITLE = {
     "test_run": "Test run",
     "overlap": "Overlap checkup",
     "training": "Training the model",
     "publication": "Publishing",
     "tuning": "Tuning the thresholds",
+    "scrub": "Removing stored message texts",
 }
 
 

@@ -6,6 +6,7 @@ only group them for a reader: profiles and what a pack holds, publishing, jobs, 
 
 from studio.models.jobs import (
     ACTIVE,
+    ConversationDraft,
     ImportJob,
     Job,
     JobStatus,
@@ -48,7 +49,9 @@ from studio.models.publishing import (
 from studio.models.traffic import (
     Agent,
     Event,
+    EventBatch,
     ReplayRun,
+    ScrubRun,
     TrafficSettings,
 )
 
@@ -58,10 +61,12 @@ __all__ = [
     "Agent",
     "ApiToken",
     "AuditEntry",
+    "ConversationDraft",
     "Editable",
     "Environment",
     "EnvironmentName",
     "Event",
+    "EventBatch",
     "ImportJob",
     "Job",
     "JobStatus",
@@ -74,6 +79,7 @@ __all__ = [
     "ReadToken",
     "RepairJob",
     "ReplayRun",
+    "ScrubRun",
     "Route",
     "Rule",
     "ScorerKind",

@@ -128,7 +128,8 @@ class ActionKind(models.TextChoices):
 
 
 class Route(ProfileItem):
-    name = models.CharField(max_length=64)
+    name = models.CharField(max_length=64)  # the identifier (docs/pack-format.md, Names)
+    display_name = models.CharField(max_length=200, blank=True)  # what people read
     description = models.TextField(blank=True)
     examples = models.JSONField(default=list, blank=True)
     keywords = models.JSONField(default=list, blank=True)

@@ -82,6 +82,8 @@ class Event(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     right_route = models.CharField(max_length=64, blank=True)
+    # "Dismiss" in the review inbox: off the inbox without an answer (not counted as reviewed).
+    dismissed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-received", "-pk"]
@@ -89,6 +91,32 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.profile_id} {self.received:%Y-%m-%d %H:%M} {self.verdict} {self.route}"
+
+
+class EventBatch(models.Model):
+    """A batch of events stored under its id, so that the same batch sent again is stored once."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=128)
+    accepted = models.PositiveIntegerField()
+    received = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "key"], name="one_batch_per_key")]
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} batch {self.key}"
+
+
+class ScrubRun(Job):
+    """Removing the message texts (and the evidence quoting them) already stored for a profile
+    that stopped keeping text: run as a job, since a profile may hold millions of turns."""
+
+    class Meta(Job.Meta):
+        default_related_name = "scrub_runs"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} scrub {self.pk}"
 
 
 class ReplayRun(Job):

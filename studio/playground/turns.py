@@ -18,6 +18,7 @@ from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.playground.wording import Lead, lead_of, strength
 from studio.shared.drafts import ModelPending, playground_router
+from studio.shared.labels import DECIDED_BY
 
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
 SHOWN_ROWS = 10
@@ -256,22 +257,15 @@ class Outcome:
         return ranked[0] if ranked and math.isfinite(ranked[0].score) else None
 
 
-_DECIDED_BY = {
-    "rule": "a rule decided",
-    "scorer": "the scores decided",
-    "continuity": "too close to call, so the conversation stayed where it was",
-    "conversation": "the conversation decided",
-    "default": "nothing matched, so the default route took it",
-    "menu": "too close to call: the agent asks which one",
-    "decider": "the menu decider picked it",
-    "none": "nothing decided",
-}
-
-
 def verdict_words(d: Decision) -> str:
     """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
-    by = "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
-    return turn_words(d.verdict, d.route, d.from_route, by, has_menu=bool(d.offered))
+    return turn_words(d.verdict, d.route, d.from_route, decided_by(d), has_menu=bool(d.offered))
+
+
+def decided_by(d: Decision) -> str:
+    """What decided the turn, as the words name it: a stay the conversation settled (no new
+    topic, or the incumbent's prior) is the conversation's, not a near-tie's continuity."""
+    return "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
 
 
 def _conversation_reason(d: Decision) -> str | None:
@@ -299,7 +293,7 @@ def turn_words(
         what = f"moved from {from_route} to {route}"
     else:
         what = f"chose {route}"
-    return f"{what} · {_DECIDED_BY.get(by, by)}"
+    return f"{what} · {DECIDED_BY.get(by, by)}"
 
 
 def as_written(term: str, message: str) -> str:

@@ -33,7 +33,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 
 from routing_core import MAX_MESSAGE_CHARS, PackError
 from studio.models import Profile, TestCase
-from studio.playground.turns import MENU_CHOICE, Outcome, route_turn, turn_words
+from studio.playground.turns import MENU_CHOICE, Outcome, decided_by, route_turn, turn_words
 from studio.shared.drafts import ScorerUnavailable, model_note, playground_router
 from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
@@ -70,11 +70,12 @@ class TranscriptTurn:
     by: str
     incumbent: str | None = None  # where the conversation was when this turn was sent
     offered: tuple[str, ...] = ()  # a menu's routes: a saved conversation expects one of them
+    why: str = ""  # why it stayed or moved, as the verdict said it (turns.explain)
 
     @property
     def encoded(self) -> str:
         fields = [self.message, self.route, self.verdict, self.by, self.incumbent]
-        return json.dumps([*fields, list(self.offered)] if self.offered else fields)
+        return json.dumps([*fields, list(self.offered), self.why])
 
     @property
     def words(self) -> str:
@@ -135,8 +136,9 @@ def _send(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpRespo
     if outcome is not None and state.message.strip():
         d = outcome.decision
         turn = TranscriptTurn(
-            state.message, d.route, d.verdict, d.by, state.incumbent or None, tuple(d.offered)
-        )
+            state.message, d.route, d.verdict, decided_by(d), state.incumbent or None,
+            tuple(d.offered), outcome.why,
+        )  # fmt: skip
         state = replace(
             state,
             turns=[*state.turns, turn][-MAX_TURNS:],
@@ -292,10 +294,17 @@ def _turns(encoded: list[str]) -> list[TranscriptTurn]:
         incumbent = rest[0] if rest and isinstance(rest[0], str) else None
         offered = rest[1] if len(rest) > 1 and isinstance(rest[1], list) else []
         names = tuple(str(name) for name in offered[:MAX_TURNS])
+        why = rest[2] if len(rest) > 2 and isinstance(rest[2], str) else ""
         turns.append(
             TranscriptTurn(
-                str(message), route and str(route), str(verdict), str(by), incumbent, names
-            )
+                str(message),
+                route and str(route),
+                str(verdict),
+                str(by),
+                incumbent,
+                names,
+                why[:500],
+            )  # fmt: skip
         )
     return turns
 

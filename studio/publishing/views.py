@@ -67,6 +67,7 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     typed = _typed(request)
     if request.method == "POST":
         try:
+            _refuse_nul(request, "reason", "note")
             job = publish_through_gate(
                 profile,
                 gate,
@@ -141,6 +142,13 @@ def _first_diff(profile: Profile) -> PackDiff:
 
 def _user_id(request: HtmxHttpRequest) -> int:
     return int(request.user.pk or 0)  # studio_page let only signed-in users in
+
+
+def _refuse_nul(request: HtmxHttpRequest, *fields: str) -> None:
+    """No database stores a NUL character (PostgreSQL refuses it): say so instead of a 500."""
+    for field in fields:
+        if "\x00" in request.POST.get(field, ""):
+            raise Refused([(field, f"the {field} contains a NUL character: remove it")])
 
 
 def _int(value: str | None) -> int | None:
@@ -254,6 +262,9 @@ NEW_SECRET = "new-token-secret"
 def _token_action(request: HtmxHttpRequest, profile: Profile) -> str | None:
     """Create (returns the secret, shown once) or revoke a token."""
     action, name = request.POST.get("action"), request.POST.get("name", "").strip()[:100]
+    if "\x00" in name:
+        messages.error(request, "Not created: the name contains a NUL character; remove it.")
+        return None
     if action == "create-read":
         _publisher(request)
         return create_read_token(profile, name or "agent", user=request.user)[1]

@@ -284,6 +284,7 @@ _VERBS = {
 }
 _SPECIAL = {
     "testcase.import": "imported test cases into",
+    "route.review-conversations": "reviewed drafted test conversations for",
     "profile.update": "changed the settings of",
     CLEARED_ACTION: "cleared thresholds set in the old unit (cosine similarity) of",
 }
@@ -376,3 +377,17 @@ def value_text(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(value_text(v) for v in value)
     return str(value)
+
+
+# How a turn was decided (a Decision's `by`), as a person says it: the playground's transcript
+# and the wrong turns of a suite run read alike.
+DECIDED_BY = {
+    "rule": "a rule decided",
+    "scorer": "the scores decided",
+    "continuity": "too close to call, so the conversation stayed where it was",
+    "conversation": "the conversation decided",
+    "default": "nothing matched, so the default route took it",
+    "menu": "too close to call: the agent asks which one",
+    "decider": "the menu decider picked it",
+    "none": "nothing decided",
+}

@@ -76,6 +76,7 @@ def _route_dict(route: Route) -> dict[str, Any]:
         action["message"] = route.stuck_message
     return {
         "name": route.name,
+        "display_name": route.display_name.strip() or None,  # absent from the pack when blank
         "description": route.description,
         "examples": list(route.examples),
         "keywords": list(route.keywords),

@@ -17,7 +17,8 @@ MAX_INT = 2**31 - 1
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
 
 
-def _clean(value: str) -> str:
+def clean_text(value: str) -> str:
+    """The text, if a database can store it (no NUL, no lone surrogate); else ValueError."""
     if "\x00" in value:
         raise ValueError("NUL characters are not allowed")
     try:
@@ -29,17 +30,18 @@ def _clean(value: str) -> str:
 
 def _clean_json(value: Any) -> Any:
     if isinstance(value, str):
-        return _clean(value)
+        return clean_text(value)
     if isinstance(value, list):
         return [_clean_json(v) for v in value]
     if isinstance(value, dict):
-        return {_clean(k): _clean_json(v) for k, v in value.items()}
+        return {clean_text(k): _clean_json(v) for k, v in value.items()}
     return value
 
 
-Name = Annotated[str, Field(max_length=64), AfterValidator(_clean)]
-Long = Annotated[str, Field(max_length=128), AfterValidator(_clean)]
-Text = Annotated[str, Field(max_length=8000), AfterValidator(_clean)]
+Name = Annotated[str, Field(max_length=64), AfterValidator(clean_text)]
+Long = Annotated[str, Field(max_length=128), AfterValidator(clean_text)]
+DisplayName = Annotated[str, Field(max_length=200), AfterValidator(clean_text)]
+Text = Annotated[str, Field(max_length=8000), AfterValidator(clean_text)]
 Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=SLUG_PATTERN)]
 Revision = Annotated[int, Field(ge=1, le=MAX_INT)]
 Finite = Annotated[float, Field(allow_inf_nan=False, ge=-1e6, le=1e6)]
@@ -72,7 +74,7 @@ class ConflictOut(ErrorOut):
 
 class ProfileIn(Schema):
     slug: Slug
-    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_clean)]
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(clean_text)]
     description: Text = ""
 
 
@@ -100,7 +102,9 @@ class ProfileOut(Schema):
 
 class ProfilePatch(Schema):
     revision: Revision
-    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_clean)] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(clean_text)] | None = (
+        None
+    )
     description: Text | None = None
     default_route: Name | None = None
     floor: Finite | None = None
@@ -120,7 +124,8 @@ class ProfilePatch(Schema):
 
 
 class RouteIn(Schema):
-    name: Name
+    name: Name = Field(description="the identifier agents receive (docs/pack-format.md, Names)")
+    display_name: DisplayName = Field("", description="the name people read, in any language")
     description: Text = ""
     examples: list[Text] = []
     keywords: list[Text] = []
@@ -139,6 +144,7 @@ class RouteOut(RouteIn):
 class RoutePatch(Schema):
     revision: Revision
     name: Name | None = None
+    display_name: DisplayName | None = None
     description: Text | None = None
     examples: list[Text] | None = None
     keywords: list[Text] | None = None
@@ -195,7 +201,7 @@ class ToolPatch(Schema):
 
 
 class TestCaseIn(Schema):
-    message: Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(_clean)]
+    message: Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(clean_text)]
     incumbent: Name = ""
     expected_route: Name = ""
     expected_verdict: Literal["", "move", "stay", "menu", "unmatched"] = ""
@@ -213,9 +219,9 @@ class TestCaseOut(TestCaseIn):
 
 class TestCasePatch(Schema):
     revision: Revision
-    message: Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(_clean)] | None = (
-        None
-    )
+    message: (
+        Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(clean_text)] | None
+    ) = None
     incumbent: Name | None = None
     expected_route: Name | None = None
     expected_verdict: Literal["", "move", "stay", "menu", "unmatched"] | None = None
@@ -336,6 +342,10 @@ class FixSearchOut(Schema):
     fix: FixEditOut | None = Field(description="the edit found, once done (null: none found)")
     applicable: bool = Field(
         description="a fix was found and the draft and test cases are still the ones searched"
+    )
+    warning: str = Field(
+        description="set when the fix makes the case's own message a training or out-of-scope"
+        " example (the case then passes by memory and tests nothing); empty otherwise"
     )
     reason: str = Field(description="why no edit was found")
     misses: list[str] = Field(description="what the case missed before any edit")

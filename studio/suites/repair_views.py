@@ -27,6 +27,7 @@ from studio.suites.repairs import (
     NO_FIX,
     apply_found,
     current_search,
+    fix_warning,
     found_edit,
     request_repair,
     search_state,
@@ -71,6 +72,7 @@ def _context(
         case=test_case,
         job=job,
         fix=found_edit(job) if job is not None else None,
+        warning=fix_warning(job, test_case) if job is not None else "",
         state=search_state(job) if job is not None else "",
         is_current=job is not None and job.draft_revision == test_case.profile.draft_revision,
     )

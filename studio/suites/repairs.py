@@ -23,7 +23,15 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from routing_core import Case, Pack, PackError
-from routing_core.repair import EDIT_KINDS, ROUTE_KINDS, Edit, apply_edit, find_repair, lexicon
+from routing_core.repair import (
+    EDIT_KINDS,
+    ROUTE_KINDS,
+    Edit,
+    apply_edit,
+    copy_warning,
+    find_repair,
+    lexicon,
+)
 from routing_core.scorers import ScorerFailure
 from routing_core.scorers.llm import ChatClient
 from routing_core.suggest import parse_suggestions
@@ -35,7 +43,7 @@ from studio.shared.errors import Conflict, Refused
 from studio.shared.labels import plain_problem
 from studio.shared.llm import llm_client
 from studio.shared.packs import build_pack
-from studio.suites.runs import suite_cases
+from studio.suites.runs import as_case, suite_cases
 
 KEEP_SEARCHES = 5  # per case: older ended searches are of drafts or suites that are gone
 CHANGED = "the draft changed since the search: find a fix again"
@@ -189,6 +197,13 @@ def found_edit(job: RepairJob) -> Edit | None:
     ):
         return None
     return Edit(fix["kind"], str(fix["route"]), str(fix["text"]), fix.get("source"))
+
+
+def fix_warning(job: RepairJob, test_case: TestCase) -> str:
+    """The plain warning for a found fix that makes the case's own message a training (or
+    out-of-scope) example, so that the case would test nothing; "" for any other fix."""
+    edit = found_edit(job)
+    return copy_warning(edit, as_case(test_case)) if edit is not None else ""
 
 
 def search_state(job: RepairJob) -> str:

@@ -26,6 +26,7 @@ from studio.shared.roles import EDIT
 from studio.shared.schemas import ERRORS, MAX_INT, SLUG, FixAppliedOut, FixSearchOut
 from studio.suites.repairs import (
     apply_found,
+    fix_warning,
     found_edit,
     is_applicable,
     request_repair,
@@ -148,6 +149,7 @@ def search_out(test_case: TestCase, job: RepairJob) -> dict[str, Any]:
         "detail": search_state(job),
         "fix": edit_out(edit) if edit is not None else None,
         "applicable": edit is not None and is_applicable(job, test_case),
+        "warning": fix_warning(job, test_case),
         "url": url,
         "page": reverse("tests-fix", args=[slug, test_case.pk]) + f"?job={job.pk}",
     }

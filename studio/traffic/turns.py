@@ -1,4 +1,4 @@
-"""The Traffic page's figures and the review queue, read from stored decision events.
+"""The Traffic page's figures, read from stored decision events (the review inbox: review.py).
 
 A period is the last `days` calendar days in the viewer's time zone; "before" is the period just ahead of it, so every share comes
 with its change. Shares count turns: unmatched, menu, who decided (`by`), and where they went.
@@ -10,20 +10,12 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
-from typing import Any
 
-from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from routing_core import Router
-from studio.models import Event, Profile, Route, TestCase
-from studio.shared.drafts import playground_router
-from studio.shared.edits import save_item
-from studio.shared.errors import Refused
-from studio.suites import add_test_case
+from studio.models import Event, Profile
 
-REVIEW_WINDOW = 5000  # the latest turns the review queue looks through
 BY_LABELS = {
     "rule": "a rule",
     "scorer": "the scorer",
@@ -136,102 +128,3 @@ def _buckets(events: QuerySet[Event], edges: list[datetime]) -> list[tuple[datet
     for received in events.values_list("received", flat=True).iterator(chunk_size=5000):
         counts[bisect_right(edges, received) - 1] += 1
     return [(at, counts[i]) for i, at in enumerate(edges[:-1])]
-
-
-# -- the review queue -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReviewItem:
-    event: Event
-    reasons: list[str]
-
-
-def review_queue(profile: Profile, limit: int = 50) -> list[ReviewItem]:
-    """Unreviewed turns with text worth a look, newest first, each with why it is here."""
-    margin = profile.near_tie_margin
-    recent = list(
-        Event.objects.filter(profile=profile, message__isnull=False)
-        .defer("event")
-        .order_by("-received", "-pk")[:REVIEW_WINDOW]
-    )
-    nxt = {(e.conversation, e.turn): e for e in recent if e.conversation and e.turn is not None}
-    items = []
-    for e in recent:
-        if e.reviewed_at is not None:
-            continue
-        reasons = _reasons(e, margin, nxt.get((e.conversation, (e.turn or 0) + 1)))
-        if reasons:
-            items.append(ReviewItem(e, reasons))
-            if len(items) == limit:
-                break
-    return items
-
-
-def _reasons(e: Event, margin: float, following: Event | None) -> list[str]:
-    reasons = []
-    if e.verdict == "unmatched":
-        reasons.append("nothing matched")
-    if e.verdict == "menu":
-        reasons.append("a menu was offered")
-    elif e.gap is not None and not e.decisive and e.gap < margin:
-        reasons.append("a near tie")
-    if (
-        e.conversation
-        and e.route
-        and following is not None
-        and following.from_route == e.route
-        and following.verdict == "move"
-        and following.route != e.route
-    ):
-        reasons.append("the next turn left this route at once")
-    return reasons
-
-
-def label_turn(event: Event, right_route: str, *, as_example: bool, user: Any) -> TestCase | Route:
-    """Record a person's answer for a turn: a new test case, or an example of the route.
-
-    Both are written through `studio.shared.edits` and so land in the audit trail.
-
-    Raises:
-        Refused: no message text, an unknown route, or an example for "no route".
-    """
-    profile = event.profile
-    if event.message is None:
-        raise Refused([("message", "this turn has no message text to learn from")])
-    with transaction.atomic():
-        if as_example:
-            made: TestCase | Route = _add_example(profile, right_route, event.message, user)
-        else:
-            decision = _draft_router(profile).route(event.message, event.from_route or None)
-            made = add_test_case(profile, decision, event.message, right_route, user=user)
-        Event.objects.filter(pk=event.pk).update(
-            reviewed_at=timezone.now(), reviewed_by=user, right_route=right_route
-        )
-    return made
-
-
-def _draft_router(profile: Profile) -> Router:
-    """The draft's router as the playground has it: its own model, else the last one trained.
-
-    The test case keeps the verdict kind, triage and tools the draft gives the turn; a model a
-    revision old only matters to the verdict kind, and the suite's next run re-judges it anyway.
-    """
-    router = playground_router(profile).router
-    if router is None:
-        raise Refused([("route", "the draft's first model is still training: try again shortly")])
-    return router
-
-
-def _add_example(profile: Profile, name: str, message: str, user: Any) -> Route:
-    route = profile.routes.filter(name=name).first()
-    if route is None:
-        raise Refused([("route", "choose the route this message is an example of")])
-    if message not in route.examples:
-        route.examples = [*route.examples, message]
-        save_item(route, user=user, expected_revision=route.revision)
-    return route
-
-
-def reviewed_count(profile: Profile) -> int:
-    return Event.objects.filter(profile=profile).filter(~Q(reviewed_at=None)).count()

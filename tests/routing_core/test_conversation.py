@@ -17,7 +17,6 @@ from routing_core.cli import main
 from routing_core.codec import dump_pack, load_pack
 from routing_core.conversation import carries_no_topic, pool
 from routing_core.evaluate import evaluate
-from routing_core.pack import FORMAT_MINOR
 from routing_core.policy import Policy, decide_scores
 from routing_core.router import Router
 from tests.routing_core.conftest import TableScorer, minimal_doc
@@ -173,6 +172,7 @@ def test_the_conversation_figures_on_the_fixture(router: Router) -> None:
     talk = report.conversations
     assert talk is not None
     assert (talk.conversations, talk.turns, talk.stay_turns, talk.move_turns) == (3, 12, 6, 3)
+    assert talk.first_turns == 3
     assert (talk.turn_accuracy, talk.stay_accuracy, talk.move_accuracy) == (1.0, 1.0, 1.0)
     alone = evaluate(router, cases, policy=router.policy_with(conversation="ignore"))
     assert alone.conversations is not None
@@ -215,7 +215,7 @@ def test_eval_json_reports_the_conversation_figures(
     talk = json.loads(capsys.readouterr().out)["conversations"]
     assert set(talk) == {
         "conversations", "turns", "turn_accuracy", "first_accuracy", "stay_accuracy",
-        "move_accuracy", "stay_turns", "move_turns", "wrong_turns", "wrong",
+        "move_accuracy", "stay_turns", "move_turns", "first_turns", "wrong_turns", "wrong",
     }  # fmt: skip
     assert (talk["turns"], talk["turn_accuracy"], talk["wrong"]) == (12, 1.0, [])
 
@@ -240,7 +240,7 @@ def test_the_policy_setting_round_trips_and_old_packs_stay_1_0(router: Router) -
     assert again.policy.conversation == "ignore"
     written = json.loads(dump_pack(again))
     assert written["policy"]["conversation"] == "ignore"
-    assert written["format_minor"] == FORMAT_MINOR
+    assert written["format_minor"] == 8  # the minor that added policy.conversation
 
 
 def test_the_prior_is_skipped_for_scores_that_are_no_distribution() -> None:

@@ -235,3 +235,45 @@ def test_a_new_pack_of_an_embedding_kind_learns_the_head():
     assert new_scorer_settings("embedding") == {"kind": "embedding", "head": True}
     assert new_scorer_settings("hybrid") == {"kind": "hybrid", "fit_weight": True, "head": True}
     assert new_scorer_settings("lexical") == {"kind": "lexical"}
+
+
+def test_a_route_with_a_display_name_is_a_minor_9_pack_that_routes_as_before():
+    doc = current_doc()
+    doc.pop("checksum")
+    doc["routes"][0]["display_name"] = "Facturation et réclamations"
+    named = load_pack(doc)
+    written = json.loads(dump_pack(named))
+    assert written["format_minor"] == 9
+    assert written["routes"][0]["display_name"] == "Facturation et réclamations"
+    assert all("display_name" not in r for r in written["routes"][1:])  # absent, not null
+    assert load_pack(written).routes[0].display_name == "Facturation et réclamations"
+    plain = load_pack(current_doc())
+    for text in ("why was I charged twice", "réclamations", "where is my parcel"):
+        assert (
+            Router(named).route(text).to_event()["ranked"]
+            == (Router(plain).route(text).to_event()["ranked"])
+        )
+
+
+def test_a_display_name_reader_of_minor_8_ignores_the_field_and_this_one_refuses_a_blank_one():
+    doc = current_doc()
+    doc["routes"][0]["display_name"] = "Réclamations"
+    doc["format_minor"] = 9
+    doc["checksum"] = digest(doc)
+    assert load_pack(doc).routes[0].display_name == "Réclamations"
+    doc["routes"][0]["display_name"] = "  "
+    doc.pop("checksum")
+    with pytest.raises(PackError, match=r"routes\[0\]\.display_name"):
+        load_pack(doc)
+
+
+def test_a_route_name_with_an_accent_is_refused_in_words_that_say_why():
+    doc = current_doc()
+    doc.pop("checksum")
+    doc["routes"][0]["name"] = "réclamations"
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    assert caught.value.lines()[0] == (
+        "routes[0].name: an identifier uses only the letters a to z (no accents), digits, '-' "
+        "and '_', no spaces, and starts with a letter or digit"
+    )

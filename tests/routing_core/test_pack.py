@@ -88,7 +88,11 @@ def test_a_malformed_checksum_is_named():
             "routes[3].name",
             "duplicate route name 'billing' (route 1 has it too)",
         ),
-        (lambda d: d["routes"][0].update(name="Billing Team"), "routes[0].name", "lowercase word"),
+        (
+            lambda d: d["routes"][0].update(name="Billing Team"),
+            "routes[0].name",
+            "letters a to z (no accents)",
+        ),
         (
             lambda d: d.update(rules=[{"route": "ghost", "match": {"keywords": ["x"]}}]),
             "rules[0].route",

@@ -48,6 +48,7 @@ EXPORTED = [
     "PackError",
     "PackFetcher",
     "Policy",
+    "ROUTE_NAME_PATTERN",
     "Ranked",
     "RemoteRouter",
     "Router",

@@ -40,15 +40,48 @@ def test_a_keyword_from_the_message_is_the_first_fix_tried(pack, suite):
     assert "subscription" not in next(r for r in pack.routes if r.name == "billing").keywords
 
 
-def test_when_no_keyword_helps_the_message_becomes_an_example(pack, suite):
+def test_when_nothing_else_helps_the_message_becomes_an_example_and_the_report_says_so(pack, suite):
     cases, failing = _with(suite, "is my order lost", "shipping")
     report = find_repair(pack, cases, failing)
     assert [(a.edit.kind, a.fixes) for a in report.attempts] == [
         ("add_keyword", False),
         ("add_keyword", False),
+        ("move_example", False),
+        ("move_example", False),
+        ("move_example", False),
         ("add_example", True),
     ]
     assert report.fix is not None and report.fix.text == "is my order lost"
+    assert report.copies_case
+    assert report.warning.startswith(
+        "This edit makes the test's own message a training example: the case will pass because"
+    )
+    assert "no longer proves anything" in report.warning
+
+
+def test_an_edit_that_leaves_the_case_out_of_the_training_is_preferred_to_copying_it(pack):
+    # Adding the message itself as an example would fix it too, and used to be tried first.
+    suite = [Case(e, r.name) for r in pack.routes for e in r.examples[1:4]]
+    cases, failing = _with(suite, "where has my order gone", "shipping")
+    report = find_repair(pack, cases, failing)
+    assert report.fix is not None
+    assert report.fix.describe() == "move the example “where is my order” from orders to shipping"
+    assert not report.copies_case and report.warning == ""
+
+
+def test_copies_of_the_case_come_last_and_survive_the_candidate_budget(pack, suite):
+    from routing_core.evaluate import evaluate
+    from routing_core.repair import MAX_CANDIDATES, Edit, _within_budget, candidates, copies_case
+
+    case = Case("is a payment plan available for my subscription", None)
+    result = evaluate(Router(pack), [case]).results[0]
+    kinds = [e.kind for e in candidates(pack, case, result)]
+    assert kinds[-1] == "add_out_of_scope" and "remove_keyword" in kinds[:-1]
+    many = [Edit("add_keyword", "billing", f"word{n}") for n in range(MAX_CANDIDATES + 5)]
+    copy = Edit("add_out_of_scope", "", "Is a payment plan  available for my subscription")
+    assert copies_case(copy, case)
+    kept = _within_budget([*many, copy], case)
+    assert len(kept) == MAX_CANDIDATES and kept[-1] == copy
 
 
 def test_an_edit_that_breaks_a_passing_case_is_refused_and_says_which(pack, suite):
@@ -76,9 +109,9 @@ def test_progress_is_told_before_the_first_candidate_and_after_each_one(pack, su
     report = find_repair(
         pack, cases, failing, progress=lambda done, total: told.append((done, total))
     )
-    # six candidates to try; the third fixes it, so the search ends there
-    assert told == [(0, 6), (1, 6), (2, 6), (3, 6)]
-    assert len(report.attempts) == 3
+    # six candidates to try; the last (the message as an example) fixes it
+    assert told == [(n, 6) for n in range(7)]
+    assert len(report.attempts) == 6
 
 
 def test_what_progress_raises_stops_the_search(pack, suite):

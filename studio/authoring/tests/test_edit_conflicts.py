@@ -17,10 +17,11 @@ from tests.studio.fixtures import htmx
 
 
 class _Form(HTMLParser):
-    """The values a browser would post from the page's first POST form."""
+    """The values a browser would post from the page's first POST form (to `action`, if given)."""
 
-    def __init__(self) -> None:
+    def __init__(self, action: str = "") -> None:
         super().__init__()
+        self._action = action
         self.values: dict[str, str] = {}
         self._textarea: str | None = None
         self._select: str | None = None
@@ -29,7 +30,7 @@ class _Form(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
         if tag == "form" and a.get("method") == "post" and not self._done:
-            self._inside = True
+            self._inside = a.get("action", "").endswith(self._action)
         if not self._inside:
             return
         if tag == "input" and a.get("type") not in ("radio", "checkbox", "submit"):
@@ -61,8 +62,8 @@ class _Form(HTMLParser):
             self.values[self._textarea] += data
 
 
-def form_values(html: str) -> dict[str, str]:
-    parser = _Form()
+def form_values(html: str, action: str = "") -> dict[str, str]:
+    parser = _Form(action)
     parser.feed(html)
     values = parser.values
     for name, value in values.items():  # a textarea's first newline is not part of its value
@@ -185,3 +186,62 @@ def test_the_api_answers_a_conflict_with_both_versions(route, owner, editor):
 
 def _api(user: Any) -> Client:
     return Client(HTTP_AUTHORIZATION=f"Bearer {create_api_token(user, 'conflicts')[1]}")
+
+
+def test_a_tool_conflict_takes_their_unticked_box_and_keeps_my_description(
+    profile, owner, editor, client_for
+):
+    tool = profile.tools.get(name="hydrate_context")  # always included
+    url = reverse("tools-edit", args=[profile.slug, tool.pk])
+    maria, me = client_for(owner), client_for(editor)
+    theirs = form_values(maria.get(url, **htmx()).content.decode())
+    mine = form_values(me.get(url, **htmx()).content.decode())
+    del theirs["always_include"]  # she unticks it
+    maria.post(url, theirs, **htmx())
+
+    refused = me.post(url, {**mine, "description": "loads the customer"}, **htmx())
+
+    shown = form_values(refused.content.decode())
+    assert refused.status_code == 409 and "always_include" not in shown
+    me.post(url, shown, **htmx())
+    stored = type(tool).objects.get(pk=tool.pk)
+    assert (stored.always_include, stored.description) == (False, "loads the customer")
+
+
+def test_a_policy_conflict_keeps_my_floor_and_takes_their_menu_size(
+    profile, owner, editor, client_for
+):
+    url = reverse("policy", args=[profile.slug])
+    maria, me = client_for(owner), client_for(editor)
+    theirs = form_values(maria.get(url).content.decode(), url)
+    mine = form_values(me.get(url).content.decode(), url)
+    maria.post(url, {**theirs, "menu_size": "4"})
+
+    refused = me.post(url, {**mine, "floor": "0.05"})
+
+    html = refused.content.decode()
+    shown = form_values(html, url)
+    assert refused.status_code == 409 and 'data-testid="edit-conflict"' in html
+    assert (shown["menu_size"], shown["floor"]) == ("4", "0.05")
+    me.post(url, shown)
+    stored = type(profile).objects.get(pk=profile.pk)
+    assert (stored.menu_size, stored.floor) == (4, 0.05)
+
+
+def test_a_profile_settings_conflict_keeps_my_name_and_takes_their_description(
+    profile, owner, editor, client_for
+):
+    page, url = f"/profiles/{profile.slug}/", reverse("profile-settings", args=[profile.slug])
+    maria, me = client_for(owner), client_for(editor)
+    theirs = form_values(maria.get(page).content.decode(), url)
+    mine = form_values(me.get(page).content.decode(), url)
+    maria.post(url, {**theirs, "description": "maria's words"})
+
+    refused = me.post(url, {**mine, "name": "Shop support"}, **htmx())
+
+    shown = form_values(refused.content.decode(), url)
+    assert refused.status_code == 409
+    assert (shown["name"], shown["description"]) == ("Shop support", "maria's words")
+    me.post(url, shown)
+    stored = type(profile).objects.get(pk=profile.pk)
+    assert (stored.name, stored.description) == ("Shop support", "maria's words")

@@ -12,6 +12,8 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from studio.importing.imports import execute_import
+from studio.jobs import Cancelled
 from studio.models import AuditEntry, ImportJob, Profile
 from studio.shared.packs import build_pack
 from tests.routing_core.importers.conftest import EXPORTS
@@ -184,6 +186,25 @@ def test_a_queued_import_shows_its_wait_polls_and_can_be_cancelled(editor, clien
     job.refresh_from_db()
     assert job.status == "cancelled" and bytes(job.upload) == b""
     assert not Profile.objects.exists()
+
+
+def test_a_cancel_asked_for_while_the_export_is_parsed_stops_the_parse(editor):
+    # routing_core's importers ask `cancelled()` while they read: a large export no longer
+    # runs to its end after "Cancel" (the job's progress is only written between steps).
+    job = ImportJob.objects.create(
+        format="dialogflow-es",
+        filename="hotel.zip",
+        upload=_zip_of(EXPORTS / "dialogflow_es"),
+        started_by=editor,
+        status="running",
+        cancel_requested=True,
+        total=3,
+    )
+    with pytest.raises(Cancelled):
+        execute_import(job, lambda done, total: None)
+    assert not Profile.objects.exists()
+    job.refresh_from_db()
+    assert bytes(job.upload) == b""
 
 
 RASA = b"""version: "3.1"

@@ -192,7 +192,7 @@ def test_a_scorer_win_lists_the_terms_behind_it(profile, viewer, client_for):
         url(profile), {"message": "why was I charged twice"}, **htmx()
     )
 
-    terms = re.findall(r'<span class="term">([^<]+)</span>', text(response))
+    terms = re.findall(r'<span class="term"[^>]*>([^<]+)</span>', text(response))
     assert "charged" in terms
 
 
@@ -234,7 +234,7 @@ def test_the_terms_shown_never_include_a_lone_stop_word(message, db, viewer, cli
 
     response = client_for(viewer).post(url(demo), {"message": message}, **htmx())
 
-    terms = re.findall(r'<span class="term">([^<]+)</span>', text(response))
+    terms = re.findall(r'<span class="term"[^>]*>([^<]+)</span>', text(response))
     assert terms, "a scorer win lists its terms"
     assert not [t for t in terms if t in STOP_WORDS]  # "the", "for" only inside a bigram
 
@@ -398,9 +398,11 @@ def test_sending_a_turn_adds_it_to_the_transcript_and_makes_its_route_current(
     assert by_testid(response, "incumbent") == ["shipping"]
     assert '<option value="shipping" selected>' in text(response)
     turns = re.findall(r'name="turn" value="([^"]*)"', text(response))
-    assert [json.loads(t.replace("&quot;", '"')) for t in turns] == [
+    kept = [json.loads(t.replace("&quot;", '"')) for t in turns]
+    assert [k[:5] for k in kept] == [
         ["how long does delivery take?", "shipping", "move", "scorer", None]
     ]
+    assert kept[0][6].startswith("decisively matched shipping")  # why, as the verdict said
     assert "</textarea>" in text(response) and "take?</textarea>" not in text(response)
 
 
@@ -448,7 +450,7 @@ def test_three_turns_stay_then_move(profile, viewer, client_for):
         incumbent = by_testid(response, "incumbent")[0]
 
     decoded = [json.loads(t) for t in turns]
-    assert [(route, verdict, started) for _, route, verdict, _, started in decoded] == [
+    assert [(route, verdict, started) for _, route, verdict, _, started, *_ in decoded] == [
         ("shipping", "move", None),
         ("shipping", "stay", "shipping"),
         ("billing", "move", "shipping"),
@@ -768,3 +770,18 @@ def test_patterns_the_time_budget_cut_are_named_as_people_number_them(profile, v
 def test_a_quick_turn_names_no_skipped_pattern(profile, viewer, client_for):
     response = client_for(viewer).post(url(profile), {"message": "I want a real person"}, **htmx())
     assert by_testid(response, "verdict-skipped") == []
+
+
+def test_each_turn_of_the_transcript_says_why_it_stayed_or_moved(travel, viewer, client_for):
+    client = client_for(viewer)
+    for message in ("my suitcase did not arrive", "yes please", "now I need a hotel"):
+        _send(client, travel, message)
+
+    page = client.get(url(travel))
+    words, why = by_testid(page, "transcript-words"), by_testid(page, "transcript-why")
+
+    assert words[1] == "stayed on baggage · the conversation decided"
+    assert why[1].startswith("The message only acknowledges, confirms or answers")
+    assert why[1].endswith("so the conversation stays on baggage.")
+    assert words[2].startswith("moved from baggage to hotel")
+    assert "hotel" in why[2] and len(why) == 3

@@ -129,7 +129,9 @@ def _refused_posts(profile: Profile) -> dict[str, tuple[str, dict[str, Any]]]:
         "new profile": (reverse("profile-list"), {"slug": "Bad Slug!", "name": MINE}),
         "new route": (
             reverse("routes-add", args=[slug]),
-            {"name": "Not A Name", "description": MINE},
+            # "Not A Name" is now a display name with an identifier made from it: a taken
+            # identifier is what a new route is refused for
+            {"display_name": "Billing again", "name": "billing", "description": MINE},
         ),
         "route row": (
             reverse("routes-edit", args=[slug, route.pk]),

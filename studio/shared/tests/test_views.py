@@ -165,7 +165,9 @@ class TestRouteRows:
         )
 
         assert response.status_code == 422
-        assert b"a name is one lowercase word" in response.content
+        assert (
+            b"cannot be an identifier: use the letters a to z without accents" in response.content
+        )
         assert b'value="Bad Name"' in response.content
         assert b'value="typed text"' in response.content
         assert is_full_page(response) == (not headers)

@@ -7,6 +7,7 @@ comes (`settings.TASKS = DATABASE`); studio/suites/tests/test_repair_jobs.py use
 from __future__ import annotations
 
 import json
+from html import unescape
 
 import pytest
 
@@ -353,6 +354,37 @@ def test_the_test_cases_page_links_failing_cases_to_a_fix(cases, editor, client_
     html = client_for(editor).get(f"/profiles/{profile.slug}/tests/").content.decode()
     assert html.count('data-testid="find-fix"') == 1
     assert f'method="post" action="{_url(cases[-1])}search/"' in html  # one press starts it
+
+
+def test_the_run_page_offers_find_a_fix_beside_each_failure_it_lists(
+    cases, editor, viewer, client_for, profile
+):
+    from studio.suites.runs import start_run
+
+    run = start_run(profile, user=editor)
+    url = f"/profiles/{profile.slug}/runs/{run.pk}/"
+    html = client_for(editor).get(url).content.decode()
+    assert html.count('data-testid="find-fix"') == 1
+    assert f'action="{_url(cases[-1])}search/"' in html
+    assert 'data-testid="find-fix"' not in client_for(viewer).get(url).content.decode()
+    cases[-1].delete()  # a case deleted since the run: nothing to fix any more
+    assert 'data-testid="find-fix"' not in client_for(editor).get(url).content.decode()
+
+
+def test_a_fix_that_makes_the_case_a_training_example_says_so_plainly(
+    cases, editor, client_for, profile
+):
+    failing = _case(profile, "what is the weather in paris")
+    client = client_for(editor)
+    response, job = _open(client, failing)
+    html = unescape(response.content.decode())
+    assert 'data-testid="fix-copies-case"' in html
+    assert "the test's own message an out-of-scope example" in html
+    assert "no longer proves anything" in html
+    api = client.get(f"/api/profiles/{profile.slug}/test-cases/{failing.pk}/fixes/{job.pk}")
+    assert "no longer proves anything" in api.json()["warning"]
+    keyword = _open(client, cases[-1])[0].content.decode()  # "courier" as a keyword: no copy
+    assert 'data-testid="fix-copies-case"' not in keyword
 
 
 # -- every kind of fix, applied through the normal save path ---------------------------------------

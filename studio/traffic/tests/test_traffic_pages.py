@@ -12,12 +12,24 @@ from django.utils import timezone
 
 from routing_core import Router
 from studio.agents.events import EventBatchIn, ingest
-from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, TrafficSettings
+from studio.models import (
+    AuditEntry,
+    Event,
+    Profile,
+    ReplayRun,
+    Route,
+    TestCase,
+    TrafficSettings,
+)
 from studio.publishing.versions import promote, publish
+from studio.shared.edits import save_item
+from studio.shared.errors import Conflict
 from studio.shared.packs import build_pack
 from studio.shared.tokens import create_read_token
+from studio.traffic import review
 from studio.traffic.charts import turns_chart
-from studio.traffic.turns import period, review_queue
+from studio.traffic.review import review_queue, reviewed_count
+from studio.traffic.turns import period
 from tests.job_worker import wait_for
 
 
@@ -135,6 +147,52 @@ def test_labelling_a_turn_as_an_example_adds_it_to_the_route(profile, editor, cl
     assert AuditEntry.objects.filter(action="route.update").exists()
 
 
+def test_an_example_labelled_while_someone_else_edits_the_route_is_merged_not_lost(
+    profile, editor, owner, client_for, monkeypatch
+):
+    # Two people label turns of one route at once: the other's save lands between this
+    # label's read of the route and its save.
+    (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
+    real_read = review._current_route
+    others = iter(["a label from someone else"])
+
+    def read_then_another_saves(profile, name):
+        route = real_read(profile, name)
+        for text in others:
+            other = Route.objects.get(pk=route.pk)
+            other.examples = [*other.examples, text]
+            save_item(other, user=owner, expected_revision=other.revision)
+        return route
+
+    monkeypatch.setattr(review, "_current_route", read_then_another_saves)
+    response = client_for(editor).post(
+        reverse("traffic-label", args=["shop", event.pk]), {"route": "billing", "as": "example"}
+    )
+
+    assert response.status_code == 302
+    examples = profile.routes.get(name="billing").examples
+    assert {"parcel charged", "a label from someone else"} <= set(examples)
+
+
+def test_a_route_that_keeps_changing_under_a_label_is_a_409_in_words(
+    profile, editor, client_for, monkeypatch
+):
+    (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
+
+    def always_stale(route, **kwargs):
+        raise Conflict("changed by someone else")
+
+    monkeypatch.setattr(review, "save_item", always_stale)
+    response = client_for(editor).post(
+        reverse("traffic-label", args=["shop", event.pk]), {"route": "billing", "as": "example"}
+    )
+
+    assert response.status_code == 409
+    assert "billing was being edited by others; label it again" in response.content.decode()
+    event.refresh_from_db()
+    assert event.reviewed_at is None
+
+
 def test_an_example_needs_a_route_and_a_viewer_cannot_label(profile, editor, viewer, client_for):
     (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
     url = reverse("traffic-label", args=["shop", event.pk])
@@ -143,6 +201,109 @@ def test_an_example_needs_a_route_and_a_viewer_cannot_label(profile, editor, vie
     assert "Not saved: choose the route" in page.content.decode()
     event.refresh_from_db()
     assert event.reviewed_at is None
+
+
+def _answer(client, event, how, route=""):
+    return client.post(
+        reverse("traffic-label", args=["shop", event.pk]), {"as": how, "route": route}, follow=True
+    )
+
+
+def test_looks_right_confirms_the_route_and_counts_as_reviewed(profile, editor, client_for):
+    (event,) = store(profile, [{"message": "cost", "event": MENU | {"route": None}}])
+    (other,) = store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    page = _answer(client_for(editor), event, "confirm", route="shipping").content.decode()
+    assert "Marked “cost” as right (no route)." in page
+    event.refresh_from_db()
+    assert event.reviewed_at is not None and event.right_route == ""  # the select is ignored
+    assert [item.event for item in review_queue(profile)] == [other]
+    assert reviewed_count(profile) == 1
+    assert not TestCase.objects.exists()
+
+
+def test_dismiss_takes_a_turn_off_the_inbox_without_counting_it_reviewed(
+    profile, editor, client_for
+):
+    (event,) = store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    page = _answer(client_for(editor), event, "dismiss").content.decode()
+    assert "Dismissed “what is the weather”." in page
+    assert review_queue(profile) == [] and reviewed_count(profile) == 0
+    assert "Nothing waiting for review." in page
+
+
+def test_the_same_message_to_the_same_route_is_one_row_with_a_count(profile, editor, client_for):
+    store(profile, [{"message": "what is the weather", "event": UNMATCHED}] * 2)
+    store(profile, [{"message": "What is  the weather", "event": UNMATCHED}])
+    store(profile, [{"message": "what is the weather", "event": MENU}])  # no route either
+    store(profile, [{"message": "parcel charged", "event": MENU}])
+    items = review_queue(profile)
+    assert [(i.event.message, i.count) for i in items] == [
+        ("parcel charged", 1),
+        ("what is the weather", 4),
+    ]
+    client = client_for(editor)
+    page = client.get(reverse("traffic-review", args=["shop"])).content.decode()
+    assert page.count('data-testid="review-item"') == 2 and "×4" in page
+    answer = _answer(client, items[1].event, "confirm").content.decode()
+    assert "with the 3 other turns like it" in answer
+    assert [i.event.message for i in review_queue(profile)] == ["parcel charged"]
+    assert reviewed_count(profile) == 4
+
+
+def test_a_short_turn_is_shown_with_the_turns_before_it(profile, editor, client_for):
+    store(profile, [
+        {"message": "hello", "conversation": "c9", "turn": 1},
+        {"message": "my parcel never came", "conversation": "c9", "turn": 2},
+        {"message": "where is my parcel", "conversation": "c9", "turn": 3, "incumbent": "shipping"},
+        {"message": "yes", "conversation": "c9", "turn": 4, "incumbent": "shipping",
+         "event": UNMATCHED},
+    ])  # fmt: skip
+    item = next(i for i in review_queue(profile) if i.event.message == "yes")
+    assert item.is_short
+    assert [e.message for e in item.before] == [
+        "hello",
+        "my parcel never came",
+        "where is my parcel",
+    ]
+    page = client_for(editor).get(reverse("traffic-review", args=["shop"])).content.decode()
+    assert '<details class="turns-before" open' in page
+    assert page.index("my parcel never came") < page.index("“yes”")
+
+
+def test_the_turns_before_stop_at_a_turn_that_was_not_kept(profile):
+    store(profile, [
+        {"message": "hello", "conversation": "c9", "turn": 1},
+        {"message": "my parcel never came", "conversation": "c9", "turn": 3},
+        {"message": "thanks!", "conversation": "c9", "turn": 4, "event": UNMATCHED},
+    ])  # fmt: skip
+    item = next(i for i in review_queue(profile) if i.event.message == "thanks!")
+    assert [e.message for e in item.before] == ["my parcel never came"]
+
+
+def test_the_conversation_up_to_a_turn_is_saved_as_a_multi_turn_case(profile, editor, client_for):
+    store(profile, [
+        {"message": "my parcel never came", "conversation": "c9", "turn": 1},
+        {"message": "yes please", "conversation": "c9", "turn": 2, "incumbent": "shipping",
+         "event": UNMATCHED},
+    ])  # fmt: skip
+    (item,) = review_queue(profile)
+    page = _answer(client_for(editor), item.event, "conversation", "shipping").content.decode()
+    assert "Saved “yes please” as a test case of the conversation up to it." in page
+    cases = list(TestCase.objects.order_by("turn"))
+    assert [(c.message, c.turn, c.expected_route) for c in cases] == [
+        ("my parcel never came", 1, "shipping"),
+        ("yes please", 2, "shipping"),
+    ]
+    assert cases[0].conversation == cases[1].conversation != ""
+    assert review_queue(profile) == [] and reviewed_count(profile) == 1
+
+
+def test_a_turn_without_turns_before_cannot_be_saved_as_a_conversation(profile, editor, client_for):
+    (event,) = store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    page = _answer(client_for(editor), event, "conversation", "shipping").content.decode()
+    assert "Not saved: the turns before this one were not kept" in page
+    assert 'data-testid="save-conversation"' not in page
+    assert not TestCase.objects.exists()
 
 
 def test_only_a_publisher_changes_what_is_kept(profile, owner, editor, client_for):
@@ -203,6 +364,39 @@ def test_a_replay_runs_on_a_worker_process_over_several_chunks_and_stores_the_fl
     run.refresh_from_db()
     assert run.status == "done" and run.done == run.total == 500 * (CHUNK // 500 + 2)
     assert run.report["changed"] == 500 and len(run.report["groups"][0]["turns"]) == 100
+
+
+def test_turning_text_off_offers_to_remove_the_stored_texts_now(profile, owner, client_for):
+    store(profile, [{"message": "why was I charged twice"}, {"message": "download my invoice"}])
+    client = client_for(owner)
+
+    saved = client.post(
+        reverse("traffic", args=["shop"]), {"retention_days": "30"}, follow=True
+    ).content.decode()
+    assert "unless you remove them now" in saved and 'data-testid="scrub-texts"' in saved
+
+    response = client.post(reverse("traffic-scrub", args=["shop"]))
+
+    job = profile.scrub_runs.get()
+    assert response["Location"] == f"/profiles/shop/jobs/scrub/{job.pk}/"
+    assert job.status == "done" and job.done == 2
+    assert "Removing stored message texts" in client.get(response["Location"]).content.decode()
+    for event in Event.objects.all():
+        assert event.message is None
+        evidence = event.event["evidence"]
+        assert evidence is None or (evidence["text"] is None and evidence["terms"] == [])
+    page = client.get(reverse("traffic", args=["shop"])).content.decode()
+    assert 'data-testid="scrub-texts"' not in page
+    assert AuditEntry.objects.filter(action="traffic.scrub").exists()
+
+
+def test_texts_are_not_removed_while_they_are_kept_or_by_an_editor(
+    profile, owner, editor, client_for
+):
+    store(profile, [{"message": "why was I charged twice"}])
+    assert client_for(editor).post(reverse("traffic-scrub", args=["shop"])).status_code == 403
+    client_for(owner).post(reverse("traffic-scrub", args=["shop"]))
+    assert Event.objects.get().message == "why was I charged twice"
 
 
 # -- dates: calendar days and whole hours where the viewer is ------------------------------------

@@ -71,7 +71,7 @@ def test_an_empty_intent_is_reported_not_imported(nlu):
 def test_synonyms_and_lookups_become_keywords_of_the_routes_that_mark_them(nlu):
     routes = {r.name: r for r in nlu.routes}
     assert routes["check_balance"].keywords == ["credit", "credit card account", "credit account"]
-    assert routes["book_flight"].keywords == ["Berlin", "Paris", "Rome", "New York"]
+    assert routes["book_flight"].keywords == ["berlin", "paris", "rome", "new york"]
     assert nlu.lexicons["bank"] == ("JPMC", "Comerica")
     assert "lexicon 'bank': 2 word(s) kept aside: no intent's examples mark this entity" in notes(
         nlu, "kept aside"
@@ -173,3 +173,128 @@ def test_any_yaml_text_gives_routes_or_a_pack_error(tmp_path_factory, text):
         assert exc.errors
     else:
         assert result.routes
+
+
+# -- out-of-scope intents and entity lexicons (a bank's export, as Rasa's sample bots write it) ---
+
+BANK = """\
+version: "3.1"
+nlu:
+- intent: check_balance
+  examples: |
+    - what's my [emblem](credit_card) [balance](amount-of-money)
+    - show me my [iron bank](credit_card) balance
+    - how much money is in my [savings](account)
+- intent: pay_cc
+  examples: |
+    - I want to pay the [full](amount-of-money) amount on my [Emblem](credit_card) card
+    - pay my [iron bank](credit_card) bill
+- intent: inform
+  examples: |
+    - [emblem](credit_card)
+    - [full](amount-of-money)
+- intent: out_of_scope
+  examples: |
+    - I want to order food
+    - What is 2 + 2?
+- intent: out_of_scope/non_english
+  examples: |
+    - quiero pedir una pizza
+- synonym: emblem
+  examples: |
+    - Emblem
+    - emblm
+- lookup: credit_card
+  examples: |
+    - emblem
+    - Emblem
+    - iron bank
+- synonym: current balance
+  examples: |
+    - full
+    - full balance
+- lookup: account
+  examples: |
+    - Savings
+    - savings
+    - checking
+"""
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rasa") / "nlu.yml"
+    path.write_text(BANK)
+    return import_export("rasa", path)
+
+
+def test_rasas_out_of_scope_intents_become_the_packs_out_of_scope_examples(bank):
+    assert [r.name for r in bank.routes] == ["check_balance", "pay_cc", "inform"]
+    assert bank.out_of_scope == (
+        "I want to order food",
+        "What is 2 + 2?",
+        "quiero pedir una pizza",
+    )
+    changed = notes(bank, "changed")
+    assert (
+        "nlu.yml: nlu[3]: intent 'out_of_scope': 2 phrase(s) came over as out-of-scope examples"
+        in changed
+    )
+    assert round_trip(bank).route("What is 2 + 2?").verdict == "unmatched"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("out_of_scope", True),
+        ("out-of-scope", True),
+        ("Out Of Scope", True),
+        ("out_of_scope/other", True),
+        ("nlu_fallback", True),
+        ("oos", True),
+        ("scope_of_work", False),
+        ("chitchat/out_of_scope", False),
+    ],
+)
+def test_the_usual_names_of_rasas_out_of_scope_intent_are_recognised(name, expected):
+    from routing_core.importers.rasa import is_out_of_scope
+
+    assert is_out_of_scope(name) is expected
+
+
+def test_a_lexicon_several_intents_mark_is_a_keyword_of_none_and_the_notes_say_why(bank):
+    keywords = {r.name: r.keywords for r in bank.routes}
+    # "emblem", "iron bank", "full": card names and amounts mark three intents alike
+    assert keywords == {"check_balance": ["savings", "checking"], "pay_cc": [], "inform": []}
+    aside = notes(bank, "kept aside")
+    assert (
+        "lexicon 'credit_card': 3 word(s) kept aside: several intents mark this entity "
+        "(check_balance, pay_cc, inform), so its words tell none apart" in aside
+    )
+    assert any(n.startswith("lexicon 'current balance': ") for n in aside)
+
+
+def test_keywords_are_case_folded_and_kept_once(bank):
+    balance = next(r for r in bank.routes if r.name == "check_balance")
+    assert balance.keywords == ["savings", "checking"]  # "Savings" and "savings": one keyword
+    assert "lexicon 'account': 2 word(s) became keywords of check_balance" in notes(bank, "changed")
+
+
+def test_a_word_two_lexicons_give_to_two_routes_is_a_keyword_of_neither():
+    from routing_core.importers.result import Collector
+
+    collect = Collector("test")
+    for name, entity in (("cards", "card_name"), ("loans", "loan_name")):
+        route = collect.route(name, name)
+        route.entities.add(entity)
+        collect.add_example(route, f"about my {name}", name)
+    collect.add_lexicon("card_name", ["Gold", "Platinum"])
+    collect.add_lexicon("loan_name", ["gold", "Starter"])
+    result = collect.finish()
+    assert {r.name: r.keywords for r in result.routes} == {
+        "cards": ["platinum"],
+        "loans": ["starter"],
+    }
+    assert "keyword 'gold': it names several intents' entities (cards, loans): no keyword" in (
+        notes(result, "kept aside")
+    )
