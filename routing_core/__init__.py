@@ -35,7 +35,9 @@ writes, docs/pack-format.md), `ROUTE_NAME_PATTERN` (what a route identifier and 
 slug may be, docs/pack-format.md, Names), `MAX_ROUTES` and `MAX_ITEMS` (a pack's size limits),
 `MAX_MESSAGE_CHARS` (what a router reads of a message), `MENU` and `UNMATCHED` (a test
 case's expected route for a menu or for no route), and `DEFAULT_ACTION_VERBS`,
-`DEFAULT_KNOWLEDGE_VERBS` and `DEFAULT_QUESTION_PATTERN` (triage's built-in English).
+`DEFAULT_KNOWLEDGE_VERBS` and `DEFAULT_QUESTION_PATTERN` (triage's built-in English), and
+`OUT_OF_SCOPE_WANTED` (the out-of-scope examples a profile needs before the lexical scorer
+stops learning its built-in background; `starter_out_of_scope` suggests some).
 
 `import routing_core` loads what routing a message needs (pydantic and numpy, no scipy):
 the names that need more (building a pack trains a model, the remote router and reporter
@@ -84,7 +86,7 @@ from routing_core.triage import (
 
 if TYPE_CHECKING:
     from routing_core.build import build_pack, build_pack_file
-    from routing_core.lint import Finding, lint_pack
+    from routing_core.lint import OUT_OF_SCOPE_WANTED, Finding, lint_pack, starter_out_of_scope
     from routing_core.overlap import overlap_checkup
     from routing_core.redaction import redact, scrub_evidence
     from routing_core.remote import PackFetcher, RemoteRouter
@@ -100,6 +102,8 @@ _LAZY = {
     "build_pack_file": "routing_core.build",
     "Finding": "routing_core.lint",
     "lint_pack": "routing_core.lint",
+    "starter_out_of_scope": "routing_core.lint",
+    "OUT_OF_SCOPE_WANTED": "routing_core.lint",
     "overlap_checkup": "routing_core.overlap",
     "redact": "routing_core.redaction",
     "scrub_evidence": "routing_core.redaction",
@@ -129,6 +133,7 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_ROUTES",
     "MENU",
+    "OUT_OF_SCOPE_WANTED",
     "Pack",
     "PackError",
     "PackFetcher",
@@ -156,6 +161,7 @@ __all__ = [
     "pack_schema",
     "redact",
     "scrub_evidence",
+    "starter_out_of_scope",
     "unstorable_reason",
 ]
 

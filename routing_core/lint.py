@@ -16,11 +16,14 @@ from typing import Literal
 from routing_core.pack import Pack
 from routing_core.router import Router
 from routing_core.rules import RuleSet
+from routing_core.scorers import _background, route_texts
 from routing_core.scorers._terms import STOP_WORDS, stem
 from routing_core.text import words
 
 Severity = Literal["error", "warning", "info"]
 MIN_EXAMPLES = 5
+# A profile with fewer out-of-scope examples of its own also learns the built-in background.
+OUT_OF_SCOPE_WANTED = _background.BACKGROUND_BELOW
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -53,6 +56,7 @@ def lint_pack(pack: Pack, router: Router | None = None) -> list[Finding]:
         *_few_examples(pack),
         *_shared_keywords(pack),
         *_stuck_default(pack),
+        *_few_out_of_scope(pack),
     ]
     return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.path))
 
@@ -242,3 +246,32 @@ def _stuck_default(pack: Pack) -> list[Finding]:
             "ends the conversation",
         )
     ]
+
+
+def _few_out_of_scope(pack: Pack) -> list[Finding]:
+    """A profile with fewer out-of-scope examples than the engine wants of its own: until it
+    has them, the lexical scorer also learns the built-in background (docs/pack-format.md,
+    "Lexical scorer"), which knows generic off-topic talk but not this profile's users."""
+    own = sum(1 for text in pack.out_of_scope if text.strip())
+    if own >= _background.BACKGROUND_BELOW:
+        return []
+    return [
+        Finding(
+            "info",
+            "few-out-of-scope",
+            None,
+            "out_of_scope",
+            f"{own} out-of-scope example(s): until there are {_background.BACKGROUND_BELOW},"
+            " routing also learns a built-in set of off-topic messages (weather, jokes, sports"
+            " and the like); add messages your users send that no route is for",
+        )
+    ]
+
+
+def starter_out_of_scope(pack: Pack, limit: int = 12) -> list[str]:
+    """Out-of-scope examples to suggest for the pack: the built-in background's first texts
+    that are not near any of its routes' texts (so no route's own talk is among them) and
+    not already its examples. A starting point for a person to review, not a finished set."""
+    have = {text.strip().lower() for text in pack.out_of_scope}
+    kept = _background.far_from(route_texts(pack))
+    return [text for text in kept if text.lower() not in have][:limit]

@@ -39,7 +39,16 @@ import numpy as np
 import numpy.typing as npt
 
 from routing_core._types import Float32Array, IntArray
-from routing_core.scorers import _candidates, _corpus, _encoding, _model, _semantic, _static, _terms
+from routing_core.scorers import (
+    _background,
+    _candidates,
+    _corpus,
+    _encoding,
+    _model,
+    _semantic,
+    _static,
+    _terms,
+)
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
 from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
@@ -481,9 +490,10 @@ def learning_texts(routes: Sequence[RouteText], out_of_scope: Sequence[str]) -> 
     Without out-of-scope examples it is the routes alone, so such a pack's model (and its
     fingerprint) is what it was before the examples existed.
     """
-    if not any(text.strip() for text in out_of_scope):
+    negatives = (*out_of_scope, *_background.background_for(routes, out_of_scope))
+    if not any(text.strip() for text in negatives):
         return list(routes)
-    return [*routes, RouteText(OUT_OF_SCOPE, "", tuple(out_of_scope))]
+    return [*routes, RouteText(OUT_OF_SCOPE, "", negatives)]
 
 
 def learned_model(

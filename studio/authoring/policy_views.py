@@ -9,9 +9,15 @@ from django.contrib import messages
 from django.db import models
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
-from routing_core import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS, DEFAULT_QUESTION_PATTERN
+from routing_core import (
+    DEFAULT_ACTION_VERBS,
+    DEFAULT_KNOWLEDGE_VERBS,
+    DEFAULT_QUESTION_PATTERN,
+    PackError,
+    starter_out_of_scope,
+)
 from routing_core.lexicons import LEXICONS, mix
 from studio.authoring.conflicts import EditConflict, reshown, with_choices
 from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
@@ -20,7 +26,7 @@ from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.shared.drafts import scorer_defaults
 from studio.shared.edits import path_tokens, save_profile
 from studio.shared.errors import Conflict, Refused
-from studio.shared.packs import build_pack_dict, check_pack
+from studio.shared.packs import build_pack, build_pack_dict, check_pack
 from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 
 
@@ -123,6 +129,32 @@ def _defaults() -> dict[str, object]:
 @studio_page
 def policy(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return _edit(request, slug, PolicyForm, "studio/authoring/policy.html", "policy", extra=_scorer)
+
+
+@require_POST
+@studio_page
+def out_of_scope_starter(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The policy page's one-click start: add suggested out-of-scope examples (off-topic
+    messages no route of this profile is near, `starter_out_of_scope`) for the person to
+    review and prune, then show them in the form."""
+    profile = get_profile(slug)
+    try:
+        starter = starter_out_of_scope(build_pack(profile))
+    except PackError:
+        messages.error(request, "Fix the draft's problems first: it is not a valid pack yet.")
+        return redirect("policy", slug=slug)
+    profile.out_of_scope = [*profile.out_of_scope, *starter]
+    try:
+        save_profile(profile, user=request.user, expected_revision=profile.revision)
+    except (Conflict, Refused) as exc:
+        messages.error(request, f"Nothing was added: {exc}")
+    else:
+        messages.success(
+            request,
+            f"Added {len(starter)} suggested out-of-scope examples. Read them below and remove"
+            " any message one of your routes is for.",
+        )
+    return redirect("policy", slug=slug)
 
 
 def _scorer(profile: Profile) -> dict[str, object]:

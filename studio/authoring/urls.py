@@ -37,6 +37,11 @@ urlpatterns: list[URLPattern] = [
     path(f"{_P}rules/preview/", rule_builder_views.rule_preview, name="rules-preview"),
     path(f"{_P}tools/", item_views.item_page, {"kind": "tools"}, name="tools"),
     path(f"{_P}policy/", policy_views.policy, name="policy"),
+    path(
+        f"{_P}policy/out-of-scope-starter/",
+        policy_views.out_of_scope_starter,
+        name="out-of-scope-starter",
+    ),
     path(f"{_P}lexicons/", policy_views.lexicons, name="lexicons"),
     path(f"{_P}badge/", profile_views.pack_badge, name="pack-badge"),
     path(f"{_P}audit/", profile_views.audit_log, name="audit"),

@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
+from routing_core import OUT_OF_SCOPE_WANTED
 from studio.models import Profile
 from studio.shared.packs import pack_report
 from studio.shared.roles import can_edit, can_view
@@ -51,8 +52,16 @@ def profile_context(request: HttpRequest, profile: Profile, **extra: Any) -> dic
         "profile": profile,
         "report": pack_report(profile),
         "can_edit": can_edit(request.user),
+        "out_of_scope_count": own_out_of_scope(profile),
         **extra,
     }
+
+
+def own_out_of_scope(profile: Profile) -> dict[str, object]:
+    """What a profile page says of its own out-of-scope examples: how many, how many the
+    engine wants, and whether routing still leans on its built-in background (too few)."""
+    own = sum(1 for text in profile.out_of_scope if str(text).strip())
+    return {"own": own, "wanted": OUT_OF_SCOPE_WANTED, "few": own < OUT_OF_SCOPE_WANTED}
 
 
 def fragment(

@@ -92,6 +92,8 @@ def _href(slug: str, finding: Finding, routes: dict[str, int], rules: list[int])
         return reverse("rules-edit", args=[slug, rules[int(rule.group(1))]])
     if finding.route in routes:
         return reverse("routes-edit", args=[slug, routes[finding.route]])
+    if finding.path == "out_of_scope":  # edited, and started, on the policy page
+        return reverse("policy", args=[slug])
     return reverse("profile-detail", args=[slug])
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from routing_core.scorers import _background
 from routing_core.scorers.base import ScorerInfo, Term
 
 PACKS = Path(__file__).resolve().parents[1] / "packs"
@@ -82,3 +83,17 @@ TEMPLATES = [
     "the {} again",
     "any news on the {}",
 ]
+
+
+@pytest.fixture(scope="module")
+def without_background() -> Iterator[None]:
+    """The engine as it learns without the built-in background (`scorers/_background.py`):
+    for tests that pin how a profile's own texts are learned (counts, calibration, warm
+    starts), which the background's extra texts would move. Module-scoped, so that
+    module-scoped packs are built without it too."""
+    saved = _background.BACKGROUND_BELOW
+    _background.BACKGROUND_BELOW = 0
+    try:
+        yield
+    finally:
+        _background.BACKGROUND_BELOW = saved

@@ -17,6 +17,9 @@ from routing_core.scorers.base import ScorerInfo
 from tests.routing_core.chat_server import ChatServer, Reply, answers
 from tests.routing_core.conftest import TableScorer
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 TIE = "card payment problem"  # the lexical scorer splits it evenly: billing / payments
 CLEAR = "invoice copy"  # lexically decisive: billing
 

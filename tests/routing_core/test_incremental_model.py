@@ -16,6 +16,9 @@ from routing_core.scorers import _encoding, _model, _sparse, lexical
 from routing_core.scorers._corpus import corpus_logits
 from routing_core.scorers.stored import with_model, with_stale_model
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 OPENINGS = ["i want to", "can you", "please", "how do i", "help me", "i need to", "could you"]
 VERBS = ["check", "change", "cancel", "see", "fix", "update", "find", "know about"]
 ENDINGS = ["", "today", "right now", "for me", "again", "on my account", "asap"]

@@ -13,6 +13,9 @@ from routing_core.scorers import _terms
 from routing_core.scorers.base import RouteText, Scorer
 from routing_core.scorers.lexical import OUT_OF_SCOPE, LexicalScorer, _route_texts
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 ROUTES = (
     RouteText(
         "billing",

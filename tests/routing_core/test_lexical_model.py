@@ -19,6 +19,9 @@ from routing_core.scorers.lexical import LexicalScorer
 from routing_core.scorers.stored import fingerprint, with_model
 from tests.routing_core.conftest import TEMPLATES, TOPICS
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 
 def _routes() -> list[dict[str, object]]:
     return [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from routing_core import load_pack
-from routing_core.lint import lint_pack
+from routing_core.lint import lint_pack, starter_out_of_scope
 
 FIVE = ["one example", "two example", "three example", "four example", "five example"]
 
@@ -29,8 +29,32 @@ def doc(*routes, **extra):
     return {"profile": {"slug": "l", "name": "Lint"}, "routes": list(routes), **extra}
 
 
+# Out-of-scope examples enough for the profile to learn no background (routing_core.lint).
+OWN_OUT_OF_SCOPE = [f"something unrelated number {i}" for i in range(20)]
+
+
 def test_a_clean_profile_has_no_findings():
-    assert kinds(doc(route("billing"), route("shipping"))) == {}
+    assert kinds(doc(route("billing"), route("shipping"), out_of_scope=OWN_OUT_OF_SCOPE)) == {}
+
+
+def test_a_profile_with_few_out_of_scope_examples_is_told_so():
+    few = doc(route("billing"), route("shipping"), out_of_scope=OWN_OUT_OF_SCOPE[:3])
+    assert kinds(few) == {"few-out-of-scope": [("info", None, "out_of_scope")]}
+    (finding,) = lint_pack(load_pack(few))
+    assert finding.message.startswith("3 out-of-scope example(s): until there are 20")
+
+
+def test_the_starter_out_of_scope_set_leaves_out_what_a_route_is_for():
+    pack = load_pack(
+        doc(
+            route("weather", ["what's the weather like tomorrow", "will it rain today"]),
+            route("billing"),
+            out_of_scope=["tell me a joke"],
+        )
+    )
+    starter = starter_out_of_scope(pack)
+    assert len(starter) == 12 and "tell me a joke" not in starter
+    assert not any("weather" in text for text in starter)
 
 
 def test_the_same_example_under_two_routes_is_an_error_on_both():

@@ -19,6 +19,9 @@ from routing_core.scorers.stored import fingerprint
 from tests.routing_core.conftest import TEMPLATES, TOPICS
 from tests.routing_core.test_cli import cli
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 ROUTES = [
     {"name": name, "examples": [t.format(w) for t in TEMPLATES for w in words]}
     for name, words in TOPICS.items()

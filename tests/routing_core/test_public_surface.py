@@ -43,6 +43,7 @@ EXPORTED = [
     "MAX_MESSAGE_CHARS",
     "MAX_ROUTES",
     "MENU",
+    "OUT_OF_SCOPE_WANTED",
     "Pack",
     "PackError",
     "PackFetcher",
@@ -70,6 +71,7 @@ EXPORTED = [
     "pack_schema",
     "redact",
     "scrub_evidence",
+    "starter_out_of_scope",
     "unstorable_reason",
 ]
 

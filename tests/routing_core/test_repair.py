@@ -11,6 +11,9 @@ from routing_core.cases import Case
 from routing_core.repair import find_repair
 from tests.routing_core.conftest import PACKS
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 
 @pytest.fixture(scope="module")
 def pack():

@@ -17,6 +17,9 @@ from routing_core.pack import LexicalModel, LexicalScorerSettings
 from routing_core.scorers import _encoding, _semantic, _static, lexical
 from routing_core.scorers.stored import with_model, with_stale_model
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 # Four routes whose examples say the same few things over and over, except at the texts the
 # build holds out for calibration (every tenth text, the route's name first): there each
 # route says it in a word used nowhere else, so the words alone cannot place those texts

@@ -17,6 +17,9 @@ from routing_core.suggest import parse_suggestions, suggest
 from tests.routing_core.chat_server import ChatServer, Reply, answers
 from tests.routing_core.conftest import PACKS
 
+# How the profile's own texts are learned, without the built-in background (conftest).
+pytestmark = pytest.mark.usefixtures("without_background")
+
 
 @pytest.fixture(scope="module")
 def router():

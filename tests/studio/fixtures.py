@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
+from routing_core.scorers import _background
 from studio.models import Profile, RepairJob, Route, Rule, TestCase, Tool
 from studio.shared.roles import grant
 from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
@@ -211,6 +212,14 @@ def llm(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[...
     yield start
     for server in servers:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def without_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine as it learns without its built-in background of off-topic text
+    (routing_core/scorers/_background.py): for tests whose figures were worked out by hand
+    on a small profile's own texts, where an off-topic case lands on a route on purpose."""
+    monkeypatch.setattr(_background, "BACKGROUND_BELOW", 0)
 
 
 @pytest.fixture

@@ -209,3 +209,38 @@ def test_the_policy_page_says_when_routing_compares_meanings(
     assert "in other words" in pages["meaning"]
     # Templates filled with each route's own words: the words place every example.
     assert 'data-testid="learns-meaning"' not in pages["large"]
+
+
+def test_a_profile_with_few_out_of_scope_examples_is_told_so_with_a_one_click_start(
+    large: Profile, editor: Any, client_for: Any
+) -> None:
+    client = client_for(editor)
+    for page in ("policy", "profile-detail"):
+        html = client.get(reverse(page, args=[large.slug])).content.decode()
+        assert 'data-testid="few-out-of-scope"' in html, page
+        assert "This profile has 0 out-of-scope examples" in html
+    response = client.post(reverse("out-of-scope-starter", args=[large.slug]))
+    assert response.status_code == 302
+    large.refresh_from_db()
+    assert len(large.out_of_scope) == 12
+    # Suggestions never speak for a route of the profile: TOPICS has a weather route.
+    assert not any("weather" in text or "rain" in text for text in large.out_of_scope)
+    html = client.get(reverse("policy", args=[large.slug])).content.decode()
+    assert "Added 12 suggested out-of-scope examples" in html
+    assert large.out_of_scope[0] in html
+
+
+def test_a_profile_with_enough_out_of_scope_examples_is_not_told(
+    large: Profile, editor: Any, client_for: Any
+) -> None:
+    Profile.objects.filter(pk=large.pk).update(out_of_scope=[f"unrelated {i}" for i in range(20)])
+    html = client_for(editor).get(reverse("policy", args=[large.slug])).content.decode()
+    assert 'data-testid="few-out-of-scope"' not in html
+
+
+def test_the_lint_finding_links_to_where_out_of_scope_examples_are_edited(
+    large: Profile, viewer: Any, client_for: Any
+) -> None:
+    html = client_for(viewer).get(reverse("lint", args=[large.slug])).content.decode()
+    assert 'data-kind="few-out-of-scope"' in html
+    assert reverse("policy", args=[large.slug]) in html

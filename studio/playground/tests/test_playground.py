@@ -482,6 +482,7 @@ def test_a_tampered_turn_is_dropped(profile, viewer, client_for):
 # -- save as test case ------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("without_background")
 def test_an_editor_saves_the_turn_as_a_test_case(profile, editor, client_for):
     response = client_for(editor).post(
         url(profile),

@@ -400,6 +400,7 @@ def _page(client, case):
     return _open(client, case)[0].content.decode()
 
 
+@pytest.mark.usefixtures("without_background")
 def test_an_out_of_scope_message_is_added_to_the_profiles_out_of_scope_examples(
     cases, editor, client_for, profile
 ):
@@ -451,6 +452,7 @@ def test_a_tool_fix_adds_a_trigger_keyword_to_the_tool(cases, editor, client_for
     assert "the case already passes" in _page(client, failing)
 
 
+@pytest.mark.usefixtures("without_background")
 def test_when_nothing_works_the_page_says_what_each_edit_would_break(
     cases, editor, client_for, profile
 ):
@@ -488,6 +490,7 @@ def test_a_margin_out_of_range_is_refused_by_the_pack_not_saved(cases, editor, c
     assert not AuditEntry.objects.filter(action="profile.accept-repair").exists()
 
 
+@pytest.mark.usefixtures("without_background")
 def test_a_failing_case_expecting_no_route_is_linked_to_a_fix_too(
     cases, editor, client_for, profile
 ):

@@ -39,6 +39,7 @@ def _run(client, profile: Profile) -> TestRun:
     return TestRun.objects.get(pk=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
 
 
+@pytest.mark.usefixtures("without_background")
 def test_a_run_stores_the_figures_worked_out_by_hand(profile, viewer, client_for):
     _add_cases(profile, SUITE)
 
@@ -71,6 +72,7 @@ def test_a_run_stores_the_figures_worked_out_by_hand(profile, viewer, client_for
     ]
 
 
+@pytest.mark.usefixtures("without_background")
 def test_the_results_page_shows_the_figures_and_the_failures(profile, viewer, client_for):
     _add_cases(profile, SUITE)
     client = client_for(viewer)
@@ -173,6 +175,7 @@ def test_conversations_run_together_where_they_start(profile):
     assert [c.message for c in suite_order(rows)] == ["c", "a", "b"]
 
 
+@pytest.mark.usefixtures("without_background")
 def test_the_tests_page_shows_the_last_run_and_the_pass_rate_over_time(profile, viewer, client_for):
     _add_cases(profile, SUITE)
     client = client_for(viewer)

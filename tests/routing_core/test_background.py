@@ -1,0 +1,82 @@
+"""Out of scope at defaults: a profile with no out-of-scope examples learns the built-in background."""
+
+from __future__ import annotations
+
+import pytest
+
+from routing_core import Pack, Router
+from routing_core.build import build_pack
+from routing_core.scorers import _background
+from routing_core.scorers.base import RouteText
+from routing_core.scorers.lexical import OUT_OF_SCOPE, learning_texts
+from tests.routing_core.airline_profile import AIRLINE_ROUTES, IN_SCOPE, OFF_TOPIC
+
+
+@pytest.fixture(scope="module")
+def airline() -> Pack:
+    return build_pack(AIRLINE_ROUTES, slug="airline")
+
+
+@pytest.mark.parametrize("message", [*OFF_TOPIC, "who won the match yesterday"])
+def test_a_profile_without_out_of_scope_examples_leaves_off_topic_messages_unmatched(
+    airline: Pack, message: str
+) -> None:
+    assert Router(airline).route(message).verdict == "unmatched"
+
+
+@pytest.mark.parametrize(("message", "route"), IN_SCOPE.items())
+def test_its_own_messages_still_route(airline: Pack, message: str, route: str) -> None:
+    decision = Router(airline).route(message)
+    assert (decision.verdict, decision.route) == ("move", route)
+
+
+def test_the_background_speaks_only_where_the_profile_has_no_route() -> None:
+    weather = RouteText(
+        "weather",
+        "",
+        (
+            "what's the weather like tomorrow",
+            "will it rain today",
+            "weather forecast please",
+            "is it sunny outside",
+            "how cold is it",
+        ),
+    )
+    kept = _background.background_for([weather], ())
+    assert "what's the weather like tomorrow" in _background.texts()
+    assert not any(word in text.split() for text in kept for word in ("weather", "rain"))
+    assert "tell me a joke" in kept
+
+
+def test_a_profile_with_its_own_out_of_scope_examples_learns_only_those() -> None:
+    own = [f"tell me something about topic {i}" for i in range(_background.BACKGROUND_BELOW)]
+    route = RouteText("refund", "", tuple(f"i want my money back {i}" for i in range(6)))
+    (_, negatives) = learning_texts([route], own)
+    assert negatives.name == OUT_OF_SCOPE and negatives.examples == tuple(own)
+    (_, fewer) = learning_texts([route], own[:3])
+    assert fewer.examples[:3] == tuple(own[:3]) and len(fewer.examples) > 3
+
+
+def test_the_background_is_a_few_times_a_route_and_covers_every_topic_first() -> None:
+    routes = [
+        RouteText(f"r{i}", "", tuple(f"order number {i} {j}" for j in range(9))) for i in range(4)
+    ]
+    kept = _background.background_for(routes, ())
+    assert len(kept) == round(_background.SIZE_RATIO * 10)
+    assert kept[:2] == ("what's the weather like tomorrow", "tell me a joke")
+
+
+def test_a_large_curated_profile_learns_without_the_background() -> None:
+    routes = [
+        RouteText(f"r{i}", "", tuple(f"order number {i} {j}" for j in range(40))) for i in range(3)
+    ]
+    assert _background.background_for(routes, ()) == ()
+    assert learning_texts(routes, ()) == routes
+
+
+def test_a_profile_of_a_few_examples_a_route_learns_without_the_background() -> None:
+    weather = RouteText(
+        "check_weather", "", ("will it rain in Seattle", "forecast for the weekend")
+    )
+    flight = RouteText("book_flight", "", ("book a flight to Seattle", "a plane ticket to Paris"))
+    assert _background.background_for([weather, flight], ()) == ()
