@@ -20,6 +20,7 @@ from studio.jobs.notes import training_note
 from studio.playground import api as playground_api
 from studio.publishing import api as publishing_api
 from studio.publishing.gate import RedGate
+from studio.rollouts import api as rollouts_api
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
 from studio.shared.ratelimits import RateLimited
@@ -35,6 +36,7 @@ ROUTERS: list[tuple[str, Router]] = [
     ("/imports", publishing_api.imports),
     ("/profiles", playground_api.router),
     ("/profiles", repairs_api.router),
+    ("/profiles", rollouts_api.router),
 ]
 
 

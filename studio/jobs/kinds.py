@@ -21,6 +21,7 @@ from studio.models import (
     Publication,
     RepairJob,
     ReplayRun,
+    RolloutCheck,
     TestRun,
     TrainedModel,
     TuningRun,
@@ -56,6 +57,9 @@ KINDS: dict[str, Kind] = {
     "replay": Kind(ReplayRun, "studio.traffic.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
     "import": Kind(ImportJob, "studio.importing.imports.execute_import", "The import failed"),
+    "rollout_check": Kind(
+        RolloutCheck, "studio.rollouts.guards.execute_check", "The rollout's check failed"
+    ),
     "repair": Kind(
         RepairJob, "studio.suites.repairs.execute_repair", "The search for a fix failed"
     ),

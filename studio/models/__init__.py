@@ -45,6 +45,14 @@ from studio.models.publishing import (
     Version,
     VersionImmutable,
 )
+from studio.models.rollouts import (
+    SERVED,
+    OnHold,
+    Rollout,
+    RolloutCheck,
+    RolloutMode,
+    RolloutStatus,
+)
 from studio.models.traffic import (
     Agent,
     Event,
@@ -74,6 +82,12 @@ __all__ = [
     "ReadToken",
     "RepairJob",
     "ReplayRun",
+    "Rollout",
+    "RolloutCheck",
+    "RolloutMode",
+    "RolloutStatus",
+    "SERVED",
+    "OnHold",
     "Route",
     "Rule",
     "ScorerKind",

@@ -7,9 +7,10 @@ Other areas use what this package re-exports below, and nothing else of it.
 from __future__ import annotations
 
 from studio.publishing.gate import RedGate
-from studio.publishing.versions import delete_profile
+from studio.publishing.versions import delete_profile, promote
 
 __all__ = [
     "RedGate",
     "delete_profile",
+    "promote",
 ]

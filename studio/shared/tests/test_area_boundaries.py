@@ -21,6 +21,7 @@ AREAS = {
     "people",
     "playground",
     "publishing",
+    "rollouts",
     "suites",
     "traffic",
 }
