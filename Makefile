@@ -32,7 +32,13 @@ run: $(STAMP)
 	$(PY) scripts/run-together "$(PY) manage.py runserver $${BIND:-127.0.0.1:8000}" \
 	  "$(PY) manage.py jobs_worker --interval 0.5"
 
-test: check docs pytest pytest-postgres test-embeddings test-typescript
+# Two lanes on CI's two cores: the SQLite pass (the longest) beside the PostgreSQL pass, then
+# the checks, the docs, the embedding tier and the TypeScript client as a lane frees. Each
+# target's output is printed whole when it ends, so the lanes' logs do not interleave.
+TEST_TARGETS := pytest pytest-postgres check docs test-embeddings test-typescript
+
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_TARGETS)
 
 check: lint types migrations-check
 
