@@ -8,9 +8,12 @@ to this surface.
 
 Public modules, each for one job whose names read best beside the module's:
 
+- `routing_core.canary`: a candidate pack for a share of conversations, by a stable hash.
 - `routing_core.importers`: other tools' exports (Rasa, Dialogflow, Lex, ...) as packs.
 - `routing_core.remote`: a router whose pack is pulled from the studio and kept fresh.
 - `routing_core.reporting`: the decision events an agent reports back to the studio.
+- `routing_core.signing`: packs signed with Ed25519, and the public keys that verify them
+  (the `signing` extra).
 - `routing_core.replay`: stored turns replayed on a pack, and which verdicts would flip.
 - `routing_core.replay_engines`: that replay in this process or on a Dask cluster.
 - `routing_core.repair`: the smallest edit that makes a failing test case pass.

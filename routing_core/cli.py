@@ -81,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
 
     add_import_command(commands)
 
+    _add_signing_commands(commands)
+
     schema = commands.add_parser("schema", help="print the JSON Schema of the pack format")
     schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))
 
@@ -94,6 +96,53 @@ def _parser() -> argparse.ArgumentParser:
 
     add_conformance_command(commands)
     return parser
+
+
+def _add_signing_commands(commands: Any) -> None:
+    verify = commands.add_parser(
+        "verify",
+        help="check a pack's detached signature (PACK.sig) with public keys; exit 1 if refused",
+    )
+    verify.add_argument("pack")
+    verify.add_argument(
+        "--key", action="append", required=True, metavar="PEM", help="a public key (repeatable)"
+    )
+    verify.add_argument("--signature", metavar="FILE", help="the signature (default: PACK.sig)")
+    verify.set_defaults(handler=_verify)
+
+    sign = commands.add_parser("sign", help="write PACK.sig: an Ed25519 signature of PACK's bytes")
+    sign.add_argument("pack")
+    sign.add_argument("--key", required=True, metavar="PEM", help="the private key's file")
+    sign.add_argument("-o", "--output", help="the signature file (default: PACK.sig)")
+    sign.set_defaults(handler=_sign)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from routing_core.signing import PublicKeys, SignatureError, verify_pack_file
+
+    keys = PublicKeys.from_files(args.key)
+    try:
+        body, key_id = verify_pack_file(args.pack, keys, args.signature)
+    except SignatureError as exc:
+        print(f"refused: {exc.reason}", file=sys.stderr)
+        return EXIT_FAILED
+    pack = load_pack(body)
+    print(f"ok: {pack.profile.slug} v{pack.version} signed by key {key_id}")
+    return EXIT_OK
+
+
+def _sign(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from routing_core.signing import load_private_key, sign_pack, signature_path
+
+    body = Path(args.pack).read_bytes()
+    load_pack(body)  # sign only what a runtime would load
+    signature = sign_pack(body, load_private_key(Path(args.key).read_bytes()))
+    out = Path(args.output) if args.output else signature_path(args.pack)
+    out.write_text(signature.to_text() + "\n", encoding="ascii")
+    print(f"signed by key {signature.key_id}: {out}")
+    return EXIT_OK
 
 
 def _validate(args: argparse.Namespace) -> int:

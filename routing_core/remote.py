@@ -30,6 +30,7 @@ from routing_core.rollout import (
     rollout_record,
 )
 from routing_core.router import Router
+from routing_core.signing import SIGNATURE_HEADER, PublicKeys, SignatureError
 from routing_core.version import user_agent
 
 log = logging.getLogger("routing_core.remote")
@@ -76,6 +77,8 @@ class FetchResult:
     error: str | None = None
     # Fields of a newer format minor this reader left out (`load_pack`'s `ignored`).
     ignored: tuple[str, ...] = ()
+    # The key that signed the pack, when the fetcher verifies (None: not verified).
+    key_id: str | None = None
     # The environment's rollout and its candidate pack (both or neither; docs/pack-format.md).
     rollout: Rollout | None = None
     candidate: Pack | None = None
@@ -92,11 +95,21 @@ class PackFetcher:
         url: e.g. `https://studio/api/profiles/support/packs/production`.
         token: the profile's read token, sent as `Authorization: Bearer …`.
         timeout: seconds for the whole request, redirects and a slow body included.
+        keys: public keys that turn verification on (docs/pack-format.md, Signed packs): a
+            pack whose signature is missing, unknown or bad is then refused like an invalid one.
     """
 
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 5.0,
+        keys: PublicKeys | None = None,
+    ) -> None:
         self.url = url
         self.timeout = timeout
+        self.keys = keys
         self._token = token
         self.etag: str | None = None
         self._held: tuple[str, Pack] | None = None  # the candidate last pulled, by checksum
@@ -113,7 +126,7 @@ class PackFetcher:
             answer = self._get(self.url, self.etag)
             if answer.status == 304:
                 return FetchResult("unchanged")
-            pack, ignored = self._load(answer)
+            pack, ignored, key_id = self._load(answer)
             rollout = parse_rollout(answer.headers.get(ROLLOUT_HEADER))
             candidate = self._candidate(rollout) if rollout is not None else None
         except (_http.FetchError, _Refused) as exc:
@@ -122,17 +135,24 @@ class PackFetcher:
         if candidate is None:
             rollout = None
         return FetchResult(
-            "updated", pack, ignored=tuple(ignored), rollout=rollout, candidate=candidate
+            "updated",
+            pack,
+            ignored=tuple(ignored),
+            key_id=key_id,
+            rollout=rollout,
+            candidate=candidate,
         )
 
     def _get(self, url: str, etag: str | None) -> _http.Answer:
         return _http.get(url, self._headers(etag), timeout=self.timeout, limit=MAX_PACK_BYTES)
 
-    def _load(self, answer: _http.Answer) -> tuple[Pack, list[str]]:
-        """The pack a 200 carries, decoded and validated.
+    def _load(self, answer: _http.Answer) -> tuple[Pack, list[str], str | None]:
+        """The pack a 200 carries, decoded, verified when keys are set, validated; with the id
+        of the key that signed it (None: not verified). The candidate goes through it too.
 
         Raises:
-            _Refused: another status, a body that does not decode, an invalid pack.
+            _Refused: another status, a body that does not decode, a refused signature, an
+                invalid pack.
         """
         if answer.status != 200:
             raise _Refused(f"HTTP {answer.status} from the studio")
@@ -145,12 +165,18 @@ class PackFetcher:
             raise _Refused(f"the compressed pack does not decode: {exc}") from None
         if len(body) > MAX_PACK_BYTES:
             raise _Refused("pack larger than 64 MB refused")
+        key_id = None
+        if self.keys is not None:
+            try:
+                key_id = self.keys.verify(body, answer.headers.get(SIGNATURE_HEADER))
+            except SignatureError as exc:
+                raise _Refused(f"signature refused: {exc.reason}") from None
         ignored: list[str] = []
         try:
             pack = load_pack(body, ignored=ignored)
         except PackError as exc:
             raise _Refused("invalid pack: " + "; ".join(exc.lines()[:5])) from None
-        return pack, ignored
+        return pack, ignored, key_id
 
     def _candidate(self, rollout: Rollout) -> Pack:
         """The rollout's candidate: the one held when its checksum is unchanged, else pulled.
@@ -162,7 +188,7 @@ class PackFetcher:
             return self._held[1]
         answer = self._get(_candidate_url(self.url), None)
         try:
-            pack, _ignored = self._load(answer)
+            pack, _ignored, _key = self._load(answer)
         except _Refused as exc:
             raise _Refused(f"candidate pack: {exc}") from None
         if pack.checksum != rollout.checksum:

@@ -4,25 +4,27 @@ An environment can carry a candidate version beside its live one (docs/pack-form
 "Rollouts"). The studio names it in the pull's `Routing-Rollout` header; the agent fetches the
 candidate from the environment's `/candidate` URL and then, turn by turn:
 
-- **canary**: a conversation whose bucket (a stable hash of its id into 0–99) is below the
-  share is served by the candidate, the others by the live pack;
+- **canary**: a conversation whose bucket (docs/pack-format.md, "Conversation buckets") is
+  below the share is served by the candidate, the others by the live pack;
 - **shadow**: every turn is served by the live pack and the candidate is scored too; the
   record the agent reports carries the candidate's route and verdict beside the live one's.
 
 A conversation keeps the pack it started on for as long as that pack is still live or
-candidate: a rollout that starts, or a share that changes, never moves a conversation mid-way.
+candidate: a rollout that starts, or a share that changes, never moves a conversation mid-way
+(`routing_core.canary.CanaryRouter` keeps sides within one rollout; here the pin is the pack's
+checksum, so it holds across pulls and across the start of a rollout too).
 A halt (the candidate is gone) and a promotion (the live pack is replaced) do move it, to the
 live pack: that is what they are for.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from routing_core.canary import on_candidate
 from routing_core.decision import Decision
 from routing_core.router import Router
 
@@ -32,15 +34,6 @@ MAX_PINNED = 100_000  # conversations remembered per agent; the oldest are forgo
 
 Arm = Literal["live", "candidate"]
 Mode = Literal["shadow", "canary"]
-
-
-def conversation_bucket(conversation: str) -> int:
-    """The conversation's bucket, 0–99 (docs/pack-format.md, "Canary buckets").
-
-    A seam: the specified function lives with the pack format and replaces this at merge.
-    """
-    digest = hashlib.sha256(conversation.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +107,7 @@ class Serving:
         if pinned == self.rollout.checksum:
             return "candidate"
         is_canary = self.rollout.mode == "canary" and conversation is not None
-        if is_canary and conversation_bucket(conversation or "") < self.rollout.share:
+        if is_canary and on_candidate(conversation or "", self.rollout.share):
             return "candidate"
         return "live"
 

@@ -17,6 +17,7 @@ class StudioConfig(AppConfig):
         # The admin's registrations live with the shared plumbing, not in a top-level admin.py
         # (which Django's autodiscovery would have found by itself).
         import studio.shared.admin  # noqa: F401
+        import studio.shared.signing  # noqa: F401 - registers the signing key's system check
 
 
 def _create_roles(sender: AppConfig, **kwargs: Any) -> None:

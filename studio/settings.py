@@ -161,6 +161,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STUDIO_MAX_IMPORT_BYTES = envint("STUDIO_MAX_IMPORT_BYTES", str(5 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_IMPORT_BYTES + 64 * 1024  # room for the other fields
 
+# Signing published packs (docs/operators/signing.md): an Ed25519 private key in PEM, from a file
+# or the variable itself, never from the repository. Unset: packs are served unsigned, and agents
+# that verify refuse them. `make run` points the file at a dev key it makes outside the checkout.
+STUDIO_SIGNING_KEY_FILE = os.getenv("STUDIO_SIGNING_KEY_FILE", "")
+STUDIO_SIGNING_KEY = os.getenv("STUDIO_SIGNING_KEY", "")
+
 # Authoring help from a language model (suggestions, the wording of a found fix): any OpenAI-compatible endpoint. The key is
 # read from the environment variable *named* by STUDIO_LLM_API_KEY_ENV (empty: no key, e.g. a
 # local server); none of this ever goes into a pack. Without a base URL and a model the

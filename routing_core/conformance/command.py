@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from routing_core.conformance import buckets
 from routing_core.conformance.cases import (
     CaseFile,
     Runtime,
@@ -51,6 +52,8 @@ def add_conformance_command(commands: Any) -> None:
 def _generate(args: argparse.Namespace) -> int:
     for path in generate(Path(args.dir), set(args.only) if args.only else None):
         print(f"wrote {path}")
+    if not args.only:
+        print(f"wrote {buckets.write(Path(args.dir))}")
     return EXIT_OK
 
 
@@ -62,6 +65,10 @@ def _check(args: argparse.Namespace) -> int:
         else:
             runtime = in_process(files)
         count, report = check(files, runtime)
+        if args.pack and not args.only:
+            # The canary buckets are computed in process (a route server does not expose them).
+            bucket_count, bucket_report = buckets.check(Path(args.dir))
+            count, report = count + bucket_count, report + bucket_report
     except ConnectionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -69,7 +76,7 @@ def _check(args: argparse.Namespace) -> int:
         print(line)
     if len(report) > MAX_SHOWN:
         print(f"... and {len(report) - MAX_SHOWN} more differences")
-    names = ", ".join(f.name for f in files)
+    names = ", ".join(f.name for f in files) + (", buckets" if args.pack and not args.only else "")
     if report:
         print(f"FAILED: {len(report)} differences in {count} cases ({names})")
         return EXIT_DIFFERS

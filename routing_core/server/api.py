@@ -173,5 +173,6 @@ def pack_body(state: PackState | None, source: str, last_error: str | None) -> d
         "loaded_at": state.loaded_at,
         "source": source,
         "routes": list(pack.route_names),
+        "verified_by": state.key_id,
         "last_error": last_error,
     }

@@ -32,6 +32,7 @@ from routing_core.server.api import (
 )
 from routing_core.server.config import ServeConfig
 from routing_core.server.packs import FileWatcher, PackHolder, PackState, StudioFollower
+from routing_core.signing import PublicKeys
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -62,14 +63,18 @@ class RouteServer:
         )
         self.reporter = _reporter(config)
         self.watcher: FileWatcher | StudioFollower
+        keys = PublicKeys.from_files(config.verify_keys) if config.verify_keys else None
         if config.pack_file:
             self.watcher = FileWatcher(
-                config.pack_file, self.holder, interval=config.watch_interval
+                config.pack_file, self.holder, interval=config.watch_interval, keys=keys
             )
         else:
             assert config.studio_url is not None  # ServeConfig checks one source is given
             fetcher = PackFetcher(
-                config.studio_url, token=config.studio_token, timeout=config.pull_timeout
+                config.studio_url,
+                token=config.studio_token,
+                timeout=config.pull_timeout,
+                keys=keys,
             )
             self.watcher = StudioFollower(fetcher, self.holder, interval=config.pull_interval)
         self._tokens = tuple(t.encode() for t in config.tokens)

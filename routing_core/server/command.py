@@ -40,6 +40,14 @@ def add_serve_command(commands: Any) -> None:
     )
     serve.add_argument("--pull-interval", type=float, default=30.0, help="seconds between pulls")
     serve.add_argument("--pull-timeout", type=float, default=5.0, help="seconds for one pull")
+    serve.add_argument(
+        "--verify-key",
+        action="append",
+        default=[],
+        metavar="PEM",
+        help="a public key that packs must be signed with (repeat while keys rotate); "
+        "any key turns verification on: an unsigned or badly signed pack is refused",
+    )
     serve.add_argument("--events-url", help="report every turn to this studio events URL")
     serve.add_argument(
         "--no-redact", action="store_true", help="report messages unredacted (default: redacted)"
@@ -74,9 +82,14 @@ def run_serve(args: argparse.Namespace) -> int:
         redact=not args.no_redact,
         max_message_chars=args.max_message_chars,
         max_batch=args.max_batch,
+        verify_keys=tuple(os.path.abspath(k) for k in args.verify_key),
     )
     if args.workers < 1:
         raise ValueError("--workers must be at least 1")
+    if config.verify_keys:
+        from routing_core.signing import PublicKeys
+
+        PublicKeys.from_files(config.verify_keys)  # a bad key file fails here, not in a worker
     try:
         from granian import Granian
         from granian.constants import Interfaces

@@ -34,6 +34,8 @@ class ServeConfig:
     max_message_chars: int = 4000
     max_batch: int = 256
     max_body_bytes: int = 1_048_576
+    # PEM files of the public keys that verify packs; any turns verification on (fail closed).
+    verify_keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.pack_file is None) == (self.studio_url is None):
@@ -70,4 +72,5 @@ class ServeConfig:
             )
         values = json.loads(raw)
         values["tokens"] = tuple(values.get("tokens") or ())
+        values["verify_keys"] = tuple(values.get("verify_keys") or ())
         return cls(**values)

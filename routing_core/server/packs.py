@@ -21,6 +21,7 @@ from routing_core.errors import PackError
 from routing_core.pack import Pack
 from routing_core.remote import MAX_PACK_BYTES, PackFetcher
 from routing_core.router import Router
+from routing_core.signing import PublicKeys, SignatureError, signature_path, verify_pack_file
 
 log = logging.getLogger("routing_core.server")
 
@@ -41,6 +42,7 @@ class PackState:
     loaded_at: str
     source: str
     names: frozenset[str]  # the pack's routes: an incumbent must be one
+    key_id: str | None = None  # the key whose signature was verified; None: not verified
 
     def identity(self) -> dict[str, object]:
         """The pack fields every answer carries."""
@@ -74,8 +76,8 @@ class PackHolder:
         self._on_failure = on_failure
         self._lock = threading.Lock()  # only writers take it: readers read one reference
 
-    def put(self, pack: Pack) -> PackState:
-        """Compile `pack` (outside any lock) and put it in service."""
+    def put(self, pack: Pack, *, key_id: str | None = None) -> PackState:
+        """Compile `pack` (outside any lock) and put it in service (`key_id`: it was verified)."""
         router = Router(pack)
         slug, version, checksum = (
             router.pack.profile.slug,
@@ -93,6 +95,7 @@ class PackHolder:
                 loaded_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 source=self.source,
                 names=frozenset(router.pack.route_names),
+                key_id=key_id,
             )
             self.state = state
             self.last_error = None
@@ -145,13 +148,23 @@ class FileWatcher(_Poller):
     Kubernetes ConfigMap's symlink swap), where change notifications do not always arrive.
     Writers should write a temporary file and rename it over the pack; a half-written file is
     refused like any bad pack, and the complete one is read when its own change is seen.
+    With `keys`, the signature file beside the pack (`PACK.sig`) must verify, and a change of
+    either file is a change: write the new signature first, then rename the pack over.
     """
 
-    def __init__(self, path: str | Path, holder: PackHolder, *, interval: float = 1.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        holder: PackHolder,
+        *,
+        interval: float = 1.0,
+        keys: PublicKeys | None = None,
+    ) -> None:
         super().__init__(interval, "routing-core-pack-file")
         self.path = Path(path)
         self.holder = holder
-        self._seen: tuple[int, int, int] | None = None
+        self.keys = keys
+        self._seen: tuple[int, ...] | None = None
 
     def tick(self) -> None:
         """Reload the file when it changed since the last look."""
@@ -162,19 +175,36 @@ class FileWatcher(_Poller):
                 self._seen = (0, 0, 0)
                 self.holder.refuse("reload", f"cannot read {self.path}: {exc.strerror}")
             return
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino, *self._signature_stamp())
         if stamp == self._seen:
             return
         self._seen = stamp
         self.load()
 
+    def _signature_stamp(self) -> tuple[int, ...]:
+        if self.keys is None:
+            return ()
+        try:
+            st = os.stat(signature_path(self.path))
+        except OSError:
+            return (0, 0, 0)
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
     def load(self) -> bool:
-        """Read, validate and swap in the file now; False (and the reason recorded) when refused."""
+        """Read, verify when keys are set, validate and swap in the file now; False (and the
+        reason recorded) when refused."""
         try:
             if self.path.stat().st_size > MAX_PACK_BYTES:
                 raise PackError([("$", "pack larger than 64 MB refused")])
-            pack = load_pack(self.path.read_bytes())
-            self.holder.put(pack)
+            key_id = None
+            if self.keys is None:
+                body = self.path.read_bytes()
+            else:
+                body, key_id = verify_pack_file(self.path, self.keys)
+            self.holder.put(load_pack(body), key_id=key_id)
+        except SignatureError as exc:
+            self.holder.refuse("reload", f"signature refused: {exc.reason}")
+            return False
         except PackError as exc:
             self.holder.refuse("reload", "invalid pack: " + "; ".join(exc.lines()[:5]))
             return False
@@ -207,7 +237,7 @@ class StudioFollower(_Poller):
         if result.pack is None:
             return
         try:
-            self.holder.put(result.pack)
+            self.holder.put(result.pack, key_id=result.key_id)
         except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
             self.fetcher.etag = None  # ask again in full next time
             self.holder.refuse("pull", f"pack failed to compile: {type(exc).__name__}: {exc}")

@@ -22,10 +22,12 @@ from django.utils.cache import get_conditional_response
 from ninja.security import HttpBearer
 
 from routing_core.rollout import ROLLOUT_HEADER, Rollout
+from routing_core.signing import SIGNATURE_HEADER
 from studio.agents.fleet import record_pull
 from studio.models import SERVED, Environment, Profile, ReadToken, TokenScope, Version
 from studio.models import Rollout as RolloutRow
 from studio.shared.encodings import choose, encoded
+from studio.shared.signing import signature_for, signing_key_id
 from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
 
 
@@ -169,6 +171,9 @@ def pack_answer(
         )
         if coding:
             response["Content-Encoding"] = coding
+        signature = _signature(version_id, checksum, signing_key_id())
+        if signature is not None:
+            response[SIGNATURE_HEADER] = signature
     response["ETag"] = etag
     if rollout is not None:
         response[ROLLOUT_HEADER] = rollout.header()
@@ -180,6 +185,15 @@ def pack_answer(
 def _rollout_tag(rollout: Rollout) -> str:
     """The rollout's part of the ETag: no spaces or quotes, which an ETag cannot hold."""
     return f"r{rollout.id}.{rollout.mode}.{rollout.share}.{rollout.checksum}"
+
+
+@lru_cache(maxsize=64)
+def _signature(version_id: int, checksum: str, key: str | None) -> str | None:
+    """The signature of the version's bytes as served before any encoding (docs/pack-format.md,
+    Signed packs), cached per process and per key, so a rotated key signs every version anew."""
+    if key is None:
+        return None
+    return signature_for(_pack_body(version_id, checksum, None))
 
 
 @lru_cache(maxsize=64)

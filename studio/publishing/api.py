@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Router, Status
@@ -13,6 +13,7 @@ from ninja.params import functions as params
 from pydantic import BaseModel, Field
 
 from routing_core import PackError
+from routing_core.signing import SIGNATURE_HEADER
 from studio.importing import PACK as IMPORTED_PACK
 from studio.importing import start_import
 from studio.models import Environment, ImportJob, JobStatus, Version
@@ -34,6 +35,7 @@ from studio.shared.schemas import (
     PublishIn,
     VersionOut,
 )
+from studio.shared.signing import signature_for
 
 router = Router(tags=["publishing"], auth=USER_AUTH)
 imports = Router(tags=["publishing"], auth=USER_AUTH)  # mounted at /imports
@@ -131,8 +133,30 @@ def read_version(request: HttpRequest, slug: str = SLUG, number: int = NUMBER) -
     summary="Download a version as `<slug>-v<N>.json`",
 )
 def download_version(request: HttpRequest, slug: str = SLUG, number: int = NUMBER) -> HttpResponse:
+    """The pack file, with its signature in `Route-Pack-Signature` when the studio signs."""
     version = get_object_or_404(Version, profile=profile_for(request, slug), number=number)
-    return attachment(version.pack_json, "application/json", version.filename)
+    response = attachment(version.pack_json, "application/json", version.filename)
+    signature = signature_for(version.pack_json.encode("utf-8"))
+    if signature is not None:
+        response[SIGNATURE_HEADER] = signature
+    return response
+
+
+@router.get(
+    "/{slug}/versions/{number}/signature",
+    response={200: dict[str, Any], **ERRORS},
+    summary="Download a version's detached signature as `<slug>-v<N>.json.sig`",
+)
+def download_signature(
+    request: HttpRequest, slug: str = SLUG, number: int = NUMBER
+) -> HttpResponse:
+    """The signature file to keep beside the pack file (docs/pack-format.md, Signed packs);
+    404 when the studio has no signing key."""
+    version = get_object_or_404(Version, profile=profile_for(request, slug), number=number)
+    signature = signature_for(version.pack_json.encode("utf-8"))
+    if signature is None:
+        raise Http404("the studio does not sign packs: it has no signing key")
+    return attachment(signature + "\n", "application/json", version.filename + ".sig")
 
 
 @router.get("/{slug}/environments", response={200: list[EnvironmentOut], **ERRORS})

@@ -47,8 +47,9 @@ def test_one_changed_expected_score_fails_the_check(
     out = capsys.readouterr().out
     assert f"{case['id']}: ranked[{row['route']}].score: expected" in out
     total = sum(len(json.loads((copy / "cases" / f"{n}.json").read_text())["cases"]) for n in SMALL)
+    total += len(json.loads((copy / "buckets.json").read_text())["cases"])
     assert out.rstrip().endswith(
-        f"FAILED: 1 differences in {total} cases (espanol, menus, support, tiny)"
+        f"FAILED: 1 differences in {total} cases (espanol, menus, support, tiny, buckets)"
     )
 
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from routing_core import dump_pack, load_pack
+from routing_core.canary import bucket
 from routing_core.reasks import is_reask
 from routing_core.remote import PackFetcher, RemoteRouter
 from routing_core.rollout import (
     ROLLOUT_HEADER,
     Rollout,
-    conversation_bucket,
     parse_rollout,
 )
 from tests.routing_core.conftest import minimal_doc
@@ -113,8 +113,8 @@ def test_the_header_round_trips_and_a_header_it_cannot_read_means_no_rollout():
 
 
 def test_buckets_are_stable_and_spread_over_0_to_99():
-    buckets = [conversation_bucket(f"conv-{i}") for i in range(5000)]
-    assert buckets == [conversation_bucket(f"conv-{i}") for i in range(5000)]
+    buckets = [bucket(f"conv-{i}") for i in range(5000)]
+    assert buckets == [bucket(f"conv-{i}") for i in range(5000)]
     assert min(buckets) == 0 and max(buckets) == 99
     assert 0.27 < sum(b < 30 for b in buckets) / 5000 < 0.33
 
@@ -132,7 +132,7 @@ def test_a_canary_serves_its_share_by_bucket_and_never_moves_a_conversation(serv
         assert router.refresh().status == "unchanged"
     assert all(len(a) == 1 for a in arms.values())
     on_candidate = sum(a == {"candidate"} for a in arms.values())
-    assert on_candidate == sum(conversation_bucket(f"c{i}") < 30 for i in range(1000))
+    assert on_candidate == sum(bucket(f"c{i}") < 30 for i in range(1000))
     assert 250 < on_candidate < 350
     assert server.candidate_pulls == 1
 

@@ -172,3 +172,26 @@ def immediate_jobs(request: pytest.FixtureRequest) -> None:
     """A studio test's jobs run inline unless it starts a real worker (tests/job_worker.py)."""
     if request.node.path.is_relative_to(STUDIO) and "job_worker" not in request.fixturenames:
         request.getfixturevalue("settings").TASKS = IMMEDIATE
+
+
+@pytest.fixture
+def production_pull(profile: Profile, owner: User) -> Callable[..., Any]:
+    """Production serves v1; `production_pull(**headers)` pulls it with a fresh read token."""
+    from studio.agents.fleet import forget_writes
+    from studio.agents.pulls import forget_touches
+    from studio.publishing.versions import promote, publish
+    from studio.shared.tokens import create_read_token
+
+    forget_touches()
+    forget_writes()
+    promote(publish(profile, user=owner), "production", user=owner)
+    _, secret = create_read_token(profile, "agent", user=owner)
+    client = Client()
+
+    def get(**headers: str) -> Any:
+        extra = {f"HTTP_{k.upper()}": v for k, v in headers.items()}
+        return client.get(
+            "/api/profiles/shop/packs/production", HTTP_AUTHORIZATION=f"Bearer {secret}", **extra
+        )
+
+    return get

@@ -14,6 +14,8 @@ import type {
 } from "./types.js";
 
 export type * from "./types.js";
+export { bucket, Canary, onCandidate } from "./canary.js";
+export type { Side } from "./canary.js";
 
 export interface ClientOptions {
   /** e.g. `http://127.0.0.1:8080` */

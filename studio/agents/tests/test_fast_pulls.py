@@ -7,33 +7,21 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from studio.agents.fleet import forget_writes
 from studio.agents.pulls import forget_touches
 from studio.models import ReadToken
 from studio.publishing.versions import promote, publish
-from studio.shared.tokens import create_read_token, revoke
+from studio.shared.tokens import revoke
 
 URL = "/api/profiles/shop/packs/production"
 
 
 @pytest.fixture
-def agent(profile: Any, owner: Any) -> Any:
+def agent(production_pull: Any) -> Any:
     """Production serves v1; `agent(**headers)` pulls it with a fresh read token."""
-    forget_touches()
-    forget_writes()
-    promote(publish(profile, user=owner), "production", user=owner)
-    _, secret = create_read_token(profile, "agent", user=owner)
-    client = Client()
-
-    def get(**headers: str) -> Any:
-        extra = {f"HTTP_{k.upper()}": v for k, v in headers.items()}
-        return client.get(URL, HTTP_AUTHORIZATION=f"Bearer {secret}", **extra)
-
-    return get
+    return production_pull
 
 
 def test_a_repeated_pull_is_one_query(agent: Any) -> None:

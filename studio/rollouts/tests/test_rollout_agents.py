@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from routing_core.rollout import conversation_bucket
+from routing_core.canary import bucket
 from studio.models import AuditEntry, Environment, Event, Rollout, RolloutStatus, TokenScope
 from studio.publishing.versions import promote, publish
 from studio.rollouts.guards import figures as rollout_figures
@@ -107,7 +107,7 @@ def versions_by_conversation(rounds: range | None = None) -> dict[str, set[int |
 
 
 def on_candidate_expected(seen: dict[str, set[int | None]]) -> int:
-    return sum(conversation_bucket(c) < 30 for c in seen)
+    return sum(bucket(c) < 30 for c in seen)
 
 
 def test_a_canary_at_30_percent_serves_about_30_percent_and_never_switches_one(
