@@ -3,7 +3,7 @@
 A re-ask is the cheapest outcome signal production gives: the route chosen for the turn
 before did not serve the user. It is read from two consecutive messages of one conversation
 only, so the studio can count it from reported turns (per route and per pack revision) and a
-rollout can be halted when the candidate's re-ask rate rises (docs/pack-format.md, "Rollouts").
+rollout can be halted when the candidate's re-ask rate rises (docs/pack-format.md, "Rollouts over HTTP").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Rollouts on the agent's side: which pack serves a conversation, and what a shadow turn reports.
 
 An environment can carry a candidate version beside its live one (docs/pack-format.md,
-"Rollouts"). The studio names it in the pull's `Routing-Rollout` header; the agent fetches the
+"Rollouts over HTTP"). The studio names it in the pull's `Routing-Rollout` header; the agent fetches the
 candidate from the environment's `/candidate` URL and then, turn by turn:
 
 - **canary**: a conversation whose bucket (docs/pack-format.md, "Conversation buckets") is

@@ -19,8 +19,8 @@ from studio.authoring import items_api, profiles_api
 from studio.jobs.notes import training_note
 from studio.playground import api as playground_api
 from studio.publishing import api as publishing_api
+from studio.publishing import rollouts_api
 from studio.publishing.gate import RedGate
-from studio.rollouts import api as rollouts_api
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
 from studio.shared.ratelimits import RateLimited

@@ -130,7 +130,7 @@ elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 # on any number of machines sharing that database (README, "Deploying").
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 
-# Mail tells publishers that a rollout halted, promoted or waits for them (studio/rollouts).
+# Mail tells publishers that a rollout halted, promoted or waits for them (studio/publishing/rollouts.py).
 # The console by default, so a fresh checkout sends nothing; set STUDIO_MAIL_BACKEND (and
 # STUDIO_MAIL_HOST) for a real server.
 MAILERS = {

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from routing_core import redact, scrub_evidence
 from studio.agents.reasks import mark_reasks
 from studio.models import Event, Profile, ReadToken, Rollout, TokenScope, TrafficSettings
-from studio.rollouts import queue_checks
+from studio.publishing import queue_checks
 
 MAX_BATCH = 500
 MAX_MESSAGE = 4000

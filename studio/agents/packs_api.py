@@ -61,7 +61,7 @@ def pull_candidate(
     """The rollout's candidate pack, ETag its checksum; 404 when no rollout is served.
 
     An agent fetches it when the environment's pull names a rollout in its `Routing-Rollout`
-    header (docs/pack-format.md, "Rollouts").
+    header (docs/pack-format.md, "Rollouts over HTTP").
     """
     limit(request, "pack-pull", settings.STUDIO_RATE_PACK_PULL)
     grant: Any = request.auth  # type: ignore[attr-defined]

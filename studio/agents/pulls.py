@@ -43,7 +43,7 @@ class PullGrant:
     version_id: int | None
     checksum: str | None
     number: int | None
-    # The environment's rollout, when one is served (docs/pack-format.md, "Rollouts").
+    # The environment's rollout, when one is served (docs/pack-format.md, "Rollouts over HTTP").
     rollout: Rollout | None = None
     candidate_id: int | None = None
 
@@ -157,7 +157,7 @@ def pack_answer(
 
     With a served `rollout`, the `Routing-Rollout` header names it and the ETag covers it too,
     so that starting, changing or halting a rollout reaches an agent at its next pull while a
-    pull that finds nothing new is still a 304 (docs/pack-format.md, "Rollouts").
+    pull that finds nothing new is still a 304 (docs/pack-format.md, "Rollouts over HTTP").
     """
     etag = f'"{checksum}"' if rollout is None else f'"{checksum}+{_rollout_tag(rollout)}"'
     response: HttpResponseBase

@@ -58,7 +58,7 @@ KINDS: dict[str, Kind] = {
     "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
     "import": Kind(ImportJob, "studio.importing.imports.execute_import", "The import failed"),
     "rollout_check": Kind(
-        RolloutCheck, "studio.rollouts.guards.execute_check", "The rollout's check failed"
+        RolloutCheck, "studio.publishing.rollout_guards.execute_check", "The rollout's check failed"
     ),
     "repair": Kind(
         RepairJob, "studio.suites.repairs.execute_repair", "The search for a fix failed"

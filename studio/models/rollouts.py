@@ -3,7 +3,7 @@
 A rollout is shadow (every turn served by the live pack, the candidate scored too) or canary
 (a share of conversations served by the candidate). Its conditions are checked on the job
 queue as agents report turns (`RolloutCheck`); every step is in the audit trail with the figures
-that decided it (docs/pack-format.md, "Rollouts").
+that decided it (docs/pack-format.md, "Rollouts over HTTP").
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ AREAS = {
     "people",
     "playground",
     "publishing",
-    "rollouts",
     "suites",
     "traffic",
 }

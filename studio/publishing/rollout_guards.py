@@ -33,7 +33,7 @@ from studio.models import (
     RolloutMode,
     RolloutStatus,
 )
-from studio.rollouts.rollouts import ask_to_promote, halt, promote_candidate, record_figures
+from studio.publishing.rollouts import ask_to_promote, halt, promote_candidate, record_figures
 from studio.shared.errors import Conflict
 
 log = logging.getLogger(__name__)

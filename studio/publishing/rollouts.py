@@ -1,6 +1,6 @@
 """Starting, guarding and ending rollouts: every step in one transaction and in the audit trail.
 
-A rollout's life (docs/pack-format.md, "Rollouts"): a publisher starts it (shadow, or canary at a
+A rollout's life (docs/pack-format.md, "Rollouts over HTTP"): a publisher starts it (shadow, or canary at a
 share), sets its conditions in plain words, and it ends halted (a condition broke: agents fall
 back to live at their next pull), promoted (the candidate becomes the environment's live
 version), or stopped by a person. While it waits for a person, agents keep being told of it.
@@ -29,7 +29,7 @@ from studio.models import (
     RolloutStatus,
     Version,
 )
-from studio.publishing import promote
+from studio.publishing.versions import promote
 from studio.shared.audit import audit
 from studio.shared.errors import Conflict, Refused
 

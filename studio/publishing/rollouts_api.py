@@ -11,8 +11,8 @@ from ninja import Router, Schema, Status
 from pydantic import Field
 
 from studio.models import Rollout, Version
-from studio.rollouts.guards import figures
-from studio.rollouts.rollouts import (
+from studio.publishing.rollout_guards import figures
+from studio.publishing.rollouts import (
     Conditions,
     promote_candidate,
     served_rollout,
@@ -113,7 +113,7 @@ def _rollout(request: HttpRequest, slug: str, pk: int, perm: str | None = None) 
 def create_rollout(
     request: HttpRequest, environment: Environment, payload: RolloutIn, slug: str = SLUG
 ) -> Status[dict[str, Any]]:
-    """Agents are told of the candidate at their next pull (docs/pack-format.md, "Rollouts")."""
+    """Agents are told of the candidate at their next pull (docs/pack-format.md, "Rollouts over HTTP")."""
     profile = profile_for(request, slug, PUBLISH)
     version = get_object_or_404(Version, profile=profile, number=payload.version)
     rollout = start_rollout(

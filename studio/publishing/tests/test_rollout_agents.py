@@ -19,9 +19,9 @@ import pytest
 
 from routing_core.canary import bucket
 from studio.models import AuditEntry, Environment, Event, Rollout, RolloutStatus, TokenScope
+from studio.publishing.rollout_guards import figures as rollout_figures
+from studio.publishing.rollouts import Conditions, start_rollout
 from studio.publishing.versions import promote, publish
-from studio.rollouts.guards import figures as rollout_figures
-from studio.rollouts.rollouts import Conditions, start_rollout
 from studio.shared.tokens import create_read_token
 
 ROOT = Path(__file__).resolve().parents[3]
