@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db import IntegrityError
 from django.db.models import Count, F, Q, QuerySet
+from django.db.models.functions import TruncHour
 
 from studio.jobs import Reporter, retry_locked, start_job
 from studio.models import (
@@ -178,3 +179,65 @@ def _queue_check(rollout: Rollout) -> None:
     except IntegrityError:
         return  # another request queued one just now
     start_job(job)
+
+
+# -- what the rollout page shows beside the figures ----------------------------------------------
+
+
+def moves(rollout: Rollout, limit: int = 12) -> list[dict[str, Any]]:
+    """The routes that move: in shadow, live route → candidate route on the same turns; in a
+    canary, each route's share of the live turns against its share of the candidate's."""
+    events = Event.objects.filter(rollout=rollout)
+    if rollout.mode == RolloutMode.SHADOW:
+        moved = (
+            events.exclude(route=F("shadow_route"), verdict=F("shadow_verdict"))
+            .values("route", "shadow_route", "shadow_verdict")
+            .annotate(n=Count("pk"))
+            .order_by("-n")[:limit]
+        )
+        return [
+            {"live": m["route"] or "none", "candidate": m["shadow_route"] or "none", "n": m["n"]}
+            for m in moved
+        ]
+    shares: dict[str, dict[str, int]] = {}
+    for m in events.values("arm", "route").annotate(n=Count("pk")):
+        shares.setdefault(m["route"] or "none", {})[m["arm"]] = m["n"]
+    totals = {
+        arm: sum(s.get(arm, 0) for s in shares.values()) or 1 for arm in ("live", "candidate")
+    }
+    rows: list[dict[str, Any]] = [
+        {
+            "route": route,
+            "live": round(100 * s.get("live", 0) / totals["live"], 1),
+            "candidate": round(100 * s.get("candidate", 0) / totals["candidate"], 1),
+        }
+        for route, s in shares.items()
+    ]
+    return sorted(rows, key=lambda r: -abs(r["candidate"] - r["live"]))[:limit]
+
+
+def samples(rollout: Rollout, limit: int = 10) -> list[Event]:
+    """Recent turns where the candidate decided otherwise (shadow) or was re-asked (canary),
+    with their messages as stored: redacted, or none when the profile keeps no text."""
+    events = Event.objects.filter(rollout=rollout)
+    if rollout.mode == RolloutMode.SHADOW:
+        events = events.exclude(route=F("shadow_route"), verdict=F("shadow_verdict"))
+    else:
+        events = events.filter(arm="candidate").filter(Q(reasked=True) | Q(verdict="unmatched"))
+    return list(events.order_by("-received", "-pk")[:limit])
+
+
+def over_time(rollout: Rollout) -> list[dict[str, Any]]:
+    """Per hour: each side's turns and unmatched rate (live against candidate over time)."""
+    events = Event.objects.filter(rollout=rollout).annotate(hour=TruncHour("received"))
+    side = "shadow_verdict" if rollout.mode == RolloutMode.SHADOW else "verdict"
+    rows: dict[Any, dict[str, Any]] = {}
+    for arm in ("live", "candidate"):
+        chosen = events if rollout.mode == RolloutMode.SHADOW else events.filter(arm=arm)
+        field = side if arm == "candidate" else "verdict"
+        for h in chosen.values("hour").annotate(
+            n=Count("pk"), unmatched=Count("pk", filter=Q(**{field: "unmatched"}))
+        ):
+            row = rows.setdefault(h["hour"], {"hour": h["hour"]})
+            row[arm] = {"turns": h["n"], "rate": round(100 * h["unmatched"] / h["n"], 1)}
+    return [rows[h] for h in sorted(rows)]
