@@ -157,3 +157,41 @@ def test_conditions_are_judged_only_after_the_set_number_of_turns(two_versions, 
     assert verdict(rollout, found)[0] == "hold"
     found["unmatched_rise"], found["candidate"]["unmatched_rate"] = 3.0, 4.0
     assert verdict(rollout, found)[0] == "halt"
+
+
+def test_the_start_form_refuses_a_bad_share_with_the_reason_and_keeps_what_was_typed(
+    two_versions, owner, client_for
+):
+    client = client_for(owner)
+    response = client.post(
+        "/profiles/shop/rollouts/new/",
+        {
+            "version": "2",
+            "environment": "production",
+            "mode": "canary",
+            "share": "0",
+            "max_unmatched_rise": "3",
+            "min_turns": "250",
+            "on_hold": "promote",
+        },
+    )
+    assert response.status_code == 422
+    page = response.content.decode()
+    assert "A canary serves 1 to 100 percent of conversations" in page
+    assert 'value="3"' in page and 'value="250"' in page
+    assert 'value="promote" selected' in page and 'value="canary" checked' in page
+    assert not Rollout.objects.exists()
+
+
+def test_a_publisher_stops_a_rollout_from_its_page_and_the_history_keeps_it(
+    two_versions, owner, client_for, api
+):
+    rollout = start(api, mode="shadow")
+    client = client_for(owner)
+    page = client.get(f"/profiles/shop/rollouts/{rollout['id']}/")
+    assert page.status_code == 200 and "Shadow: every turn is answered by version 1" in (
+        page.content.decode()
+    )
+    client.post(f"/profiles/shop/rollouts/{rollout['id']}/act/", {"action": "stop"})
+    assert Rollout.objects.get().status == RolloutStatus.STOPPED
+    assert AuditEntry.objects.filter(action="rollout.stopped").exists()
