@@ -28,6 +28,7 @@ from routing_core.rollout import (
     Serving,
     parse_rollout,
     rollout_record,
+    serve_turn,
 )
 from routing_core.router import Router
 from routing_core.signing import SIGNATURE_HEADER, PublicKeys, SignatureError
@@ -314,11 +315,16 @@ class RemoteRouter(LiveRouter):
             turn: the turn's number within the conversation.
         """
         serving = self._serving  # read once: the turn is decided wholly on one state
-        arm = self._pins.arm(serving, conversation)
-        router = serving.candidate if arm == "candidate" and serving.candidate else serving.live
-        decision = router.route(message, incumbent, policy=policy)
+        arm, decision, shadow = serve_turn(
+            serving,
+            self._pins,
+            message,
+            incumbent,
+            conversation,
+            policy,
+            shadow=self.reporter is not None,  # only a report reads the candidate's decision
+        )
         if self.reporter is not None:
-            shadow = _shadow(serving, message, incumbent, policy)
             self.reporter.report(
                 decision,
                 message,
@@ -354,17 +360,3 @@ class RemoteRouter(LiveRouter):
             candidate = held.candidate if kept else None
             candidate = candidate or Router(result.candidate)
         return Serving.of(live, result.rollout, candidate)
-
-
-def _shadow(
-    serving: Serving, message: Any, incumbent: str | None, policy: Policy | None
-) -> Decision | None:
-    """The candidate's decision on a shadow turn (None outside shadow, or when it failed)."""
-    rollout, candidate = serving.rollout, serving.candidate
-    if rollout is None or candidate is None or rollout.mode != "shadow":
-        return None
-    try:
-        return candidate.route(message, incumbent, policy=policy)
-    except Exception as exc:  # noqa: BLE001 - the candidate must never fail a live turn
-        log.warning("shadow candidate failed on a turn: %s", exc)
-        return None

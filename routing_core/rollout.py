@@ -19,6 +19,7 @@ live pack: that is what they are for.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -26,7 +27,10 @@ from typing import Any, Literal
 
 from routing_core.canary import on_candidate
 from routing_core.decision import Decision
+from routing_core.policy import Policy
 from routing_core.router import Router
+
+log = logging.getLogger("routing_core.rollout")
 
 ROLLOUT_HEADER = "Routing-Rollout"
 CANDIDATE_PATH = "/candidate"
@@ -134,6 +138,34 @@ class Pins:
             if len(self._pins) > self._limit:
                 self._pins.popitem(last=False)
         return arm
+
+
+def serve_turn(
+    serving: Serving,
+    pins: Pins,
+    message: Any,
+    incumbent: str | None,
+    conversation: str | None,
+    policy: Policy | None = None,
+    *,
+    shadow: bool = True,
+) -> tuple[Arm, Decision, Decision | None]:
+    """Decide one turn under `serving`: (the arm that served it, its decision, and in shadow
+    the candidate's decision on the same turn, when `shadow` asks for it and it did not fail).
+
+    The one place `RemoteRouter` and `routing-core serve` choose a pack for a turn.
+    """
+    arm = pins.arm(serving, conversation)
+    router = serving.candidate if arm == "candidate" and serving.candidate else serving.live
+    decision = router.route(message, incumbent, policy=policy)
+    shadowed = None
+    rollout, candidate = serving.rollout, serving.candidate
+    if shadow and rollout is not None and candidate is not None and rollout.mode == "shadow":
+        try:
+            shadowed = candidate.route(message, incumbent, policy=policy)
+        except Exception as exc:  # noqa: BLE001 - the candidate must never fail a live turn
+            log.warning("shadow candidate failed on a turn: %s", exc)
+    return arm, decision, shadowed
 
 
 def rollout_record(
