@@ -11,7 +11,11 @@ max, and the garbage collections that ran during the pass (count and longest, pe
 generation, from `gc.callbacks`). `--gc freeze` calls `gc.freeze()` after loading (what an
 embedder can do); `--gc off` disables the collector during the passes. The scale target's p99
 question (docs/lab/benchmarks.md): compare the default with `--gc freeze`, and with
-`OPENBLAS_NUM_THREADS=1` in the environment. Prints figures; asserts nothing.
+`OPENBLAS_NUM_THREADS=1` in the environment. `--conversation` measures instead what following
+the conversation costs: each message routed as a first turn (no incumbent), mid-conversation
+(an incumbent drawn from the pack's routes, the default policy), and mid-conversation with
+`conversation: ignore`, the three calls interleaved message by message (each first in turn)
+so that the machine's load and the CPU's caches fall on all three alike. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import gc
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -78,6 +83,33 @@ def one_pass(router: Router, messages: list[str]) -> str:
     return f"{p50:.0f} / {p99:.0f} / {costs[-1]:,.0f} µs; collections: {seen or 'none'}"
 
 
+def conversation_pass(router: Router, messages: list[str], incumbents: list[str]) -> str:
+    """CPU p50 of route() as a first turn, mid-conversation, and mid-conversation ignoring it."""
+    ignore = router.policy_with(conversation="ignore")
+    costs: dict[str, list[float]] = {"first turn": [], "mid, follow": [], "mid, ignore": []}
+    for number, (message, incumbent) in enumerate(zip(messages, incumbents, strict=True)):
+        calls = [
+            ("first turn", (None, None)),
+            ("mid, follow", (incumbent, None)),
+            ("mid, ignore", (incumbent, ignore)),
+        ]
+        # Each variant goes first a third of the time: a message's first call warms the CPU's
+        # caches for the next two, which would otherwise favour whichever runs second.
+        shift = number % len(calls)
+        for label, args in calls[shift:] + calls[:shift]:
+            start = time.thread_time_ns()
+            router.route(message, args[0], policy=args[1])
+            costs[label].append((time.thread_time_ns() - start) / 1000)
+    p50 = {label: sorted(c)[len(c) // 2] for label, c in costs.items()}
+    shown = " / ".join(f"{label} {value:.1f}" for label, value in p50.items())
+    extra = p50["mid, follow"] - p50["first turn"]
+    features = p50["mid, follow"] - p50["mid, ignore"]
+    return (
+        f"p50 {shown} µs; mid-conversation minus first turn {extra:+.1f} µs, "
+        f"following minus ignoring the conversation {features:+.1f} µs"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
@@ -86,6 +118,7 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--save", help="write the built pack and messages here, then stop")
     parser.add_argument("--load", help="a pack and messages written by --save")
+    parser.add_argument("--conversation", action="store_true", help="first vs later turns")
     args = parser.parse_args()
     if args.load:
         saved = json.loads(Path(args.load).read_text(encoding="utf-8"))
@@ -103,6 +136,13 @@ def main() -> None:
         gc.freeze()
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
     print(f"{args.pack}, gc {args.gc}, OPENBLAS_NUM_THREADS {threads}, load {os.getloadavg()}")
+    if args.conversation:
+        names = router.pack.route_names
+        incumbents = [random.Random(number).choice(names) for number in range(len(messages))]
+        for number in range(args.passes):
+            print(f"pass {number + 1}: {conversation_pass(router, messages, incumbents)}")
+        print(f"load average after: {os.getloadavg()}")
+        return
     for number in range(args.passes):
         if args.gc == "off":
             gc.disable()

@@ -14,6 +14,7 @@ Public modules, each for one job whose names read best beside the module's:
 - `routing_core.reporting`: the decision events an agent reports back to the studio.
 - `routing_core.rollout`: an environment's rollout as the pull names it (shadow or canary).
 - `routing_core.reasks`: a user's next turn that repeats or corrects the last one.
+- `routing_core.fleet_status`: what an agent reports of itself on each pull.
 - `routing_core.signing`: packs signed with Ed25519, and the public keys that verify them
   (the `signing` extra).
 - `routing_core.replay`: stored turns replayed on a pack, and which verdicts would flip.

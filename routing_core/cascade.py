@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from routing_core._types import Float64Array, ScoreArray
-from routing_core.conversation import is_distribution
+from routing_core._types import ScoreArray
+from routing_core.conversation import Prior, is_distribution
 from routing_core.decision import TierRecord
 from routing_core.policy import Policy, Verdict, decide_scores, gap
 from routing_core.scorers.base import NO_USAGE, Scored, Tier, Usage, measure
@@ -76,7 +76,7 @@ class Cascade:
         # (tier index, incumbent) -> that tier's scores for the incumbent's text, made on a
         # conversation's first turn in it. Bounded by tiers x routes; a race computes the
         # same array twice, harmlessly.
-        self._priors: dict[tuple[int, str], Float64Array | None] = {}
+        self._priors: dict[tuple[int, str], Prior | None] = {}
 
     def run(
         self, text: str, incumbent: str | None, policy: Policy, *, first_only: bool = False
@@ -143,7 +143,7 @@ class Cascade:
         candidates: Sequence[str],
         incumbent: str | None,
         policy: Policy,
-    ) -> Float64Array | None:
+    ) -> Prior | None:
         """This tier's scores for the incumbent's own text: the conversation's prior.
 
         None cold, under `conversation: ignore`, for a categorical tier or a near-tie's
@@ -158,7 +158,7 @@ class Cascade:
             self._priors[key] = self._make_prior(tier, incumbent)
         return self._priors[key]
 
-    def _make_prior(self, tier: Tier, incumbent: str) -> Float64Array | None:
+    def _make_prior(self, tier: Tier, incumbent: str) -> Prior | None:
         text = self._prior_texts.get(incumbent)
         if not text:
             return None
@@ -170,8 +170,7 @@ class Cascade:
         prior = np.array(raw, dtype=np.float64)
         if len(prior) != len(self._names) or not is_distribution(prior):
             return None
-        prior.setflags(write=False)
-        return prior
+        return Prior.of(prior)
 
     def _judge(
         self,
@@ -180,7 +179,7 @@ class Cascade:
         candidates: Sequence[str],
         incumbent: str | None,
         policy: Policy,
-        prior: Float64Array | None = None,
+        prior: Prior | None = None,
     ) -> Verdict:
         if len(scored) != len(candidates):
             raise ValueError(f"{len(scored)} scores for {len(candidates)} routes")

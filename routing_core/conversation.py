@@ -25,6 +25,7 @@ ones) is pooled: for others the product has no meaning, and their turns are judg
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -157,14 +158,33 @@ def is_new_topic(scores: Float64Array) -> bool:
     return float(scores.max()) >= NEW_TOPIC_SHARE
 
 
-def pool(scores: Float64Array, prior: Float64Array) -> Float64Array:
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """A conversation's prior ready to pool: the incumbent's scores, clipped and raised to
+    `PRIOR_WEIGHT` once, when the router first meets the incumbent (the power is most of
+    pooling's cost on every later turn)."""
+
+    weights: Float64Array
+
+    @classmethod
+    def of(cls, prior: Float64Array) -> Prior:
+        weights = np.maximum(prior, PRIOR_FLOOR) ** PRIOR_WEIGHT
+        weights.setflags(write=False)
+        return cls(weights)
+
+    def __len__(self) -> int:
+        return len(self.weights)
+
+
+def pool(scores: Float64Array, prior: Float64Array | Prior) -> Float64Array:
     """The message's scores read in the light of the incumbent's: the message's odds times
     the square root of the prior's (a log-linear pool), renormalised to the message's own
     total (so an out-of-scope share is kept).
 
     Both are distributions over the same routes (`is_distribution`), in the same order.
     """
-    pooled: Float64Array = scores * np.maximum(prior, PRIOR_FLOOR) ** PRIOR_WEIGHT
+    weights = (prior if isinstance(prior, Prior) else Prior.of(prior)).weights
+    pooled: Float64Array = scores * weights
     total = float(pooled.sum())
     if total > 0.0:
         pooled *= float(scores.sum()) / total
@@ -179,6 +199,7 @@ def prior_text(name: str, description: str) -> str:
 
 __all__ = [
     "PRIOR_WEIGHT",
+    "Prior",
     "carries_no_topic",
     "is_distribution",
     "is_new_topic",

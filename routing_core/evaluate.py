@@ -120,6 +120,7 @@ class ConversationReport:
     stay_turns: int
     move_turns: int
     wrong: tuple[WrongTurn, ...] = ()
+    first_turns: int = 0  # in-scope opening turns: with stay and move, turn accuracy's count
 
     def to_dict(self, results: Sequence[CaseResult]) -> dict[str, Any]:
         """The JSON form, the wrong turns with their text (the first MAX_WRONG_TURNS)."""
@@ -132,6 +133,7 @@ class ConversationReport:
             "move_accuracy": _r(self.move_accuracy),
             "stay_turns": self.stay_turns,
             "move_turns": self.move_turns,
+            "first_turns": self.first_turns,
             "wrong_turns": len(self.wrong),
             "wrong": [_wrong_dict(w, results) for w in self.wrong[:MAX_WRONG_TURNS]],
         }
@@ -346,6 +348,7 @@ def conversation_report(results: Sequence[CaseResult]) -> ConversationReport | N
         move_accuracy=share("move"),
         stay_turns=sum(kinds[i] == "stay" for i in in_scope),
         move_turns=sum(kinds[i] == "move" for i in in_scope),
+        first_turns=sum(kinds[i] == "first" for i in in_scope),
         wrong=tuple(_wrong_turns(results, threads, kinds, in_scope)),
     )
 

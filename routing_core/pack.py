@@ -582,7 +582,8 @@ def _duplicates(names: list[Any], where: str, what: str) -> list[tuple[str, str]
             problems.append(
                 (
                     f"{where}[{i}].name",
-                    f"duplicate {what} {name!r} (first at {where}[{first[name]}])",
+                    # People read it: the first holder counted from 1, as the studio does.
+                    f"duplicate {what} {name!r} ({what.split()[0]} {first[name] + 1} has it too)",
                 )
             )
         else:

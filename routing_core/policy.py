@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core._types import Float64Array, IndexArray, ScoreArray
-from routing_core.conversation import is_distribution, is_new_topic, pool
+from routing_core.conversation import Prior, is_distribution, is_new_topic, pool
 
 VerdictKind = Literal["move", "stay", "menu", "unmatched"]
 Strictness = Literal["assist", "guard", "rails"]
@@ -223,7 +223,7 @@ def decide_scores(
     scorer_floor: float | None = None,
     categorical: bool = False,
     temperature: float = 1.0,
-    prior: Float64Array | None = None,
+    prior: Float64Array | Prior | None = None,
 ) -> Verdict:
     """`decide` on parallel sequences of names and scores: the router's hot path, no pairs.
 
@@ -247,7 +247,7 @@ def decide_scores(
 
 
 def _pools(
-    prior: Float64Array | None, incumbent: str | None, policy: Policy, raw: Float64Array
+    prior: Float64Array | Prior | None, incumbent: str | None, policy: Policy, raw: Float64Array
 ) -> bool:
     """Whether the incumbent's prior reads this turn: mid-conversation, when the policy
     follows the conversation, the message's scores are a distribution like the prior, and

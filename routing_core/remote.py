@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -17,6 +18,7 @@ from routing_core import _http
 from routing_core.codec import load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
+from routing_core.fleet_status import STATUS_HEADER, AgentStatus
 from routing_core.pack import Pack
 from routing_core.policy import Policy
 from routing_core.reporting import EventReporter
@@ -114,6 +116,10 @@ class PackFetcher:
         self._token = token
         self.etag: str | None = None
         self._held: tuple[str, Pack] | None = None  # the candidate last pulled, by checksum
+        # Sent on every pull (`Route-Agent-Status`): what runs here and how the last pull went.
+        self.status = AgentStatus()
+        # The reporter's dropped-event count, when one is wired (`RemoteRouter`, the server).
+        self.count_dropped: Callable[[], int] | None = None
 
     def fetch(self) -> FetchResult:
         """Pull once. Never raises: failures come back as `status="failed"` with the reason.
@@ -126,6 +132,7 @@ class PackFetcher:
         try:
             answer = self._get(self.url, self.etag)
             if answer.status == 304:
+                self.status.last_error = None
                 return FetchResult("unchanged")
             pack, ignored, key_id = self._load(answer)
             rollout = parse_rollout(answer.headers.get(ROLLOUT_HEADER))
@@ -207,13 +214,21 @@ class PackFetcher:
         }
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
+        if self.count_dropped is not None:
+            self.status.events_dropped = self.count_dropped()
+        headers[STATUS_HEADER] = self.status.to_header()
         if etag:
             headers["If-None-Match"] = etag
         return headers
 
     def _failed(self, reason: str) -> FetchResult:
         log.warning("pack pull from %s failed, keeping the last good pack: %s", self.url, reason)
+        self.status.last_error = reason
         return FetchResult("failed", error=reason)
+
+    def took(self, pack: Pack, key_id: str | None) -> None:
+        """Record that `pack` went into service (the next pull reports it)."""
+        self.status.running(pack.version, pack.checksum, key_id)
 
 
 def _candidate_url(url: str) -> str:
@@ -268,12 +283,16 @@ class RemoteRouter(LiveRouter):
         self.last_error: str | None = None
         self._pins = Pins()
         first = None
+        if reporter is not None:
+            fetcher.count_dropped = lambda: reporter.stats.dropped
+        key_id = None
         if initial is None:
             first = fetcher.fetch()
             if first.pack is None:
                 raise PackError([("$", f"no pack to start from: {first.error}")])
-            initial = first.pack
+            initial, key_id = first.pack, first.key_id
         super().__init__(Router(initial))
+        fetcher.took(initial, key_id)
         self._serving = Serving.of(self._router)
         if first is not None and first.candidate is not None:
             self._serving = Serving.of(self._router, first.rollout, Router(first.candidate))
@@ -343,10 +362,12 @@ class RemoteRouter(LiveRouter):
                 serving = self._compiled(result)
             except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
                 self.last_error = f"pack failed to compile: {exc}"
+                self.fetcher.status.last_error = self.last_error
                 log.warning("new pack failed to compile, keeping the old one: %s", exc)
                 return FetchResult("failed", error=self.last_error)
             with self._lock:
                 self._router, self._serving = serving.live, serving
+            self.fetcher.took(result.pack, result.key_id)
         return result
 
     def _compiled(self, result: FetchResult) -> Serving:

@@ -6,15 +6,18 @@ refused edit (422), a conflict (409) or a missing object (404) the same way.
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.operation import Operation
 
 from routing_core import PackError
-from studio.agents import events_api, packs_api
+from studio.agents import events_api, fleet_api, packs_api
 from studio.authoring import items_api, profiles_api
 from studio.jobs.notes import training_note
 from studio.playground import api as playground_api
@@ -26,12 +29,15 @@ from studio.shared.errors import Conflict, Refused
 from studio.shared.ratelimits import RateLimited
 from studio.suites import repairs_api
 
+log = logging.getLogger(__name__)
+
 # Each area's router, mounted under its prefix (the order is the documentation's).
 ROUTERS: list[tuple[str, Router]] = [
     ("/profiles", items_api.router),
     ("/profiles", publishing_api.router),
     ("/profiles", packs_api.router),
     ("/profiles", events_api.router),
+    ("/profiles", fleet_api.router),
     ("/profiles", profiles_api.router),
     ("/imports", publishing_api.imports),
     ("/profiles", playground_api.router),
@@ -101,7 +107,9 @@ def _training(request: HttpRequest, exc: ModelPending) -> HttpResponse:
 
 @api.exception_handler(Conflict)
 def _conflict(request: HttpRequest, exc: Conflict) -> HttpResponse:
-    return _reply(request, 409, str(exc))
+    """409; an edit's also carries both versions (ConflictOut)."""
+    body = {**error_body(str(exc)), **(exc.versions or {})}
+    return api.create_response(request, body, status=409)
 
 
 @api.exception_handler(RedGate)
@@ -113,9 +121,18 @@ def _red_gate(request: HttpRequest, exc: RedGate) -> HttpResponse:
     return response
 
 
+@api.exception_handler(IntegrityError)
+def _clashed(request: HttpRequest, exc: IntegrityError) -> HttpResponse:
+    """A row another request changed at the same moment (a profile deleted while it was being
+    published): the same 409 as any conflict, never a 500."""
+    log.warning("integrity error answered as a conflict: %s", exc)
+    return _reply(request, 409, "a simultaneous change clashed with this one: reload and try again")
+
+
 @api.exception_handler(AuthenticationError)
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return _reply(request, 401, "authentication required")
+    given = exc.message if exc.message != AuthenticationError().message else ""
+    return _reply(request, 401, given or "authentication required")
 
 
 @api.exception_handler(PermissionDenied)

@@ -64,6 +64,9 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "studio.shared.timezones.ViewerTimeZoneMiddleware",  # dates where the reader is
+    # Outside CommonMiddleware, so a missing slash is still redirected before "not found".
+    "studio.shared.error_pages.FriendlyNotFoundMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -100,6 +103,7 @@ TEMPLATES = [
                 "labels": "studio.shared.templatetags.labels",
                 "suite_format": "studio.shared.templatetags.suite_format",
                 "pack_badge": "studio.suites.pack_badge",
+                "suggestion_tags": "studio.authoring.suggestion_tags",
             },
         },
     }
@@ -148,6 +152,8 @@ DEFAULT_FROM_EMAIL = os.environ.get("STUDIO_MAIL_FROM", "route-studio@localhost"
 # its worker (killed, crashed, machine gone) and is queued again, or failed after MAX_ATTEMPTS.
 STUDIO_JOB_HEARTBEAT_S = float(os.getenv("STUDIO_JOB_HEARTBEAT_S", "2"))
 STUDIO_JOB_STALE_AFTER_S = float(os.getenv("STUDIO_JOB_STALE_AFTER_S", "30"))
+# An agent that has not pulled for this long is listed as having stopped reporting (Agents page).
+STUDIO_AGENT_SILENT_AFTER_S = envint("STUDIO_AGENT_SILENT_AFTER_S", "600")
 # How often each job worker deletes decision events past their profile's retention period.
 STUDIO_EVENT_EXPIRY_S = float(os.getenv("STUDIO_EVENT_EXPIRY_S", "3600"))
 STUDIO_JOB_MAX_ATTEMPTS = envint("STUDIO_JOB_MAX_ATTEMPTS", "2")
@@ -192,6 +198,10 @@ STUDIO_RATE_ROUTE = os.getenv("STUDIO_RATE_ROUTE", "600/m")
 STUDIO_RATE_PACK_PULL = os.getenv("STUDIO_RATE_PACK_PULL", "1200/m")
 # Event batches per token (each up to 500 events): 600/m is 5,000 events/s from one agent.
 STUDIO_RATE_EVENTS = os.getenv("STUDIO_RATE_EVENTS", "600/m")
+# Analysis jobs (suite runs, overlap checkups, replays) unfinished at once: per person and per
+# profile (studio/jobs/limits.py); a request over either gets a 429 that says which.
+STUDIO_JOBS_PER_PERSON = envint("STUDIO_JOBS_PER_PERSON", "3")
+STUDIO_JOBS_PER_PROFILE = envint("STUDIO_JOBS_PER_PROFILE", "6")
 if os.getenv("REDIS_URL"):
     CACHES = {
         "default": {
@@ -274,11 +284,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "studio.shared.logs.JsonFormatter"}},
+    "filters": {"client_errors": {"()": "studio.shared.logs.ClientErrorsWithoutTraceback"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["stderr"], "level": os.getenv("LOG_LEVEL", "INFO")},
     "loggers": {
         # runserver's own access line would duplicate studio.requests.
         "django.server": {"level": "WARNING"},
+        # A refused permission or a bad request is a 4xx: one line, no traceback.
+        "django.request": {"filters": ["client_errors"]},
         # django-axes logs every sign-in at INFO; its lockouts are WARNING.
         "axes": {"level": "WARNING"},
     },

@@ -78,6 +78,9 @@ class RouteServer:
                 timeout=config.pull_timeout,
                 keys=keys,
             )
+            reporter = self.reporter
+            if reporter is not None:
+                fetcher.count_dropped = lambda: reporter.stats.dropped
             self.watcher = StudioFollower(fetcher, self.holder, interval=config.pull_interval)
         self._tokens = tuple(t.encode() for t in config.tokens)
 

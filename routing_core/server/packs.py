@@ -274,4 +274,8 @@ class StudioFollower(_Poller):
             )
         except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
             self.fetcher.etag = None  # ask again in full next time
-            self.holder.refuse("pull", f"pack failed to compile: {type(exc).__name__}: {exc}")
+            reason = f"pack failed to compile: {type(exc).__name__}: {exc}"
+            self.fetcher.status.last_error = reason
+            self.holder.refuse("pull", reason)
+            return
+        self.fetcher.took(result.pack, result.key_id)

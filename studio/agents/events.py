@@ -8,19 +8,37 @@ when the profile keeps none; so are the words of it that the event's evidence qu
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
+from django.db import IntegrityError, transaction
 from django.utils import timezone
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from routing_core import redact, scrub_evidence
 from studio.agents.reasks import mark_reasks
-from studio.models import Event, Profile, ReadToken, Rollout, TokenScope, TrafficSettings
+from studio.models import (
+    Event,
+    EventBatch,
+    Profile,
+    ReadToken,
+    Rollout,
+    TokenScope,
+    TrafficSettings,
+)
 from studio.publishing import queue_checks
+from studio.shared.schemas import clean_text
 
 MAX_BATCH = 500
 MAX_MESSAGE = 4000
+# An event is a few levels deep (docs/event-schema.md); far deeper is no event, and past a few
+# hundred levels the JSON encoder gives up on storing it.
+MAX_DEPTH = 32
+MAX_KEY = 128  # a batch id's length
+# How far an agent's clock (`at`) may stray from the studio's: behind by the longest retention
+# (older turns would be deleted at once), ahead by a day of clock skew.
+MAX_AGE = timedelta(days=366)
+MAX_AHEAD = timedelta(days=1)
 Name = Annotated[str, Field(max_length=64)]
 
 
@@ -66,15 +84,74 @@ class EventIn(BaseModel):
 
     at: datetime | None = None
     conversation: Annotated[str, Field(max_length=128)] | None = None
-    turn: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+    # Strict: `true` is not turn 1.
+    turn: Annotated[int, Field(ge=0, le=1_000_000, strict=True)] | None = None
     message: Annotated[str, Field(max_length=MAX_MESSAGE)] | None = None
     event: DecisionIn
     rollout: TurnRolloutIn | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        """Refuse what no database stores: a NUL, a lone surrogate, nesting past MAX_DEPTH."""
+        check_storable(value)
+        return value
+
+    @field_validator("at")
+    @classmethod
+    def _near_now(cls, at: datetime | None) -> datetime | None:
+        return None if at is None else near_now(at)
+
+
+def check_storable(value: Any) -> None:
+    """Walk a JSON value (without recursion, whatever its depth) for what cannot be stored.
+
+    Raises:
+        ValueError: a string or key with a NUL or a lone surrogate, or nesting past MAX_DEPTH.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"the event is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, str):
+            clean_text(item)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                clean_text(str(key))
+                stack.append((child, depth + 1))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, depth + 1) for child in item)
+
+
+def near_now(at: datetime) -> datetime:
+    """`at` when it is within the window around the studio's clock (naive `at` is UTC).
+
+    Raises:
+        ValueError: outside the window, said with the studio's clock.
+    """
+    at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    now = timezone.now()
+    try:
+        inside = now - MAX_AGE <= at <= now + MAX_AHEAD
+    except OverflowError:  # a date at the calendar's edge, in a far time zone
+        inside = False
+    if not inside:
+        raise ValueError(
+            f"must be at most {MAX_AGE.days} days before and 1 day after the studio's clock "
+            f"(it reads {now:%Y-%m-%d %H:%M} UTC)"
+        )
+    return at
 
 
 class EventBatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # The same batch sent again (a retry after a lost answer) is stored once: the `batch` id,
+    # or the request's `Idempotency-Key` header.
+    batch: Annotated[str, Field(min_length=1, max_length=MAX_KEY, pattern=r"^[ -~]+$")] | None = (
+        None
+    )
     events: list[EventIn] = Field(max_length=MAX_BATCH)
     # How many turns the agent's reporter dropped so far (its queue was full): shown on Traffic.
     dropped: Annotated[int, Field(ge=0, le=2**62)] | None = None
@@ -89,13 +166,26 @@ def traffic_settings(profile: Profile) -> TrafficSettings:
 def ingest(profile: Profile, batch: EventBatchIn, token: ReadToken | None = None) -> int:
     """Store a validated batch in one INSERT; returns how many events were stored.
 
-    With the sending `token`, also records the reporter's dropped count when it changed.
+    A batch whose id was stored before is not stored again: the answer is the first one's
+    count, so that a retried send reads as the success it was. With the sending `token`, also
+    records the reporter's dropped count when it changed.
     """
     keep_text = traffic_settings(profile).keep_message_text
     now = timezone.now()
     rollouts = _rollouts_of(profile, batch)
     rows = [_row(profile, e, now, keep_text, rollouts) for e in batch.events]
-    Event.objects.bulk_create(rows, batch_size=MAX_BATCH)
+    try:
+        with transaction.atomic():
+            if batch.batch is not None:  # the key's unique row: of two racing sends, one stores
+                EventBatch.objects.create(
+                    profile=profile, key=batch.batch, accepted=len(rows), received=now
+                )
+            Event.objects.bulk_create(rows, batch_size=MAX_BATCH)
+    except IntegrityError:
+        seen = EventBatch.objects.filter(profile=profile, key=batch.batch).first()
+        if seen is None:
+            raise
+        return seen.accepted
     mark_reasks(profile, rows)
     if rollouts:
         queue_checks(rollouts)
@@ -174,4 +264,6 @@ def expire_events(now: datetime | None = None) -> int:
         keep = timedelta(days=days.get(profile_id, TrafficSettings().retention_days))
         old = Event.objects.filter(profile_id=profile_id, received__lt=now - keep)
         deleted += old.delete()[0]
+    # A batch id guards against a retry within minutes; a day is plenty, and keeps the table small.
+    EventBatch.objects.filter(received__lt=now - timedelta(days=1)).delete()
     return deleted

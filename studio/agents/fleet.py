@@ -14,20 +14,34 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Protocol
 
+from django.conf import settings
 from django.utils import timezone
 from packaging.version import InvalidVersion, Version
 
 from routing_core import engine_version
+from routing_core.fleet_status import AgentStatus
 from studio.models import Agent, Profile
 
 _ENGINE = re.compile(r"\brouting-core/(\S{1,40})")
 WRITE_EVERY_S = 60.0
 _MAX_REMEMBERED = 10_000
-# (token digest, environment) -> (user agent, served version, when written): this process's last
-# writes. The digest, not the id: an id can come back after a restored database, a digest cannot.
-_written: OrderedDict[tuple[str, str], tuple[str, int | None, float]] = OrderedDict()
+# (token digest, environment) -> (user agent, served version, status, when written): this
+# process's last writes. The digest, not the id: an id can come back after a restored database, a
+# digest cannot.
+_written: OrderedDict[tuple[str, str], tuple[str, int | None, str, float]] = OrderedDict()
+# The fields a pull's status header sets (`_status_fields`).
+STATUS_FIELDS = [
+    "reported",
+    "running_version",
+    "running_checksum",
+    "verified_by",
+    "last_error",
+    "events_dropped",
+]
 _lock = threading.Lock()
 
 
@@ -61,16 +75,22 @@ class PullingToken(Protocol):
 
 
 def record_pull(
-    token: PullingToken, environment: str, user_agent: str, served_version: int | None
+    token: PullingToken,
+    environment: str,
+    user_agent: str,
+    served_version: int | None,
+    status_header: str = "",
 ) -> None:
-    """Upsert the token's agent row for this environment: version seen, pack served, last seen.
+    """Upsert the token's agent row for this environment: version seen, pack served, last seen,
+    and what the agent reported of itself (`Route-Agent-Status`).
 
     Skipped when this process wrote the same facts for it less than a minute ago.
     """
-    if not _is_due(token.digest, environment, user_agent, served_version):
+    if not _is_due(token.digest, environment, user_agent, served_version, status_header):
         return
     now = timezone.now()
     row = Agent(
+        **_status_fields(AgentStatus.from_header(status_header)),
         token_id=token.token_id,
         profile_id=token.profile_id,
         environment=environment,
@@ -84,21 +104,43 @@ def record_pull(
         [row],
         update_conflicts=True,
         unique_fields=["token", "environment"],
-        update_fields=["user_agent", "engine_version", "served_version", "last_seen"],
+        update_fields=[
+            "user_agent",
+            "engine_version",
+            "served_version",
+            "last_seen",
+            *STATUS_FIELDS,
+        ],
     )
 
 
-def _is_due(token_digest: str, environment: str, user_agent: str, served: int | None) -> bool:
+def _status_fields(status: AgentStatus | None) -> dict[str, object]:
+    """The agent row's status columns; blank when the agent reported nothing readable."""
+    if status is None:
+        return {"reported": False}
+    return {
+        "reported": True,
+        "running_version": status.version,
+        "running_checksum": status.checksum or "",
+        "verified_by": status.verified_by or "",
+        "last_error": status.last_error or "",
+        "events_dropped": status.events_dropped,
+    }
+
+
+def _is_due(
+    token_digest: str, environment: str, user_agent: str, served: int | None, status: str
+) -> bool:
     key, clock = (token_digest, environment), time.monotonic()
     with _lock:
         last = _written.get(key)
         if (
             last is not None
-            and last[:2] == (user_agent, served)
-            and clock - last[2] < WRITE_EVERY_S
+            and last[:3] == (user_agent, served, status)
+            and clock - last[3] < WRITE_EVERY_S
         ):
             return False
-        _written[key] = (user_agent, served, clock)
+        _written[key] = (user_agent, served, status, clock)
         _written.move_to_end(key)
         while len(_written) > _MAX_REMEMBERED:
             _written.popitem(last=False)
@@ -124,3 +166,58 @@ def unable_to_read(profile: Profile, made_by: str | None = None) -> list[Agent]:
         for a in agents(profile)
         if a.token.revoked_at is None and not can_read(a.engine_version, made_by)
     ]
+
+
+# -- the fleet's state --------------------------------------------------------------------------
+
+# What an agent's row says, worst first: the order the Agents page sorts by.
+STATES = {
+    "verify_failed": "failed to verify the pack's signature",
+    "pull_failed": "its last pull failed",
+    "silent": "stopped reporting",
+    "behind": "behind",
+    "current": "up to date",
+    "revoked": "token revoked",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRow:
+    """One agent with its state against what its environment serves now."""
+
+    agent: Agent
+    state: str  # a key of STATES
+    serving: int | None  # the version its environment serves now
+
+    @property
+    def running(self) -> int | None:
+        """The version it runs: what it reported, else what it was last sent (older agents)."""
+        return self.agent.running_version if self.agent.reported else self.agent.served_version
+
+    @property
+    def words(self) -> str:
+        return STATES[self.state]
+
+
+def fleet(profile: Profile, now: datetime | None = None) -> list[FleetRow]:
+    """The profile's agents with their states, worst first (then most recently seen)."""
+    now = now or timezone.now()
+    serving = dict(profile.environments.values_list("name", "version__number"))
+    rows = [FleetRow(a, _state(a, serving.get(a.environment), now), serving.get(a.environment))
+            for a in agents(profile)]  # fmt: skip
+    order = list(STATES)
+    return sorted(rows, key=lambda r: order.index(r.state))
+
+
+def _state(agent: Agent, serving: int | None, now: datetime) -> str:
+    silent_after = timedelta(seconds=settings.STUDIO_AGENT_SILENT_AFTER_S)
+    running = agent.running_version if agent.reported else agent.served_version
+    if agent.token.revoked_at is not None:
+        return "revoked"
+    if now - agent.last_seen > silent_after:
+        return "silent"
+    if agent.last_error.startswith("signature refused"):
+        return "verify_failed"
+    if agent.last_error:
+        return "pull_failed"
+    return "behind" if serving is not None and running != serving else "current"

@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from ninja.security import HttpBearer
 
+from routing_core.fleet_status import STATUS_HEADER
 from routing_core.rollout import ROLLOUT_HEADER, Rollout
 from routing_core.signing import SIGNATURE_HEADER
 from studio.agents.fleet import record_pull
@@ -146,7 +147,13 @@ def pull_answer(request: HttpRequest, grant: PullGrant, environment: str) -> Htt
         raise Http404  # another profile's token: the same answer as a missing profile
     if grant.version_id is None or grant.checksum is None:
         raise Http404
-    record_pull(grant, environment, request.headers.get("User-Agent", ""), grant.number)
+    record_pull(
+        grant,
+        environment,
+        request.headers.get("User-Agent", ""),
+        grant.number,
+        request.headers.get(STATUS_HEADER, ""),
+    )
     return pack_answer(request, grant.version_id, grant.checksum, grant.rollout)
 
 

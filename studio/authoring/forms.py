@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.forms.renderers import TemplatesSetting
 
+from studio.authoring.conflicts import base_json
 from studio.models import Profile, Route, Rule, Tool
 from studio.shared.edits import path_tokens
 from studio.shared.errors import Problem
@@ -75,6 +76,12 @@ class PackForm(forms.ModelForm):  # type: ignore[type-arg]
         super().__init__(*args, **kwargs)
         if self.instance.pk and not self.is_bound:
             self.initial["revision"] = self.instance.revision
+
+    @property
+    def edit_base(self) -> str:
+        """The values this edit started from, carried in the form to tell an edit conflict's
+        other side from yours (studio.authoring.conflicts)."""
+        return base_json(self)
 
     def field_for(self, tokens: list[str]) -> str | None:
         for token in reversed(tokens):
@@ -177,7 +184,7 @@ class PolicyForm(PackForm):
     # The arithmetic behind the plain help, for whoever wants it (shown behind a disclosure).
     formulas: ClassVar[dict[str, str]] = {
         "floor": "A route is alive when its score is strictly above the floor. Lexical scores are probabilities from 0 to 1.",
-        "near_tie_margin": "gap = tanh((top score − runner-up score) / 2); the turn is a near-tie when gap < margin. A margin of 0 never calls a near-tie.",
+        "near_tie_margin": "gap = tanh((top score − runner-up score) / 2); the turn is a near-tie when gap < margin. In score units: the top needs a lead of 2·atanh(margin) over the runner-up (0.30 for 0.15), the lead the playground shows. A margin of 0 never calls a near-tie.",
         "menu_size": "The menu lists the routes within the margin of the top, best first, cut at this many; its order is the tie-break.",
         "ambiguity_confidence_floor": "Triage confidence is the leading lane's share of the signals; below this floor the label is 'ambiguous'.",
     }

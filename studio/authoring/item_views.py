@@ -15,6 +15,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from studio.authoring.conflicts import reshown, with_choices
 from studio.authoring.forms import (
     PackForm,
     ProfileForm,
@@ -42,9 +43,9 @@ class Kind:
         form_class = self.add_form if add else self.form
         if form_class is RuleForm:
             kwargs["profile"] = profile
-        if add:
-            # The add form shares its page with the profile form: distinct ids keep labels right.
-            kwargs.setdefault("auto_id", "id_add_%s")
+        # The add and edit forms share their page with the profile form (which has a name and
+        # a description too): distinct ids keep each label on its own field.
+        kwargs.setdefault("auto_id", "id_add_%s" if add else "id_edit_%s")
         return form_class(*args, **kwargs)
 
 
@@ -114,15 +115,14 @@ def item_edit(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> HttpRe
         return _row(
             request, k, profile, "edit-row", item=item, form=k.make_form(profile, instance=item)
         )
-    form = k.make_form(profile, request.POST, instance=item)
+    form = k.make_form(profile, with_choices(request.POST), instance=item)
     if form.is_valid():
         try:
             save_item(
                 form.instance, user=request.user, expected_revision=form.cleaned_data["revision"]
             )
         except Conflict as exc:
-            form.add_error(None, str(exc))
-            return _row(request, k, profile, "edit-row", 409, item=item, form=form)
+            return _conflict(request, k, profile, item, exc)
         except Refused as exc:
             form.add_pack_errors(exc.errors, exc.prefix)
         else:
@@ -131,6 +131,23 @@ def item_edit(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> HttpRe
             messages.success(request, f"Saved {form.instance}.")
             return redirect(k.page, slug=slug)
     return _row(request, k, profile, "edit-row", 422, item=item, form=form)
+
+
+def _conflict(
+    request: HtmxHttpRequest, kind: Kind, profile: Profile, item: ProfileItem, exc: Conflict
+) -> HttpResponse:
+    """Someone saved first: their version beside your text, which the form keeps; the revision
+    moves to theirs, so saving again applies yours (with the fields you chose of theirs) on top."""
+    current = exc.current
+    if current is None:  # deleted meanwhile: nothing to merge with, the text stays
+        form = kind.make_form(profile, request.POST, instance=item)
+        form.add_error(None, str(exc))
+        return _row(request, kind, profile, "edit-row", 409, item=item, form=form)
+    yours = kind.make_form(profile, request.POST, instance=item)
+    theirs = kind.make_form(profile, instance=current)
+    conflict, data = reshown(request.POST, yours, theirs, exc, current.revision)
+    form = kind.make_form(profile, data, instance=current)
+    return _row(request, kind, profile, "edit-row", 409, item=current, form=form, conflict=conflict)
 
 
 @require_POST

@@ -17,11 +17,13 @@ from ninja.params import functions as params
 from studio.models import ProfileItem, Route, Rule, TestCase, Tool
 from studio.shared.api_access import USER_AUTH, profile_for
 from studio.shared.edits import delete_item, save_item
+from studio.shared.errors import Conflict
 from studio.shared.roles import EDIT, VIEW
 from studio.shared.schemas import (
     ERRORS,
     MAX_INT,
     SLUG,
+    ConflictOut,
     RouteIn,
     RouteOut,
     RoutePatch,
@@ -88,7 +90,12 @@ def register(
     def read(request: HttpRequest, slug: str = SLUG, item_id: int = ITEM_ID) -> Any:
         return _get(request, slug, item_id, VIEW)
 
-    @router.patch(one, response={200: schema_out, **ERRORS}, tags=tags, operation_id=f"edit_{kind}")
+    @router.patch(
+        one,
+        response={200: schema_out, **ERRORS, 409: ConflictOut},
+        tags=tags,
+        operation_id=f"edit_{kind}",
+    )
     def edit(
         request: HttpRequest,
         payload: schema_patch,  # type: ignore[valid-type]
@@ -101,7 +108,12 @@ def register(
         for name, value in changes.items():
             if value is not None or name in ("expected_tools", "dropped_tools"):  # null: unchanged
                 setattr(item, name, value)
-        _save(item, request.auth, revision)  # type: ignore[attr-defined]
+        try:
+            _save(item, request.auth, revision)  # type: ignore[attr-defined]
+        except Conflict as exc:
+            current = exc.current and schema_out.model_validate(exc.current).model_dump(mode="json")
+            exc.versions = {"current": current, "yours": {**changes, "revision": revision}}
+            raise
         return item
 
     @router.delete(one, response={204: None, **ERRORS}, tags=tags, operation_id=f"delete_{kind}")

@@ -13,12 +13,14 @@ from django.views.decorators.http import require_http_methods
 
 from routing_core import DEFAULT_ACTION_VERBS, DEFAULT_KNOWLEDGE_VERBS, DEFAULT_QUESTION_PATTERN
 from routing_core.lexicons import LEXICONS, mix
+from studio.authoring.conflicts import EditConflict, reshown, with_choices
 from studio.authoring.forms import LexiconForm, PackForm, PolicyForm
 from studio.models import AuditEntry, Profile
 from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.shared.drafts import scorer_defaults
-from studio.shared.edits import save_profile
+from studio.shared.edits import path_tokens, save_profile
 from studio.shared.errors import Conflict, Refused
+from studio.shared.packs import build_pack_dict, check_pack
 from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 
 
@@ -31,10 +33,14 @@ def _edit(
     extra: Callable[[Profile], dict[str, object]] | None = None,
     initial: dict[str, object] | None = None,
 ) -> HttpResponse:
-    form = form_class(request.POST or None, instance=get_profile(slug), initial=initial)
-    status = 200
+    posted = with_choices(request.POST) if request.method == "POST" else None
+    form = form_class(posted, instance=get_profile(slug), initial=initial)
+    status, conflict = 200, None
     if request.method == "POST":
-        status = _save(request, form)
+        try:
+            status = _save(request, form)
+        except Conflict as exc:
+            status, (conflict, form) = 409, _conflict(request, slug, form_class, exc)
         if status == 200 and not request.htmx:
             messages.success(request, "Saved.")
             return redirect(page, slug=slug)
@@ -50,11 +56,28 @@ def _edit(
     more = extra(profile) if extra else {}
     saved = request.method == "POST" and status == 200  # htmx stays on the page: say so
     context = profile_context(
-        request, profile, form=form, rows=rows, saved=saved, **_defaults(), **more
+        request,
+        profile,
+        form=form,
+        rows=rows,
+        saved=saved,
+        conflict=conflict,
+        **_defaults(),
+        **more,
     )
     if request.htmx and request.method == "POST":
         return fragment(request, f"{template}#settings-form", context, status=status)
     return render(request, template, context, status=status)
+
+
+def _add_pack_errors_too(form: PackForm) -> None:
+    """Next to the form's own errors, the pack's verdict on the values that passed them, so a
+    person fixes every bad value in one go rather than one per save."""
+    saved = get_profile(form.instance.slug)
+    known = set(check_pack(build_pack_dict(saved)))
+    candidate = build_pack_dict(form.instance)  # the values that passed the form's checks
+    new = [p for p in check_pack(candidate) if p not in known]
+    form.add_pack_errors([p for p in new if form.field_for(path_tokens(p[0])) not in form.errors])
 
 
 def _default(name: str) -> object:
@@ -65,17 +88,27 @@ def _default(name: str) -> object:
 
 def _save(request: HtmxHttpRequest, form: PackForm) -> int:
     if not form.is_valid():
+        _add_pack_errors_too(form)
         return 422
     profile: Profile = form.instance
     try:
         save_profile(profile, user=request.user, expected_revision=form.cleaned_data["revision"])
-    except Conflict as exc:
-        form.add_error(None, str(exc))
-        return 409
     except Refused as exc:
         form.add_pack_errors(exc.errors)
         return 422
     return 200
+
+
+def _conflict(
+    request: HtmxHttpRequest, slug: str, form_class: type[PackForm], exc: Conflict
+) -> tuple[EditConflict, PackForm]:
+    """Someone saved the settings first: theirs beside yours, your text kept in the form."""
+    current = exc.current or get_profile(slug)
+    yours = form_class(request.POST, instance=current)
+    conflict, data = reshown(
+        request.POST, yours, form_class(instance=current), exc, current.revision
+    )
+    return conflict, form_class(data, instance=current)
 
 
 def _defaults() -> dict[str, object]:

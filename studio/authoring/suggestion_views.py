@@ -65,7 +65,7 @@ def _accept(request: HtmxHttpRequest, route: Route, kind: Kind) -> HttpResponse:
             accepted,
             rejected,
             user=request.user,
-            expected_revision=int(request.POST.get("revision") or route.revision),
+            expected_revision=_revision(request.POST.get("revision"), route),
         )
     except (Conflict, Refused) as exc:
         error = str(exc) if isinstance(exc, Conflict) else f"Not saved: {exc}"
@@ -75,6 +75,15 @@ def _accept(request: HtmxHttpRequest, route: Route, kind: Kind) -> HttpResponse:
         request, f"Added {len(accepted)} {what} to {route.name}; {len(rejected)} rejected."
     )
     return redirect("route-suggest", slug=route.profile.slug, pk=route.pk)
+
+
+def _revision(posted: str | None, route: Route) -> int:
+    """The route's revision the form was read at; anything but a plain number is a conflict."""
+    if not posted:
+        return route.revision
+    if not posted.isdecimal() or len(posted) > 9:
+        raise Conflict("The form was out of date (its revision is not a number): reload the page.")
+    return int(posted)
 
 
 def _page(

@@ -18,12 +18,9 @@ from studio.models import Route
 from studio.shared.audit import audit
 from studio.shared.drafts import compiled_router
 from studio.shared.edits import save_item
+from studio.shared.llm import setup_help
 
-SETUP_HELP = (
-    "Suggestions need a language model. Ask whoever runs the studio to set "
-    "STUDIO_LLM_BASE_URL (an OpenAI-compatible address, e.g. https://api.openai.com/v1) and "
-    "STUDIO_LLM_MODEL, and to put the key in the variable STUDIO_LLM_API_KEY."
-)
+SETUP_HELP = setup_help("Suggestions")
 
 
 def suggest_for_route(client: ChatClient, route: Route, kind: Kind) -> SuggestionBatch:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 
 from studio.authoring import (
+    conversation_views,
     item_views,
     policy_views,
     profile_views,
@@ -43,6 +44,11 @@ urlpatterns: list[URLPattern] = [
     path(f"{_P}routes/<int:pk>/view/", route_views.route_view, name="route-view"),
     *_item_urls("routes"),
     path(f"{_P}routes/<int:pk>/suggest/", suggestion_views.route_suggestions, name="route-suggest"),
+    path(
+        f"{_P}routes/<int:pk>/conversations/",
+        conversation_views.route_conversations,
+        name="route-conversations",
+    ),
     *_item_urls("rules"),
     *_item_urls("tools"),
 ]

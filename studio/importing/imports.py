@@ -12,6 +12,8 @@ a job whose worker died after creating it is finished, not run twice.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -19,16 +21,24 @@ from typing import Any
 from django.db import transaction
 
 from routing_core import PackError, load_pack
-from routing_core.importers import IMPORTERS, ImportResult, import_export, route_name
+from routing_core.importers import (
+    IMPORTERS,
+    LABELS,
+    ImportCancelled,
+    ImportResult,
+    import_export,
+    route_name,
+)
 from studio.importing.packs import import_pack, read_upload
 from studio.jobs import Cancelled, Reporter, retry_locked, start_job
 from studio.models import ImportJob, JobStatus, Profile
 from studio.shared.audit import audit
-from studio.shared.errors import Conflict, Refused
-from studio.shared.labels import plain_problem
+from studio.shared.errors import Conflict, Refused, SlugTaken
+from studio.shared.labels import plain_problem, source_line
 
 PACK = "pack"  # an ImportJob's format for a Route Studio pack file
 STEPS = 3  # read, parse and validate, create
+CHECK_EVERY_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -55,7 +65,7 @@ class ImportPreview:
             "out_of_scope": list(r.out_of_scope),
             "lexicons": {k: list(v) for k, v in r.lexicons.items()},
             **{
-                kind: [n.line() for n in r.notes_of(kind)]
+                kind: [source_line(n.path, n.reason) for n in r.notes_of(kind)]
                 for kind in ("left out", "kept aside", "changed")
             },
         }
@@ -69,22 +79,35 @@ def preview_import(
     language: str | None = None,
     slug: str | None = None,
     name: str | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> ImportPreview:
     """Parse an upload and validate the pack it makes, saving nothing.
+
+    `cancelled` is asked while the export is parsed (routing_core's importers); True stops it.
 
     Raises:
         Refused: an unknown format, a file over the size limit, or a slug already taken.
         PackError: the export cannot be read, or makes no valid pack (`path: reason`).
+        ImportCancelled: `cancelled()` said so during parsing.
     """
     if format not in IMPORTERS:
         raise Refused([("format", "choose which tool the file comes from")])
     read_upload(data)
-    result = import_export(format, data, filename=filename, language=language or None)
-    slug = slug or route_name(result.name or PurePosixPath(filename).stem)
-    document = result.to_document(slug=slug, name=name or None)
+    result = import_export(
+        format, data, filename=filename, language=language or None, cancelled=cancelled
+    )
+    own_name = result.name or _unnamed(format, filename)
+    slug = slug or route_name(result.name or f"{format} {PurePosixPath(filename).stem}")
+    document = result.to_document(slug=slug, name=name or own_name)
     load_pack(document)
     _refuse_taken(slug)
     return ImportPreview(format, result, document)
+
+
+def _unnamed(format: str, filename: str) -> str:
+    """A name for an export that carries none (a Rasa nlu.yml): where it came from, not "nlu"."""
+    tool = LABELS.get(format, format).split(" (")[0]
+    return f"{tool} import ({PurePosixPath(filename).name})"
 
 
 def _refuse_taken(slug: str) -> None:
@@ -124,11 +147,17 @@ def start_import(
     In the tests' ImmediateBackend the import runs here, so the job comes back finished.
 
     Raises:
-        Refused: an unknown format, or a file over the size limit (judged before storing it).
+        Refused: an unknown format, a file over the size limit, or a slug typed for a new profile
+            that is taken (judged before storing it, so the person need not wait for the job).
     """
     if format != PACK and format not in IMPORTERS:
         raise Refused([("format", "choose which tool the file comes from")])
     read_upload(data)
+    if slug and into is None and format == PACK:
+        if Profile.objects.filter(slug=slug).exists():
+            raise SlugTaken(slug, ": import as a new draft of it instead")
+    elif slug and into is None:
+        _refuse_taken(slug)
     job = ImportJob.objects.create(
         profile=into,
         into_draft=into is not None,
@@ -147,14 +176,16 @@ def start_import(
 
 def execute_import(job: ImportJob, progress: Reporter) -> dict[str, Any]:
     """The import job's work: parse, validate, create; a refusal ends it with its problems."""
-    if job.profile_id is not None and not job.into_draft:
-        return _ended({"done": STEPS})  # created by a worker that died before it could say so
+    if (job.profile_id is not None and not job.into_draft) or job.done >= STEPS:
+        # Created (or the draft replaced, which counts the last step in the same transaction)
+        # by a worker that died before it could say so.
+        return _ended({"done": STEPS})
     try:
         progress(1, STEPS)
         profile, report = _import(job, progress)
-    except Cancelled:
+    except (Cancelled, ImportCancelled):
         retry_locked(lambda: ImportJob.objects.filter(pk=job.pk).update(upload=b""))
-        raise
+        raise Cancelled from None
     except (PackError, Refused) as exc:
         refusal = (
             "conflict"
@@ -182,8 +213,14 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
         into = job.profile if job.into_draft else None
         progress(2, STEPS)
         with transaction.atomic():
-            profile = import_pack(data, user=user, into=into, slug=job.slug or None)
-            ImportJob.objects.filter(pk=job.pk).update(profile=profile)
+            profile = import_pack(
+                data,
+                user=user,
+                into=into,
+                slug=job.slug or None,
+                expected_draft_revision=job.draft_revision if into is not None else None,
+            )
+            ImportJob.objects.filter(pk=job.pk).update(profile=profile, done=STEPS)
         return profile, {}
     preview = preview_import(
         job.format,
@@ -192,6 +229,7 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
         language=job.language,
         slug=job.slug,
         name=job.name,
+        cancelled=cancel_requested(job),
     )
     progress(2, STEPS)
     report = preview.report()
@@ -199,6 +237,23 @@ def _import(job: ImportJob, progress: Reporter) -> tuple[Profile, dict[str, Any]
         profile = create_imported_profile(preview.document, report, user=user)
         ImportJob.objects.filter(pk=job.pk).update(profile=profile)
     return profile, report
+
+
+def cancel_requested(job: ImportJob) -> Callable[[], bool]:
+    """The importers' `cancelled=`: whether the job's cancel was asked for, read at most every
+    CHECK_EVERY_S (the importers ask every few thousand values), so a large export stops soon
+    after its page's "Cancel" without a query per value."""
+    last = -CHECK_EVERY_S
+
+    def cancelled() -> bool:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < CHECK_EVERY_S:
+            return False
+        last = now
+        return ImportJob.objects.filter(pk=job.pk, cancel_requested=True).exists()
+
+    return cancelled
 
 
 def _ended(fields: dict[str, Any]) -> dict[str, Any]:
@@ -210,4 +265,4 @@ def problem_lines(job: ImportJob) -> list[str]:
     """A refused import's problems in the words its form used to show them."""
     if job.format == PACK:
         return [plain_problem(path, message) for path, message in job.problems]
-    return [f"{path}: {message}" for path, message in job.problems]
+    return [source_line(path, message) for path, message in job.problems]

@@ -11,9 +11,18 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from routing_core import Pack, load_pack
-from studio.models import ActionKind, MatchKind, Profile, Route, Rule, Tool, snapshot
+from studio.models import (
+    ActionKind,
+    AuditEntry,
+    MatchKind,
+    Profile,
+    Route,
+    Rule,
+    Tool,
+    snapshot,
+)
 from studio.shared.audit import audit
-from studio.shared.errors import Refused, SlugTaken
+from studio.shared.errors import Conflict, Refused, SlugTaken
 from studio.shared.packs import scorer_settings
 
 MAX_IMPORT_BYTES: int = getattr(settings, "STUDIO_MAX_IMPORT_BYTES", 5 * 1024 * 1024)
@@ -33,16 +42,20 @@ def import_pack(
     user: Any,
     into: Profile | None = None,
     slug: str | None = None,
+    expected_draft_revision: int | None = None,
 ) -> Profile:
     """Create a profile from a pack file, or replace a profile's draft with it; all or nothing.
 
     Args:
         into: replace this profile's draft (its test cases and versions stay; its slug too).
         slug: the new profile's slug instead of the pack's.
+        expected_draft_revision: the draft the import was asked to replace (when it was
+            queued); a newer draft holds edits the pack knows nothing of, so it is kept.
 
     Raises:
         PackError: the file is not a valid pack (every `path: reason`).
         Refused: too large, or a new profile whose slug is taken.
+        DraftMoved: the draft changed since `expected_draft_revision`.
     """
     pack = load_pack(read_upload(source) if not isinstance(source, dict) else source)
     if slug and into is None:  # the new slug is judged by routing_core like the pack's own
@@ -52,6 +65,11 @@ def import_pack(
         return _import_new(pack, slug or pack.profile.slug, user)
     with transaction.atomic():
         profile = Profile.objects.select_for_update().get(pk=into.pk)
+        if (
+            expected_draft_revision is not None
+            and profile.draft_revision != expected_draft_revision
+        ):
+            raise DraftMoved(profile, expected_draft_revision)
         before = snapshot(profile)
         for model in (Route, Rule, Tool):
             model._default_manager.filter(profile=profile).delete()
@@ -60,6 +78,24 @@ def import_pack(
         _apply(profile, pack, user)
         audit(user, profile, "profile.import", profile, before, snapshot(profile))
     return profile
+
+
+class DraftMoved(Conflict, Refused):
+    """The draft an import would replace was edited after the import was asked for.
+
+    Replacing it would throw the edit away; the import is refused instead, saying who changed
+    the draft and when, so that the person imports again knowing what the file replaces.
+    """
+
+    def __init__(self, profile: Profile, expected: int) -> None:
+        last = AuditEntry.objects.filter(profile=profile).only("username", "at").first()
+        who = f" by {last.username} at {last.at:%Y-%m-%d %H:%M} UTC" if last else ""
+        message = (
+            f"the draft was changed{who} after this import was queued, so it was not replaced "
+            "(nothing is lost): import the file again to replace the draft as it is now"
+        )
+        Refused.__init__(self, [("draft", message)])
+        self.expected = expected
 
 
 def _import_new(pack: Pack, slug: str, user: Any) -> Profile:

@@ -21,6 +21,7 @@ from studio.importing.packs import MAX_IMPORT_BYTES
 from studio.jobs import cancel_job, recover_job
 from studio.models import ImportJob, JobStatus
 from studio.shared.errors import Refused
+from studio.shared.labels import source_line
 from studio.shared.pages import HtmxHttpRequest, studio_page
 from studio.shared.roles import can_edit
 
@@ -80,7 +81,11 @@ def import_from(request: HtmxHttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
             )
         except Refused as exc:
-            errors = [f"{path}: {message}" for path, message in exc.errors]
+            for path, message in exc.errors:
+                if path == "slug":  # taken: said beside the field, with what was typed kept
+                    form.add_error(path, message)
+                else:
+                    errors.append(source_line(path, message))
         else:
             return redirect("import-job", pk=job.pk)
     return _page(request, form, errors)

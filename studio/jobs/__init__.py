@@ -10,6 +10,7 @@ its status, its progress, its error in words. The modules here:
 
 - `kinds`: the kinds of job and the work each one does (one task runs them all);
 - `queue`: start a job, cancel it;
+- `limits`: how much analysis one person or profile may queue, and reuse of a waiting twin;
 - `runner`: what a worker does with a job: claim it, keep its heartbeat, store the outcome;
 - `progress`: the callback work reports through, which is also where a cancel lands;
 - `recovery`: a job whose worker died (SIGKILL, a crash, a lost machine) is queued again,
@@ -23,6 +24,7 @@ Other areas use what this package re-exports below, and nothing else of it.
 from __future__ import annotations
 
 from studio.jobs.kinds import JobFailed
+from studio.jobs.limits import QueueFull, make_room, queued_twin
 from studio.jobs.notes import training_note
 from studio.jobs.progress import EVERY_S, PER_MILLE, Cancelled, Reporter
 from studio.jobs.queue import cancel as cancel_job
@@ -43,12 +45,15 @@ __all__ = [
     "EVERY_S",
     "JobFailed",
     "PER_MILLE",
+    "QueueFull",
     "Reporter",
     "Scoring",
     "cancel_job",
     "exact_pack",
     "job_pack",
+    "make_room",
     "model_for",
+    "queued_twin",
     "recover",
     "recover_job",
     "request_model_safely",

@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 
 from studio.jobs.progress import Reporter
 from studio.models import (
+    ConversationDraft,
     ImportJob,
     Job,
     OverlapCheck,
@@ -22,6 +23,7 @@ from studio.models import (
     RepairJob,
     ReplayRun,
     RolloutCheck,
+    ScrubRun,
     TestRun,
     TrainedModel,
     TuningRun,
@@ -35,11 +37,20 @@ class JobFailed(Exception):
     """The work cannot be done, for a reason a person can act on (stored as the job's error)."""
 
 
+# A free worker takes the highest priority first (django_tasks_db orders its queue so), so
+# a publish, and the model a playground or publish waits for, never queue behind analysis
+# (replays, suite runs, checkups, tuning, fix searches) however much of it people started.
+PUBLISHING = 20
+INTERACTIVE = 10
+ANALYSIS = 0
+
+
 @dataclass(frozen=True)
 class Kind:
     model: type[Job]
     work_path: str
     failed: str  # how a failure that was not foreseen is worded: "{failed}: <reason>"
+    priority: int = ANALYSIS
 
     @property
     def work(self) -> Work:
@@ -50,18 +61,40 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "test_run": Kind(TestRun, "studio.suites.runs.execute_run", "The run failed"),
     "overlap": Kind(OverlapCheck, "studio.suites.runs.execute_overlap", "The checkup failed"),
-    "training": Kind(TrainedModel, "studio.jobs.training.train", "Training failed"),
+    "training": Kind(
+        TrainedModel, "studio.jobs.training.train", "Training failed", priority=INTERACTIVE
+    ),
     "publication": Kind(
-        Publication, "studio.publishing.versions.execute_publication", "Publishing failed"
+        Publication,
+        "studio.publishing.versions.execute_publication",
+        "Publishing failed",
+        priority=PUBLISHING,
     ),
     "replay": Kind(ReplayRun, "studio.traffic.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
-    "import": Kind(ImportJob, "studio.importing.imports.execute_import", "The import failed"),
+    # A check may halt what production serves: it goes before analysis.
     "rollout_check": Kind(
-        RolloutCheck, "studio.publishing.rollout_guards.execute_check", "The rollout's check failed"
+        RolloutCheck,
+        "studio.publishing.rollout_guards.execute_check",
+        "The rollout's check failed",
+        priority=PUBLISHING,
+    ),
+    "import": Kind(
+        ImportJob, "studio.importing.imports.execute_import", "The import failed", INTERACTIVE
+    ),
+    "scrub": Kind(
+        ScrubRun,
+        "studio.traffic.scrubs.execute_scrub",
+        "Removing the stored texts failed",
+        priority=INTERACTIVE,
     ),
     "repair": Kind(
         RepairJob, "studio.suites.repairs.execute_repair", "The search for a fix failed"
+    ),
+    "conversation_draft": Kind(
+        ConversationDraft,
+        "studio.authoring.conversation_drafts.execute_draft",
+        "Drafting conversations failed",
     ),
 }
 

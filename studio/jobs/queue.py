@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from studio.jobs.kinds import kind_of
 from studio.jobs.sqlite import retry_locked
-from studio.jobs.tasks import run_job
+from studio.jobs.tasks import enqueue
 from studio.models import Job, JobStatus
 
 J = TypeVar("J", bound=Job)
@@ -19,7 +19,7 @@ def start(job: J) -> J:
 
     In the tests' ImmediateBackend the job runs right here, so the row comes back finished.
     """
-    result = run_job.enqueue(kind_of(job), job.pk)
+    result = enqueue(kind_of(job), job.pk)
     manager = type(job)._default_manager
     retry_locked(lambda: manager.filter(pk=job.pk, task_id="").update(task_id=str(result.id)))
     job.refresh_from_db()

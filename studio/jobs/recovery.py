@@ -21,7 +21,7 @@ from django_tasks_db.models import DBTaskResult
 from studio.jobs.kinds import KINDS, kind_of
 from studio.jobs.runner import running_here
 from studio.jobs.sqlite import retry_locked
-from studio.jobs.tasks import run_job
+from studio.jobs.tasks import enqueue
 from studio.models import Job, JobStatus
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def _recover(name: str, job: Job, silent: Q, now: datetime) -> int:
             )
         )
         if changed:
-            result = run_job.enqueue(name, job.pk)
+            result = enqueue(name, job.pk)
             manager.filter(pk=job.pk).update(task_id=str(result.id))
     if changed:
         _close_task(job.task_id, now)

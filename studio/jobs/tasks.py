@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from django.tasks import task
+from django.tasks import TaskResult, task
 
 from studio.jobs import runner
 from studio.jobs.kinds import KINDS
@@ -26,9 +26,14 @@ def run_job(kind: str, pk: int) -> None:
         raise
 
 
+def enqueue(kind_name: str, pk: int) -> TaskResult[[str, int], None]:
+    """Put a job's task on the queue at its kind's priority (studio.jobs.kinds)."""
+    return run_job.using(priority=KINDS[kind_name].priority).enqueue(kind_name, pk)
+
+
 def _requeue(kind_name: str, pk: int) -> None:
     try:
-        result = run_job.enqueue(kind_name, pk)
+        result = enqueue(kind_name, pk)
     except Exception:  # the database went away with the worker: recovery will queue it
         log.exception("%s %s not queued again on shutdown", kind_name, pk)
         return

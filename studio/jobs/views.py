@@ -20,18 +20,26 @@ from studio.jobs.kinds import KINDS
 from studio.jobs.recovery import recover, recover_job
 from studio.models import Job, Profile
 from studio.shared.drafts import Compiled, model_note, playground_router
-from studio.shared.pages import HtmxHttpRequest, get_profile
+from studio.shared.pages import HtmxHttpRequest, get_profile, profile_context
 from studio.shared.roles import EDIT, PUBLISH, VIEW
 
 TEMPLATE = "studio/jobs/job.html"
 # Who may see and cancel each kind: whoever may start it.
-ROLE = {"test_run": VIEW, "overlap": VIEW, "tuning": VIEW, "training": EDIT, "publication": PUBLISH}
+ROLE = {
+    "test_run": VIEW,
+    "overlap": VIEW,
+    "tuning": VIEW,
+    "training": EDIT,
+    "publication": PUBLISH,
+    "scrub": PUBLISH,
+}
 TITLE = {
     "test_run": "Test run",
     "overlap": "Overlap checkup",
     "training": "Training the model",
     "publication": "Publishing",
     "tuning": "Tuning the thresholds",
+    "scrub": "Removing stored message texts",
 }
 
 
@@ -65,7 +73,8 @@ def job_page(request: HtmxHttpRequest, slug: str, kind: str, pk: int) -> HttpRes
     }
     if request.htmx:
         return render(request, f"{TEMPLATE}#job-status", context)
-    return render(request, TEMPLATE, context)
+    # The full page has the profile header, whose badge needs the pack's report.
+    return render(request, TEMPLATE, {**profile_context(request, profile), **context})
 
 
 @require_POST

@@ -6,6 +6,7 @@ only group them for a reader: profiles and what a pack holds, publishing, jobs, 
 
 from studio.models.jobs import (
     ACTIVE,
+    ConversationDraft,
     ImportJob,
     Job,
     JobStatus,
@@ -56,7 +57,9 @@ from studio.models.rollouts import (
 from studio.models.traffic import (
     Agent,
     Event,
+    EventBatch,
     ReplayRun,
+    ScrubRun,
     TrafficSettings,
 )
 
@@ -66,10 +69,12 @@ __all__ = [
     "Agent",
     "ApiToken",
     "AuditEntry",
+    "ConversationDraft",
     "Editable",
     "Environment",
     "EnvironmentName",
     "Event",
+    "EventBatch",
     "ImportJob",
     "Job",
     "JobStatus",
@@ -88,6 +93,7 @@ __all__ = [
     "RolloutStatus",
     "SERVED",
     "OnHold",
+    "ScrubRun",
     "Route",
     "Rule",
     "ScorerKind",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from studio.models.profiles import Profile, TestCase
+from studio.models.profiles import Profile, Route, TestCase
 from studio.models.publishing import Version
 
 
@@ -222,3 +222,25 @@ class RepairJob(Job):
 
     def __str__(self) -> str:
         return f"fix {self.pk} for case {self.test_case_id}"
+
+
+class ConversationDraft(Job):
+    """Test conversations a language model drafted for one route, waiting for a person.
+
+    `conversations` holds them as drafted and routed on the draft at `draft_revision`
+    (`routing_core.suggest.DraftConversation` as JSON: each turn's text, part, expected route,
+    and where the draft sent it). A person accepts some as multi-turn test cases and rejects
+    the rest once (`reviewed_at`); the choice is audited like suggestions.
+    """
+
+    route = models.ForeignKey(Route, on_delete=models.CASCADE)
+    conversations = models.JSONField(default=list, blank=True)
+    dropped = models.PositiveIntegerField(default=0)  # drafted, but unusable (unknown routes)
+    note = models.TextField(blank=True)  # why there is nothing to review, in words
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(Job.Meta):
+        default_related_name = "conversation_drafts"
+
+    def __str__(self) -> str:
+        return f"conversation draft {self.pk} for route {self.route_id}"

@@ -38,6 +38,14 @@ class Agent(models.Model):
     served_version = models.PositiveIntegerField(null=True, blank=True)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
+    # What the agent said of itself on its last pull (`Route-Agent-Status`; routing_core's
+    # fleet_status). `reported` false: it sent nothing (an older routing_core), the rest is blank.
+    reported = models.BooleanField(default=False)
+    running_version = models.PositiveIntegerField(null=True, blank=True)
+    running_checksum = models.CharField(max_length=80, blank=True)
+    verified_by = models.CharField(max_length=80, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    events_dropped = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["-last_seen", "-pk"]
@@ -95,6 +103,32 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.profile_id} {self.received:%Y-%m-%d %H:%M} {self.verdict} {self.route}"
+
+
+class EventBatch(models.Model):
+    """A batch of events stored under its id, so that the same batch sent again is stored once."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=128)
+    accepted = models.PositiveIntegerField()
+    received = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "key"], name="one_batch_per_key")]
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} batch {self.key}"
+
+
+class ScrubRun(Job):
+    """Removing the message texts (and the evidence quoting them) already stored for a profile
+    that stopped keeping text: run as a job, since a profile may hold millions of turns."""
+
+    class Meta(Job.Meta):
+        default_related_name = "scrub_runs"
+
+    def __str__(self) -> str:
+        return f"{self.profile_id} scrub {self.pk}"
 
 
 class ReplayRun(Job):

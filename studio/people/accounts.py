@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
@@ -46,12 +47,15 @@ def create_person(
 
 
 def set_roles(person: User, roles: list[str], *, by: Any) -> None:
-    """Give and take roles; an admin cannot take their own admin role (who would give it back?)."""
+    """Give and take roles; an admin cannot take their own admin role (who would give it back?),
+    nor anyone the last admin's."""
     if person.pk == by.pk and "admin" in roles_of(person) and "admin" not in roles:
         raise PeopleRefused("You cannot take away your own admin role: ask another admin.")
-    before = roles_of(person)
     with transaction.atomic():
+        _lock_admins()
+        before = roles_of(person)
         person.groups.set(Group.objects.filter(name__in=roles))
+        _keep_an_admin(person)
         _audit(by, "user.roles", person, {"roles": before}, {"roles": roles_of(person)})
 
 
@@ -60,10 +64,34 @@ def set_active(person: User, active: bool, *, by: Any) -> None:
     if person.pk == by.pk and not active:
         raise PeopleRefused("You cannot deactivate yourself.")
     with transaction.atomic():
+        _lock_admins()
         person.is_active = active
         person.save(update_fields=["is_active"])
+        _keep_an_admin(person)
         action = "user.activate" if active else "user.deactivate"
         _audit(by, action, person, {"active": not active}, {"active": active})
+
+
+def _lock_admins() -> None:
+    """Serialise every change that could remove an admin, on the admin role's row.
+
+    Two admins demoting each other at once each saw the other still an admin and both went
+    through. Taking this lock first (a write, so SQLite takes its write lock here too, before
+    anything is read) makes the second change wait for the first and then count afresh.
+    """
+    ensure_roles()
+    Group.objects.filter(name="admin").update(name="admin")
+
+
+def _keep_an_admin(person: User) -> None:
+    """Refuse (and so roll back) a change that leaves the studio without an active admin."""
+    admins = User.objects.filter(is_active=True).filter(
+        Q(groups__name="admin") | Q(is_superuser=True)
+    )
+    if not admins.exists():
+        raise PeopleRefused(
+            f"{person.get_username()} is the last admin: make someone else an admin first."
+        )
 
 
 def password_link(person: User, *, by: Any) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -15,10 +16,14 @@ from typing import Any
 from routing_core import Decision, Ranked, Router
 from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
+from studio.playground.wording import Lead, lead_of, strength
 from studio.shared.drafts import ModelPending, playground_router
+from studio.shared.labels import DECIDED_BY
 
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
 SHOWN_ROWS = 10
+# The save form's value for "a menu offering <route>", beside the plain route names.
+MENU_CHOICE = "menu:"
 
 
 def route_turn(
@@ -60,12 +65,12 @@ class ScoreRow:
     is_chosen: bool
     is_current: bool
     score_x: str = "0"  # where the raw score sits on the score axis, in percent
-    gap: float | None = None  # tanh((top − score) / 2): the near-tie test's own number
-    is_tied: bool = False  # within the near-tie margin of the top route
+    behind: float | None = None  # top score − this score: the lead, in the scores' own units
+    is_tied: bool = False  # within the near-tie margin of the top route (the engine's gap test)
 
     @property
-    def gap_text(self) -> str:
-        return "—" if self.gap is None else f"{self.gap:.3f}"
+    def behind_text(self) -> str:
+        return "—" if self.behind is None else _fmt(self.behind)
 
     @property
     def score_text(self) -> str:
@@ -125,9 +130,9 @@ class Outcome:
         rows = []
         for rank, r in enumerate(d.ranked, start=1):
             alive = math.isfinite(r.score) and (floor is None or r.score > floor)
-            gap = None
+            behind = None
             if top is not None and rank > 1 and alive:
-                gap = math.tanh((top.score - r.score) / 2)
+                behind = top.score - r.score
             rows.append(
                 ScoreRow(
                     rank,
@@ -139,8 +144,8 @@ class Outcome:
                     r.route == d.route,
                     r.route == d.from_route,
                     self._on_score_axis(r.score),
-                    gap,
-                    gap is not None and gap < margin,
+                    behind,
+                    behind is not None and math.tanh(behind / 2) < margin,
                 )
             )
         return rows
@@ -163,12 +168,20 @@ class Outcome:
         return None if floor is None else self._on_score_axis(floor)
 
     @cached_property
-    def gap_meter(self) -> tuple[str, str] | None:
-        """The runner-up's gap and the margin, both on the gap axis (0 = tied, 1 = far apart)."""
-        runner_up, margin = self.decision.runner_up, self.decision.policy.near_tie_margin
-        if runner_up is None or not math.isfinite(runner_up.gap):
+    def lead(self) -> Lead | None:
+        """The top's lead over the runner-up and the lead the margin asks for, in score units."""
+        return lead_of(self.decision)
+
+    @cached_property
+    def lead_meter(self) -> tuple[str, str] | None:
+        """The lead and the needed lead on the score bars' own axis, so the three line up."""
+        lead = self.lead
+        if lead is None:
             return None
-        return (f"{100 * min(runner_up.gap, 1.0):.1f}", f"{100 * min(margin, 1.0):.1f}")
+        return (
+            self._on_score_axis(lead.value),
+            self._on_score_axis(min(lead.needed, self.score_axis)),
+        )
 
     @cached_property
     def menu_order(self) -> str | None:
@@ -206,6 +219,16 @@ class Outcome:
         text = self.message
         return (text[:start], text[start:end], text[end:])
 
+    @cached_property
+    def evidence_terms(self) -> list[tuple[str, float, str]]:
+        """The scorer's terms as the message wrote them (text, weight, kind), each once."""
+        evidence = self.decision.evidence
+        shown: dict[str, tuple[str, float, str]] = {}
+        for term in evidence.terms if evidence is not None else ():
+            text = term.term if term.kind == "example" else as_written(term.term, self.message)
+            shown.setdefault(text.lower(), (text, term.weight, term.kind))
+        return list(shown.values())
+
     @property
     def signals(self) -> list[str]:
         """The triage signals that fired, each once (both lanes may name e.g. "verb")."""
@@ -214,8 +237,14 @@ class Outcome:
 
     @property
     def expected_route(self) -> str:
-        """What a test case saved from this turn expects by default (blank: no route)."""
+        """What a test case saved from this turn expects by default (blank: no route).
+
+        A menu's default is "menu:" and its first offer: the case then expects a menu offering
+        that route, which passes today (docs/decisions.md, "Test cases that expect a menu").
+        """
         d = self.decision
+        if d.verdict == "menu":
+            return f"{MENU_CHOICE}{d.offered[0]}" if d.offered else ""
         return (d.route or "") if d.verdict in ("move", "stay") else ""
 
     @cached_property
@@ -228,22 +257,15 @@ class Outcome:
         return ranked[0] if ranked and math.isfinite(ranked[0].score) else None
 
 
-_DECIDED_BY = {
-    "rule": "a rule decided",
-    "scorer": "the scores decided",
-    "continuity": "too close to call, so the conversation stayed where it was",
-    "conversation": "the conversation decided",
-    "default": "nothing matched, so the default route took it",
-    "menu": "too close to call: the agent asks which one",
-    "decider": "the menu decider picked it",
-    "none": "nothing decided",
-}
-
-
 def verdict_words(d: Decision) -> str:
     """The verdict as a person says it ("chose billing", "moved from shipping to billing")."""
-    by = "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
-    return turn_words(d.verdict, d.route, d.from_route, by, has_menu=bool(d.offered))
+    return turn_words(d.verdict, d.route, d.from_route, decided_by(d), has_menu=bool(d.offered))
+
+
+def decided_by(d: Decision) -> str:
+    """What decided the turn, as the words name it: a stay the conversation settled (no new
+    topic, or the incumbent's prior) is the conversation's, not a near-tie's continuity."""
+    return "conversation" if d.by == "continuity" and _conversation_reason(d) else d.by
 
 
 def _conversation_reason(d: Decision) -> str | None:
@@ -271,7 +293,47 @@ def turn_words(
         what = f"moved from {from_route} to {route}"
     else:
         what = f"chose {route}"
-    return f"{what} · {_DECIDED_BY.get(by, by)}"
+    return f"{what} · {DECIDED_BY.get(by, by)}"
+
+
+def as_written(term: str, message: str) -> str:
+    """A scorer's term as the message wrote it. The engine reads "what's" as the words "what"
+    and "s" (docs/pack-format.md, Lexical scorer); a person reads the chip "what's", not "s".
+
+    Each word of the term matches a whole word of the message, or else the start of one (a
+    stem); the match grows over an apostrophe to the whole written word. A term the message
+    does not show is kept as the engine wrote it.
+    """
+    words = term.split()
+    found = None
+    for tail in (r"\b", r"\w*"):
+        pattern = r"\W+".join(rf"\b{re.escape(w)}{tail}" for w in words)
+        found = re.search(pattern, message, re.IGNORECASE) if words else None
+        if found:
+            break
+    if found is None:
+        return term
+    start, end = found.span()
+    while start > 1 and message[start - 1] in _APOSTROPHES and message[start - 2].isalnum():
+        start = _word_start(message, start - 2)
+    while end + 1 < len(message) and message[end] in _APOSTROPHES and message[end + 1].isalnum():
+        end = _word_end(message, end + 1)
+    return message[start:end]
+
+
+_APOSTROPHES = "'’"
+
+
+def _word_start(text: str, i: int) -> int:
+    while i > 0 and text[i - 1].isalnum():
+        i -= 1
+    return i
+
+
+def _word_end(text: str, i: int) -> int:
+    while i < len(text) and text[i].isalnum():
+        i += 1
+    return i
 
 
 def _pattern_name(where: str) -> str:
@@ -311,37 +373,42 @@ def _why_rule(d: Decision) -> str:
 
 
 def _why_decisive(d: Decision) -> str:
-    lead = "decisively stays on" if d.verdict == "stay" else "decisively matched"
+    """A scorer's decisive top, in words as sure as its numbers (studio.playground.wording)."""
     if d.scorer.categorical:
+        lead = "decisively stays on" if d.verdict == "stay" else "decisively matched"
         return f"{lead} {d.route}: the {d.scorer.name} scorer picked it"
-    score = _score_of(d, d.route)
-    if d.runner_up is None:
-        floor = "the floor" if d.floor is None else f"the floor {_fmt(d.floor)}"
-        return f"{lead} {d.route}: {_fmt(score)}, the only route above {floor}"
-    rival = d.runner_up
-    gap, margin = _pair(rival.gap, d.policy.near_tie_margin)
-    return (
-        f"{lead} {d.route}: {_fmt(score)} vs {_fmt(_score_of(d, rival.route))} for {rival.route}, "
-        f"gap {gap} ≥ margin {margin}"
-    )
+    sure = strength(d)
+    verb = "stays on" if d.verdict == "stay" else "matched"
+    lead = f"decisively {verb}" if sure.is_clear else verb
+    score = _fmt(_score_of(d, d.route))
+    floor = "the floor" if d.floor is None else f"the floor {_fmt(d.floor)}"
+    ahead = lead_of(d)
+    if ahead is None:
+        said = f"{lead} {d.route}: {score}, the only route above {floor}"
+    else:
+        said = (
+            f"{lead} {d.route}: {score} vs {_fmt(ahead.rival_score)} for {ahead.rival}, "
+            f"{ahead.sentence}"
+        )
+    doubts = sure.doubts(d.floor)
+    return f"{said}; a weak match: {' and '.join(doubts)}" if doubts else said
 
 
 def _why_near_tie(d: Decision) -> str:
     top = d.ranked[0]
-    rival = d.runner_up
-    if rival is None:
+    ahead = lead_of(d)
+    if ahead is None:
         return f"{d.verdict} on {top.route}"
-    gap, margin = _pair(rival.gap, d.policy.near_tie_margin)
     tie = (
-        f"near-tie between {top.route} ({_fmt(top.score)}) and {rival.route} "
-        f"({_fmt(_score_of(d, rival.route))}), gap {gap} < margin {margin}"
+        f"near-tie between {top.route} ({_fmt(top.score)}) and {ahead.rival} "
+        f"({_fmt(ahead.rival_score)}): {ahead.sentence}"
     )
     if d.verdict == "stay" and d.route:
-        return f"{tie}: stays on the current route {d.route}"
+        return f"{tie}; stays on the current route {d.route}"
     if d.offered:
-        stay = " or STAY" if d.stay_offered else ""
-        return f"{tie}: offers a menu of {', '.join(d.offered)}{stay}"
-    return f"{tie}: under rails no menu is offered and the turn is not routed"
+        stay = f", or staying on {d.from_route}" if d.stay_offered and d.from_route else ""
+        return f"{tie}; offers a menu of {', '.join(d.offered)}{stay}"
+    return f"{tie}; under rails no menu is offered and the turn is not routed"
 
 
 def _why_unmatched(d: Decision) -> str:
@@ -362,12 +429,6 @@ def _is_nonzero(score: float) -> bool:
 
 def _score_of(d: Decision, route: str | None) -> float:
     return next((r.score for r in d.ranked if r.route == route), math.nan)
-
-
-def _pair(gap: float, margin: float) -> tuple[str, str]:
-    """Gap and margin with enough digits that the comparison printed is the one made."""
-    digits = 2 if round(gap, 2) != round(margin, 2) else 3
-    return f"{gap:.{digits}f}", f"{margin:.{digits}f}"
 
 
 def _fmt(value: float) -> str:

@@ -32,8 +32,8 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import reswap, retarget, trigger_client_event
 
 from routing_core import MAX_MESSAGE_CHARS, PackError
-from studio.models import Profile
-from studio.playground.turns import Outcome, route_turn, turn_words
+from studio.models import Profile, TestCase
+from studio.playground.turns import MENU_CHOICE, Outcome, decided_by, route_turn, turn_words
 from studio.shared.drafts import ScorerUnavailable, model_note, playground_router
 from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
@@ -56,7 +56,7 @@ class PlaygroundForm(forms.Form):
     incumbent = forms.CharField(required=False, max_length=64)
     floor = forms.FloatField(required=False, min_value=-1.0, max_value=1.0)
     near_tie_margin = forms.FloatField(required=False, min_value=0.0, max_value=1.0)
-    expected_route = forms.CharField(required=False, max_length=64)
+    expected_route = forms.CharField(required=False, max_length=80)  # a name, or "menu:" a name
     profile_revision = forms.IntegerField(required=False)
     action = forms.ChoiceField(required=False, choices=[(a, a) for a in ACTIONS])
     show_all = forms.BooleanField(required=False)
@@ -69,10 +69,13 @@ class TranscriptTurn:
     verdict: str
     by: str
     incumbent: str | None = None  # where the conversation was when this turn was sent
+    offered: tuple[str, ...] = ()  # a menu's routes: a saved conversation expects one of them
+    why: str = ""  # why it stayed or moved, as the verdict said it (turns.explain)
 
     @property
     def encoded(self) -> str:
-        return json.dumps([self.message, self.route, self.verdict, self.by, self.incumbent])
+        fields = [self.message, self.route, self.verdict, self.by, self.incumbent]
+        return json.dumps([*fields, list(self.offered), self.why])
 
     @property
     def words(self) -> str:
@@ -132,7 +135,10 @@ def _send(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpRespo
     outcome: Outcome | None = context.get("outcome")
     if outcome is not None and state.message.strip():
         d = outcome.decision
-        turn = TranscriptTurn(state.message, d.route, d.verdict, d.by, state.incumbent or None)
+        turn = TranscriptTurn(
+            state.message, d.route, d.verdict, decided_by(d), state.incumbent or None,
+            tuple(d.offered), outcome.why,
+        )  # fmt: skip
         state = replace(
             state,
             turns=[*state.turns, turn][-MAX_TURNS:],
@@ -156,7 +162,7 @@ def _reset(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpResp
 
 
 def _save_conversation(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpResponse:
-    turns = [Turn(t.message, t.incumbent, t.route, t.verdict) for t in state.turns]
+    turns = [Turn(t.message, t.incumbent, t.route, t.verdict, t.offered) for t in state.turns]
     cases = save_conversation(profile, turns, user=request.user) if turns else []
     if cases:
         skipped = len(turns) - len(cases)
@@ -164,8 +170,8 @@ def _save_conversation(request: HtmxHttpRequest, profile: Profile, state: State)
             f"Saved the conversation as test case “{cases[0].conversation}”: "
             f"{len(cases)} turn{'s' if len(cases) != 1 else ''}"
             + (
-                f" ({skipped} menu turn{'s' if skipped != 1 else ''} left out: a case expects a "
-                "route or none)."
+                f" ({skipped} menu turn{'s' if skipped != 1 else ''} left out: "
+                "it offered no route to expect)."
                 if skipped
                 else "."
             )
@@ -215,19 +221,33 @@ def _save(request: HtmxHttpRequest, profile: Profile, state: State) -> HttpRespo
     if outcome is None or not state.message.strip():
         context["errors"] = ["Type a message first: a test case needs one."]
         return _details_or_page(request, profile, context, status=422)
+    expect_menu = state.expected_route.startswith(MENU_CHOICE)
+    route = state.expected_route.removeprefix(MENU_CHOICE)
     try:
         case = add_test_case(
-            profile, outcome.decision, state.message, state.expected_route, user=request.user
+            profile,
+            outcome.decision,
+            state.message,
+            route,
+            user=request.user,
+            expect_menu=expect_menu,
         )
     except Refused as exc:
         context["errors"] = [message for _, message in exc.errors]
         return _details_or_page(request, profile, context, status=422)
-    notice = f"Saved as test case #{case.pk}: expects {case.expected_route or 'no route'}."
+    notice = f"Saved as test case #{case.pk}: expects {_expectation(case)}."
     if not request.htmx:
         messages.success(request, notice)
         return _redirect(profile, state)
     context["notice"] = notice
     return _details_or_page(request, profile, context)
+
+
+def _expectation(case: TestCase) -> str:
+    """What a saved case expects, in words ("a menu offering billing", "no route")."""
+    if case.expected_verdict == "menu":
+        return f"a menu offering {case.expected_route}"
+    return case.expected_route or "no route"
 
 
 _HANDLERS: dict[str, Callable[[HtmxHttpRequest, Profile, State], HttpResponse]] = {
@@ -272,8 +292,19 @@ def _turns(encoded: list[str]) -> list[TranscriptTurn]:
         except (ValueError, TypeError):
             continue  # a tampered turn is dropped, not an error
         incumbent = rest[0] if rest and isinstance(rest[0], str) else None
+        offered = rest[1] if len(rest) > 1 and isinstance(rest[1], list) else []
+        names = tuple(str(name) for name in offered[:MAX_TURNS])
+        why = rest[2] if len(rest) > 2 and isinstance(rest[2], str) else ""
         turns.append(
-            TranscriptTurn(str(message), route and str(route), str(verdict), str(by), incumbent)
+            TranscriptTurn(
+                str(message),
+                route and str(route),
+                str(verdict),
+                str(by),
+                incumbent,
+                names,
+                why[:500],
+            )  # fmt: skip
         )
     return turns
 
@@ -337,12 +368,19 @@ def _run(profile: Profile, state: State) -> dict[str, Any]:
 def _overrides(profile: Profile, state: State, effective_floor: float | None) -> dict[str, Any]:
     """Only the sliders that moved away from the profile's values override its policy."""
     overrides: dict[str, Any] = {}
-    if state.floor is not None and not _same(state.floor, effective_floor):
+    if state.floor is not None and _is_moved(state.floor, effective_floor):
         overrides["floor"] = state.floor
     margin = state.near_tie_margin
-    if margin is not None and not _same(margin, profile.near_tie_margin):
+    if margin is not None and _is_moved(margin, profile.near_tie_margin):
         overrides["near_tie_margin"] = margin
     return overrides
+
+
+def _is_moved(value: float, profile_value: float | None) -> bool:
+    """Whether a slider left the profile's value. A slider shows and posts the profile's value
+    to its 0.01 step (0.10 for a floor of 0.1003; 0.00 when there is none), so only a value it
+    could not have started on counts as moved."""
+    return f"{value:.2f}" != f"{profile_value or 0.0:.2f}"
 
 
 def _floor_to_store(profile: Profile, floor: float | None) -> float | None:

@@ -86,7 +86,7 @@ def current_run(profile: Profile) -> TestRun | None:
 def review_gate(profile: Profile, *, user: Any) -> Gate:
     """The gate of the current draft, starting its suite run when this draft has none yet."""
     interrupt_stale(profile)  # a run whose process died must not keep the gate waiting
-    run = current_run(profile) or start_run(profile, user=user)
+    run = current_run(profile) or start_run(profile, user=user, limited=False)
     rows = cached_lint_rows(profile)  # none for an invalid draft: the page lists its problems
     if rows is None:  # the draft's model is still training: lint cannot judge it yet
         return Gate(run, [], [], lint_pending=True)

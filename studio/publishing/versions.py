@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.http import Http404
 from django.utils import timezone
@@ -26,6 +26,7 @@ from studio.jobs import (
     start_job,
 )
 from studio.models import (
+    ACTIVE,
     Environment,
     EnvironmentName,
     Profile,
@@ -247,14 +248,32 @@ def _claim_environment(env: Environment, expected_revision: int | None) -> None:
 def delete_profile(profile: Profile, *, user: Any) -> None:
     """Delete a draft-only profile; one with published versions is kept (they are immutable).
 
+    The profile's row is locked before anything is read, so a publish that started first is
+    seen (and refused, below) and rows it added (its suite run) are deleted with the profile,
+    instead of tripping their foreign key when the delete commits.
+
     Raises:
-        Conflict: the profile has published versions.
+        Conflict: the profile has published versions or a publish in flight, or a row that
+            refers to it was added while it was being deleted.
     """
-    with transaction.atomic():
-        if profile.versions.exists():
-            raise Conflict(f"'{profile.slug}' has published versions and cannot be deleted")
-        audit(user, profile, "profile.delete", profile, snapshot(profile), None)
-        profile.delete()
+    try:
+        with transaction.atomic():
+            locked = Profile.objects.select_for_update().filter(pk=profile.pk).first()
+            if locked is None:
+                raise Http404("the profile was deleted meanwhile")
+            if locked.versions.exists():
+                raise Conflict(f"'{profile.slug}' has published versions and cannot be deleted")
+            if locked.publications.filter(status__in=ACTIVE).exists():
+                raise Conflict(
+                    f"'{profile.slug}' is being published: wait until it ends (or cancel it), "
+                    "then delete it"
+                )
+            audit(user, locked, "profile.delete", locked, snapshot(locked), None)
+            locked.delete()
+    except IntegrityError as exc:
+        raise Conflict(
+            f"something was started on '{profile.slug}' while it was being deleted: try again"
+        ) from exc
 
 
 # -- diff -------------------------------------------------------------------------------------------

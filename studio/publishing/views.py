@@ -77,15 +77,17 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         context = {"gate": gate, "profile": profile, "production": _production(profile)}
         return render(request, "studio/publishing/publish.html#gate", context)
     errors: list[str] = []
+    typed = _typed(request)
     if request.method == "POST":
         try:
+            _refuse_nul(request, "reason", "note")
             job = publish_through_gate(
                 profile,
                 gate,
                 user=request.user,
-                reason=request.POST.get("reason", "")[:2000],
-                note=request.POST.get("note", "")[:8000],
-                environment=request.POST.get("environment") or None,
+                reason=typed["reason"],
+                note=typed["note"],
+                environment=typed["environment"] or None,
                 expected_draft_revision=_int(request.POST.get("draft_revision")),
             )
         except PackError as exc:
@@ -102,8 +104,23 @@ def publish_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 return redirect("versions", slug=slug)
             errors = [job.error or "The publication was cancelled."]
         profile = get_profile(slug)
-    context = _context(request, profile, errors=errors, gate=gate, **_against_production(profile))
+    context = _context(
+        request, profile, errors=errors, gate=gate, typed=typed, **_against_production(profile)
+    )
     return render(request, "studio/publishing/publish.html", context, status=422 if errors else 200)
+
+
+def _typed(request: HtmxHttpRequest) -> dict[str, str]:
+    """What the publish form holds: a refused publish shows it again, as typed and chosen
+    (docs/product/publishing.md); staging to start."""
+    if request.method != "POST":
+        return {"note": "", "reason": "", "environment": "staging"}
+    environment = request.POST.get("environment", "")
+    return {
+        "note": request.POST.get("note", "")[:8000],
+        "reason": request.POST.get("reason", "")[:2000],
+        "environment": environment if environment in ("staging", "production") else "",
+    }
 
 
 def _against_production(profile: Profile) -> dict[str, Any]:
@@ -138,6 +155,13 @@ def _first_diff(profile: Profile) -> PackDiff:
 
 def _user_id(request: HtmxHttpRequest) -> int:
     return int(request.user.pk or 0)  # studio_page let only signed-in users in
+
+
+def _refuse_nul(request: HtmxHttpRequest, *fields: str) -> None:
+    """No database stores a NUL character (PostgreSQL refuses it): say so instead of a 500."""
+    for field in fields:
+        if "\x00" in request.POST.get(field, ""):
+            raise Refused([(field, f"the {field} contains a NUL character: remove it")])
 
 
 def _int(value: str | None) -> int | None:
@@ -251,6 +275,9 @@ NEW_SECRET = "new-token-secret"
 def _token_action(request: HtmxHttpRequest, profile: Profile) -> str | None:
     """Create (returns the secret, shown once) or revoke a token."""
     action, name = request.POST.get("action"), request.POST.get("name", "").strip()[:100]
+    if "\x00" in name:
+        messages.error(request, "Not created: the name contains a NUL character; remove it.")
+        return None
     if action == "create-read":
         _publisher(request)
         return create_read_token(profile, name or "agent", user=request.user)[1]
@@ -304,7 +331,12 @@ def import_page(request: HtmxHttpRequest, slug: str | None = None) -> HttpRespon
                 return redirect("profile-detail", slug=job.profile.slug)
             else:
                 return redirect("import-job", pk=job.pk)
-    context = {"into": into, "errors": errors, "limit_kb": MAX_IMPORT_BYTES // 1024}
+    context = {
+        "into": into,
+        "errors": errors,
+        "limit_kb": MAX_IMPORT_BYTES // 1024,
+        "slug": request.POST.get("slug", "")[:64],  # kept when refused (browsers drop the file)
+    }
     if into is not None:
         context = profile_context(request, into, **context)
     return render(request, "studio/publishing/import.html", context, status=422 if errors else 200)

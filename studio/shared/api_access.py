@@ -13,8 +13,23 @@ from studio.models import Profile
 from studio.shared.roles import EDIT, PUBLISH, VIEW
 from studio.shared.tokens import UserTokenAuth
 
+
+class BrowserSessionAuth(SessionAuth):
+    """The signed-in browser's session, with ninja's CSRF check when there is a session.
+
+    A request without the session cookie cannot act as anyone through it, so it gets the 401
+    of a missing credential, not the 403 of a CSRF check (which would read as if a script's
+    token had been judged and found wrong).
+    """
+
+    def _get_key(self, request: HttpRequest) -> str | None:
+        if self.param_name not in request.COOKIES:
+            return None
+        return super()._get_key(request)
+
+
 # A bearer token first: a script sends no cookie and needs no CSRF token.
-USER_AUTH = [UserTokenAuth(), SessionAuth()]
+USER_AUTH = [UserTokenAuth(), BrowserSessionAuth()]
 ROLE_NAMES = {VIEW: "a studio role", EDIT: "the editor role", PUBLISH: "the publisher role"}
 
 

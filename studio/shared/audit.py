@@ -24,7 +24,7 @@ def claim(obj: ProfileItem | Profile, expected_revision: int) -> None:
             raise Conflict("deleted by someone else — reload")
         who = current.updated_by.get_username() if current.updated_by else "someone"
         when = localtime(current.updated_at).strftime("%Y-%m-%d %H:%M:%S")
-        raise Conflict(f"changed by {who} at {when} — reload")
+        raise Conflict(f"changed by {who} at {when} — reload", current=current)
     obj.revision = expected_revision + 1
 
 

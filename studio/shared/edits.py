@@ -26,7 +26,7 @@ from studio.models import (
     snapshot,
 )
 from studio.shared.audit import audit, claim, next_order, object_kind
-from studio.shared.errors import Refused
+from studio.shared.errors import Refused, SlugTaken
 from studio.shared.packs import build_pack_dict, check_pack, delegation_cycles
 
 PACK_FIELDS: dict[type[ProfileItem], str] = {Route: "routes", Rule: "rules", Tool: "tools"}
@@ -75,7 +75,9 @@ def create_profile(profile: Profile, *, user: Any) -> Profile:
         # Two studio processes can both pass the form's uniqueness check; the database decides.
         if not Profile.objects.filter(slug=profile.slug).exists():
             raise
-        raise Refused([("profile.slug", f"a profile '{profile.slug}' already exists")]) from exc
+        # The same answer as the sequential check: a conflict for the API (409), a field's error
+        # on a page.
+        raise SlugTaken(profile.slug) from exc
     return profile
 
 

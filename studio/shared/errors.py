@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 Problem = tuple[str, str]
 
 
@@ -15,7 +17,19 @@ class Refused(Exception):
 
 
 class Conflict(Exception):
-    """Someone else saved the object since the form was loaded."""
+    """Someone else saved the object since the form was loaded.
+
+    `current` is the object as they saved it (None: deleted, or not an edit of one object), so
+    a page can show their version beside yours and the API can return both.
+    """
+
+    current: Any = None
+    # The API's 409 body beside the detail: {"current": the stored object, "yours": the changes}.
+    versions: dict[str, Any] | None = None
+
+    def __init__(self, message: str, current: Any = None) -> None:
+        super().__init__(message)
+        self.current = current
 
 
 class SlugTaken(Conflict, Refused):

@@ -220,6 +220,34 @@ def plain_problem(path: str, message: str, pack: Any = None) -> str:
     return f"{place(path, pack)}: {plain_message(message, path)}"
 
 
+_INDEXED = re.compile(r"([A-Za-z_]+)\[(\d+)\]")
+_STEP_DOT = re.compile(r"(?<=\])\.|\.(?=[A-Za-z_]+\[)")  # a dot between steps, not in "nlu.yml"
+
+
+def source_line(path: str, message: str) -> str:
+    """An importer's note or problem in words, its places counted from 1.
+
+    `data/nlu.yml: nlu[6].examples[26]` → "data/nlu.yml, nlu entry 7 → example 27: …"; a
+    problem of the whole upload (`$`) is just its message.
+    """
+    file, sep, inner = path.rpartition(": ")
+    if not sep:
+        file, inner = "", path
+    inner = "" if inner == "$" else _INDEXED.sub(_source_step, _STEP_DOT.sub(" → ", inner))
+    where = ", ".join(part for part in (file, inner) if part)
+    return f"{where}: {message}" if where else message[:1].upper() + message[1:]
+
+
+def _source_step(found: re.Match[str]) -> str:
+    name, index = found.group(1), int(found.group(2)) + 1
+    noun = _SOURCE_NOUNS.get(name, name.rstrip("s").replace("_", " ") or "item")
+    return f"{noun} {index}"
+
+
+# The lists importers number, as a person names one of their items.
+_SOURCE_NOUNS = {"nlu": "nlu entry", "entities": "entity"}
+
+
 # -- the history ------------------------------------------------------------------------------------
 
 _NOUNS = {
@@ -256,17 +284,24 @@ _VERBS = {
 }
 _SPECIAL = {
     "testcase.import": "imported test cases into",
+    "route.review-conversations": "reviewed drafted test conversations for",
     "profile.update": "changed the settings of",
     CLEARED_ACTION: "cleared thresholds set in the old unit (cosine similarity) of",
 }
 
 
-def action_label(action: str) -> str:
-    """`environment.promote` → "promoted environment"; `route.update` → "edited route"."""
+def action_label(action: str, after: Any = None) -> str:
+    """`environment.promote` → "promoted environment"; `route.update` → "edited route".
+
+    A profile's token is named as its tokens page names it: a read token, or an event token
+    (the entry's `scope`).
+    """
     if action in _SPECIAL:
         return _SPECIAL[action]
     noun, _, verb = action.partition(".")
     words = _VERBS.get(verb, verb.replace("_", " "))
+    if noun == "token" and _get(after or {}, "scope") == "events":
+        return f"{words} event token"
     return f"{words} {_NOUNS.get(noun, noun.replace('_', ' '))}".strip()
 
 
@@ -324,7 +359,7 @@ class HistoryLine:
 def history_line(entry: Any) -> HistoryLine:
     """An audit entry in words: what was done, to what, and which fields changed how."""
     return HistoryLine(
-        action_label(entry.action),
+        action_label(entry.action, entry.after),
         object_label(entry.object_type, entry.object_repr, entry.after, entry.before),
         changes(entry.before, entry.after),
         entry.after.get(NOTICE_KEY, "") if isinstance(entry.after, Mapping) else "",
@@ -342,3 +377,17 @@ def value_text(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(value_text(v) for v in value)
     return str(value)
+
+
+# How a turn was decided (a Decision's `by`), as a person says it: the playground's transcript
+# and the wrong turns of a suite run read alike.
+DECIDED_BY = {
+    "rule": "a rule decided",
+    "scorer": "the scores decided",
+    "continuity": "too close to call, so the conversation stayed where it was",
+    "conversation": "the conversation decided",
+    "default": "nothing matched, so the default route took it",
+    "menu": "too close to call: the agent asks which one",
+    "decider": "the menu decider picked it",
+    "none": "nothing decided",
+}

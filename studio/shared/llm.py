@@ -23,3 +23,12 @@ def llm_client() -> ChatClient | None:
             max_output_tokens=256,
         )
     )
+
+
+def setup_help(feature: str) -> str:
+    """What a person tells whoever runs the studio when `feature` ("Suggestions") needs a model."""
+    return (
+        f"{feature} need a language model. Ask whoever runs the studio to set "
+        "STUDIO_LLM_BASE_URL (an OpenAI-compatible address, e.g. https://api.openai.com/v1) and "
+        "STUDIO_LLM_MODEL, and to put the key in the variable STUDIO_LLM_API_KEY."
+    )

@@ -22,6 +22,17 @@ request_log = logging.getLogger("studio.requests")
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
 
+class ClientErrorsWithoutTraceback(logging.Filter):
+    """Drop the traceback Django attaches to a 4xx (a PermissionDenied raised to refuse): the
+    refusal is the studio working, not a bug, and a traceback per refusal buries real errors."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        status = getattr(record, "status_code", None)
+        if isinstance(status, int) and 400 <= status < 500:
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and any `extra` fields."""
 

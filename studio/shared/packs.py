@@ -171,7 +171,22 @@ def pack_report(profile: Profile) -> PackReport:
     routes = list(profile.routes.all())
     pack = build_pack_dict(profile, routes=routes)
     problems = check_pack(pack) + delegation_cycles(profile, routes)
-    return PackReport(problems=problems, warnings=delegation_warnings(routes), pack=pack)
+    warnings = empty_route_warnings(routes) + delegation_warnings(routes)
+    return PackReport(problems=problems, warnings=warnings, pack=pack)
+
+
+def empty_route_warnings(routes: list[Route]) -> list[Problem]:
+    """A route with no examples is valid, but the scorer knows it only by its name and
+    description, so hardly any message reaches it: worth saying where it is made."""
+    return [
+        (
+            f"routes[{i}].examples",
+            "no examples yet: the scorer knows this route only by its name and description; "
+            "add a few messages a customer would write",
+        )
+        for i, r in enumerate(routes)
+        if not r.examples
+    ]
 
 
 def delegation_warnings(routes: list[Route]) -> list[Problem]:

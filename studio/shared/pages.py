@@ -6,9 +6,10 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django_htmx.http import trigger_client_event
@@ -60,6 +61,13 @@ def fragment(
     """A partial after an edit; the `pack-changed` event makes the page's badge refresh itself."""
     response = HttpResponse(render_to_string(template, context, request), status=status)
     return trigger_client_event(response, "pack-changed")
+
+
+def not_started(request: HttpRequest, exc: Exception, back: str) -> HttpResponse:
+    """A job refused for want of room on the queue: back to the page it was started from,
+    which says why (the API answers the same refusal with a 429)."""
+    messages.error(request, f"Not started: {exc}.")
+    return HttpResponseRedirect(back)
 
 
 def reader_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

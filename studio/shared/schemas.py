@@ -17,7 +17,8 @@ MAX_INT = 2**31 - 1
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
 
 
-def _clean(value: str) -> str:
+def clean_text(value: str) -> str:
+    """The text, if a database can store it (no NUL, no lone surrogate); else ValueError."""
     if "\x00" in value:
         raise ValueError("NUL characters are not allowed")
     try:
@@ -29,17 +30,17 @@ def _clean(value: str) -> str:
 
 def _clean_json(value: Any) -> Any:
     if isinstance(value, str):
-        return _clean(value)
+        return clean_text(value)
     if isinstance(value, list):
         return [_clean_json(v) for v in value]
     if isinstance(value, dict):
-        return {_clean(k): _clean_json(v) for k, v in value.items()}
+        return {clean_text(k): _clean_json(v) for k, v in value.items()}
     return value
 
 
-Name = Annotated[str, Field(max_length=64), AfterValidator(_clean)]
-Long = Annotated[str, Field(max_length=128), AfterValidator(_clean)]
-Text = Annotated[str, Field(max_length=8000), AfterValidator(_clean)]
+Name = Annotated[str, Field(max_length=64), AfterValidator(clean_text)]
+Long = Annotated[str, Field(max_length=128), AfterValidator(clean_text)]
+Text = Annotated[str, Field(max_length=8000), AfterValidator(clean_text)]
 Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=SLUG_PATTERN)]
 Revision = Annotated[int, Field(ge=1, le=MAX_INT)]
 Finite = Annotated[float, Field(allow_inf_nan=False, ge=-1e6, le=1e6)]
@@ -59,12 +60,20 @@ class ErrorOut(Schema):
     errors: list[ErrorItem]
 
 
+class ConflictOut(ErrorOut):
+    """An edit someone else saved first: the object as they saved it (null: they deleted it)
+    and the changes you sent, so a program can merge and send again with `current.revision`."""
+
+    current: dict[str, Any] | None = None
+    yours: dict[str, Any] | None = None
+
+
 # -- profiles ---------------------------------------------------------------------------------------
 
 
 class ProfileIn(Schema):
     slug: Slug
-    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_clean)]
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(clean_text)]
     description: Text = ""
 
 
@@ -92,7 +101,9 @@ class ProfileOut(Schema):
 
 class ProfilePatch(Schema):
     revision: Revision
-    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_clean)] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=200), AfterValidator(clean_text)] | None = (
+        None
+    )
     description: Text | None = None
     default_route: Name | None = None
     floor: Finite | None = None
@@ -187,7 +198,7 @@ class ToolPatch(Schema):
 
 
 class TestCaseIn(Schema):
-    message: Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(_clean)]
+    message: Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(clean_text)]
     incumbent: Name = ""
     expected_route: Name = ""
     expected_verdict: Literal["", "move", "stay", "menu", "unmatched"] = ""
@@ -205,9 +216,9 @@ class TestCaseOut(TestCaseIn):
 
 class TestCasePatch(Schema):
     revision: Revision
-    message: Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(_clean)] | None = (
-        None
-    )
+    message: (
+        Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(clean_text)] | None
+    ) = None
     incumbent: Name | None = None
     expected_route: Name | None = None
     expected_verdict: Literal["", "move", "stay", "menu", "unmatched"] | None = None

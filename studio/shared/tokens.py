@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
+from ninja.errors import AuthenticationError
 from ninja.security import HttpBearer
 
 from studio.models import ApiToken, AuditEntry, Profile, ReadToken, TokenBase, TokenScope
@@ -80,7 +81,8 @@ def revoke(token: TokenBase, *, user: Any) -> None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         if isinstance(token, ReadToken):
-            audit(user, token.profile, "token.revoke", token, None, {"prefix": token.prefix})
+            after = {"prefix": token.prefix, "scope": token.scope}
+            audit(user, token.profile, "token.revoke", token, None, after)
         else:
             _user_audit(user, "api_token.revoke", token)
 
@@ -117,16 +119,30 @@ def find(model: type[T], secret: str, *related: str, **where: Any) -> T | None:
 
 
 class UserTokenAuth(HttpBearer):
-    """`Authorization: Bearer rsu_…`: the request acts as the token's user."""
+    """`Authorization: Bearer rsu_…`: the request acts as the token's user.
+
+    A request that sends a bearer token is a script's: a token that does not hold is answered
+    401 with the reason here, rather than falling through to the session's check, whose CSRF
+    refusal ("CSRF check Failed", 403) would tell a script nothing about its token.
+    """
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         if not token.startswith(USER_PREFIX):
-            return None
+            raise AuthenticationError(message=_not_a_user_token(token))
         found = find(ApiToken, token, "user")
         if found is None or not found.user.is_active:
-            return None
+            raise AuthenticationError(message="the API token is invalid or was revoked")
         request.user = found.user
         return found.user
+
+
+def _not_a_user_token(token: str) -> str:
+    """Why a token that is not a user's cannot call the user API, in words a script's author acts on."""
+    scope = {READ_PREFIX: "pulls packs", EVENTS_PREFIX: "sends decision events"}
+    for prefix, does in scope.items():
+        if token.startswith(prefix) and find(ReadToken, token) is not None:
+            return f"this agent token only {does}: the API needs a personal API token (rsu_…)"
+    return "the token is invalid or was revoked: the API needs a personal API token (rsu_…)"
 
 
 # Read (pull) tokens are checked by `studio.agents.pulls.PullTokenAuth`, in one query with what they pull.

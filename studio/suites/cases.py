@@ -51,16 +51,19 @@ class Turn:
     incumbent: str | None
     route: str | None
     verdict: str
+    offered: tuple[str, ...] = ()  # a menu's routes, best first
 
 
 def save_conversation(profile: Profile, turns: list[Turn], *, user: Any) -> list[TestCase]:
     """Store a conversation as one multi-turn case: each turn expects where it landed.
 
-    Menu turns are left out: a case expects a route or none, never a menu, and leaving one out
-    changes no later turn (a menu keeps the conversation where it was). Only the first turn's
-    incumbent is stored; the suite chains the rest, exactly as the playground did.
+    A menu turn expects a menu offering its first offer, as a single saved menu turn does
+    (docs/decisions.md, "Test cases that expect a menu"); only a menu that offered nothing (a
+    transcript kept from before the offers were) is left out, which changes no later turn (a
+    menu keeps the conversation where it was). Only the first turn's incumbent is stored; the
+    suite chains the rest, exactly as the playground did.
     """
-    kept = [t for t in turns if t.verdict != "menu" and t.message.strip()]
+    kept = [t for t in turns if (t.verdict != "menu" or t.offered) and t.message.strip()]
     with transaction.atomic():
         label = _new_label(profile)
         cases = []
@@ -69,7 +72,7 @@ def save_conversation(profile: Profile, turns: list[Turn], *, user: Any) -> list
                 profile=profile,
                 message=turn.message,
                 incumbent=(turn.incumbent or "") if number == 1 else "",
-                expected_route=turn.route or "",
+                expected_route=(turn.offered[0] if turn.verdict == "menu" else turn.route) or "",
                 expected_verdict=turn.verdict,
                 conversation=label,
                 turn=number,
@@ -91,8 +94,30 @@ def _new_label(profile: Profile) -> str:
     return f"conversation {number}"
 
 
+def _verdict_to_expect(decision: Decision, expected_route: str, expect_menu: bool) -> str:
+    """The verdict a case saved from this turn checks: the turn's own when the case expects what
+    the turn did, else none (a correction). A menu is expected only when asked for: "a menu
+    offering billing" passes while the menu offers it, where "billing" wants it decisively."""
+    if expect_menu:
+        if decision.verdict != "menu" or expected_route not in decision.offered:
+            raise Refused(
+                [("expected_route", f"this turn's menu does not offer '{expected_route}'")]
+            )
+        return "menu"
+    decided = decision.route if decision.verdict in ("move", "stay") else None
+    if decision.verdict == "menu" or expected_route != (decided or ""):
+        return ""
+    return decision.verdict
+
+
 def add_test_case(
-    profile: Profile, decision: Decision, message: str, expected_route: str, *, user: Any
+    profile: Profile,
+    decision: Decision,
+    message: str,
+    expected_route: str,
+    *,
+    user: Any,
+    expect_menu: bool = False,
 ) -> TestCase:
     """Store a routed turn as a test case (the playground's "save as test case").
 
@@ -105,14 +130,13 @@ def add_test_case(
     """
     if expected_route and not profile.routes.filter(name=expected_route).exists():
         raise Refused([("expected_route", f"'{expected_route}' is not a route of this profile")])
-    decided = decision.route if decision.verdict in ("move", "stay") else None
     triage = decision.triage
     case = TestCase(
         profile=profile,
         message=message,
         incumbent=decision.from_route or "",
         expected_route=expected_route,
-        expected_verdict=decision.verdict if expected_route == (decided or "") else "",
+        expected_verdict=_verdict_to_expect(decision, expected_route, expect_menu),
         expected_triage=triage.label if triage else "",
         expected_tools=list(decision.kept_tools) if triage else None,
         updated_by=user,

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from routing_core import PackError
-from studio.jobs import training_note
+from studio.jobs import QueueFull, training_note
 from studio.models import OverlapCheck
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
@@ -23,6 +23,7 @@ from studio.shared.labels import field_label
 from studio.shared.pages import (
     HtmxHttpRequest,
     get_profile,
+    not_started,
     profile_context,
     reader_page,
     studio_page,
@@ -69,7 +70,10 @@ def overlap(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @reader_page
 def overlap_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    check: OverlapCheck = start_overlap(get_profile(slug), user=request.user)
+    try:
+        check: OverlapCheck = start_overlap(get_profile(slug), user=request.user)
+    except QueueFull as exc:
+        return not_started(request, exc, reverse("overlap", args=[slug]))
     return redirect(f"{reverse('overlap', args=[slug])}?check={check.pk}")
 
 

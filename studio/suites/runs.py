@@ -21,7 +21,7 @@ from dataclasses import asdict
 from typing import Any
 
 from routing_core import Case, CaseResult, EvalReport, Router, evaluate, overlap_checkup
-from studio.jobs import Reporter, job_pack, recover, start_job
+from studio.jobs import Reporter, job_pack, make_room, queued_twin, recover, start_job
 from studio.models import OverlapCheck, Profile, TestCase, TestRun
 from studio.shared.audit import signed_in
 
@@ -79,8 +79,21 @@ def interrupt_stale(profile: Profile) -> int:
 # -- runs -------------------------------------------------------------------------------------------
 
 
-def start_run(profile: Profile, *, user: Any) -> TestRun:
-    """Create a run of the profile's suite and start it (viewers may: it changes no draft)."""
+def start_run(profile: Profile, *, user: Any, limited: bool = True) -> TestRun:
+    """Create a run of the profile's suite and start it (viewers may: it changes no draft).
+
+    A run of this draft still waiting in the queue is reused. `limited`: held to the person's
+    and the profile's share of the queue (studio.jobs.limits); the publish gate's run is not,
+    so that analysis never holds up a publish.
+
+    Raises:
+        QueueFull: over the share.
+    """
+    twin = queued_twin(TestRun, profile=profile, draft_revision=profile.draft_revision)
+    if twin is not None:
+        return twin
+    if limited:
+        make_room(profile, user)
     run = TestRun.objects.create(
         profile=profile,
         started_by=signed_in(user),
@@ -144,7 +157,15 @@ def last_runs(profile: Profile, limit: int = 30) -> list[TestRun]:
 
 
 def start_overlap(profile: Profile, *, user: Any) -> OverlapCheck:
-    """Create an overlap checkup of the profile's draft and start it."""
+    """Create an overlap checkup of the profile's draft and start it (or reuse a waiting one).
+
+    Raises:
+        QueueFull: over the person's or the profile's share of the queue.
+    """
+    twin = queued_twin(OverlapCheck, profile=profile, draft_revision=profile.draft_revision)
+    if twin is not None:
+        return twin
+    make_room(profile, user)
     check = OverlapCheck.objects.create(
         profile=profile,
         started_by=signed_in(user),

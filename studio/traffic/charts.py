@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from studio.suites import Tick
 from studio.traffic.turns import Share
@@ -43,11 +43,15 @@ def turns_chart(
     left, right, top, bottom = 44, width - 12, 12, height - 28
     peak = max((n for _, n in buckets), default=0) or 1
     step = (right - left) / max(len(buckets), 1)
+    # The buckets start on whole hours or midnights in the viewer's zone (studio.traffic.turns).
     fmt = "%H:%M" if hourly else "%a %d"
     bars = []
     for i, (at, n) in enumerate(buckets):
         h = (bottom - top) * n / peak
-        title = f"{at:%Y-%m-%d %H:%M}: {n} turn{'s' if n != 1 else ''}"
+        when = (
+            f"{at:%a %d %b %H:%M}–{at + timedelta(hours=1):%H:%M}" if hourly else f"{at:%a %d %b}"
+        )
+        title = f"{when}: {n} turn{'s' if n != 1 else ''}"
         bars.append(Bar(left + i * step + 1, bottom - h, max(step - 2, 1), h, title))
     every = max(1, -(-len(buckets) // 8))
     x_ticks = [Tick(left + (i + 0.5) * step, f"{at:{fmt}}") for i, (at, _) in enumerate(buckets)][

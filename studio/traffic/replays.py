@@ -12,7 +12,7 @@ from typing import Any
 
 from routing_core import Pack, Router, load_pack
 from routing_core.replay import PartialReplay, replay_turns, summarise
-from studio.jobs import JobFailed, job_pack, start_job
+from studio.jobs import JobFailed, job_pack, make_room, queued_twin, start_job
 from studio.models import Event, Profile, ReplayRun
 from studio.shared.audit import signed_in
 
@@ -22,7 +22,17 @@ TURNS_KEPT = 100
 
 
 def start_replay(profile: Profile, target: str, *, user: Any) -> ReplayRun:
-    """Queue a replay of the profile's latest stored turns (up to 100,000)."""
+    """Queue a replay of the profile's latest stored turns (up to 100,000), or reuse the same
+    replay still waiting in the queue.
+
+    Raises:
+        QueueFull: over the person's or the profile's share of the queue.
+    """
+    same = {"profile": profile, "target": target, "draft_revision": profile.draft_revision}
+    twin = queued_twin(ReplayRun, **same)
+    if twin is not None:
+        return twin
+    make_room(profile, user)
     total = min(MAX_TURNS, Event.objects.filter(profile=profile).count())
     run = ReplayRun.objects.create(
         profile=profile,

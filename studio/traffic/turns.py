@@ -1,14 +1,15 @@
 """The Traffic page's figures and the review queue, read from stored decision events.
 
-A period is the last `days` days; "before" is the period just ahead of it, so every share comes
+A period is the last `days` calendar days in the viewer's time zone; "before" is the period just ahead of it, so every share comes
 with its change. Shares count turns: unmatched, menu, who decided (`by`), and where they went.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -19,7 +20,7 @@ from routing_core import Router
 from studio.models import Event, Profile, Route, TestCase
 from studio.shared.drafts import playground_router
 from studio.shared.edits import save_item
-from studio.shared.errors import Refused
+from studio.shared.errors import Conflict, Refused
 from studio.suites import add_test_case
 
 REVIEW_WINDOW = 5000  # the latest turns the review queue looks through
@@ -75,9 +76,11 @@ class Period:
 
 
 def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Period:
-    """Counts for the last `days` days and the `days` before them."""
-    end = now or timezone.now()
-    start, before = end - timedelta(days=days), end - timedelta(days=2 * days)
+    """Counts for the last `days` calendar days (today included) and the `days` before them;
+    one day is the last 24 whole hours. Days and hours are the active time zone's (the viewer's)."""
+    edges = _edges(days, now or timezone.now())
+    start, end = edges[0], edges[-1]
+    before = start - (end - start)
     events = Event.objects.filter(profile=profile).order_by()
     current = events.filter(received__gte=start, received__lt=end)
     previous = events.filter(received__gte=before, received__lt=start)
@@ -99,7 +102,7 @@ def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Peri
         end=end,
         total=total,
         total_before=total_before,
-        buckets=_buckets(current, start, end, days),
+        buckets=_buckets(current, edges),
         outcomes=[s for s in shares("verdict", outcome) if s.label in outcome.values()],
         by=shares("by", BY_LABELS),
         routes=shares("route"),
@@ -112,16 +115,27 @@ def _counts(events: QuerySet[Event], column: str) -> dict[str, int]:
     return {row[column]: row["n"] for row in rows}
 
 
-def _buckets(
-    events: QuerySet[Event], start: datetime, end: datetime, days: int
-) -> list[tuple[datetime, int]]:
-    """Turns per hour (one day) or per day (longer periods), oldest first, empty ones included."""
-    step = timedelta(hours=1) if days <= 1 else timedelta(days=1)
-    n = max(1, round((end - start) / step))
+def _edges(days: int, now: datetime) -> list[datetime]:
+    """The bars' boundaries, oldest first: whole hours (one day) or midnights in the active time
+    zone, the last bar being the hour or day `now` is in, so a bar labelled "Wed 02" holds
+    Wednesday's turns."""
+    local = timezone.localtime(now)
+    if days <= 1:
+        # Whole hours stepped in absolute time: a day with a clock change still has 24 bars.
+        hour = local.replace(minute=0, second=0, microsecond=0).astimezone(UTC)
+        return [timezone.localtime(hour + timedelta(hours=i)) for i in range(-23, 2)]
+    today, zone = local.date(), local.tzinfo
+    return [
+        datetime.combine(today + timedelta(days=i), time(), tzinfo=zone) for i in range(1 - days, 2)
+    ]
+
+
+def _buckets(events: QuerySet[Event], edges: list[datetime]) -> list[tuple[datetime, int]]:
+    """Turns between each pair of edges, oldest first, empty ones included."""
     counts: Counter[int] = Counter()
     for received in events.values_list("received", flat=True).iterator(chunk_size=5000):
-        counts[min(n - 1, int((received - start) / step))] += 1
-    return [(start + i * step, counts[i]) for i in range(n)]
+        counts[bisect_right(edges, received) - 1] += 1
+    return [(at, counts[i]) for i, at in enumerate(edges[:-1])]
 
 
 # -- the review queue -------------------------------------------------------------------------------
@@ -209,14 +223,39 @@ def _draft_router(profile: Profile) -> Router:
     return router
 
 
-def _add_example(profile: Profile, name: str, message: str, user: Any) -> Route:
+def _current_route(profile: Profile, name: str) -> Route:
     route = profile.routes.filter(name=name).first()
     if route is None:
         raise Refused([("route", "choose the route this message is an example of")])
-    if message not in route.examples:
-        route.examples = [*route.examples, message]
-        save_item(route, user=user, expected_revision=route.revision)
     return route
+
+
+ADD_TRIES = 3  # each try loses only to an edit that was saved meanwhile
+
+
+def _add_example(profile: Profile, name: str, message: str, user: Any) -> Route:
+    """Append the message to the route's examples, on the route as it is now.
+
+    People labelling turns of one route at once each add an example: an edit saved in
+    between is merged (read again and the example appended to it), not lost or refused.
+
+    Raises:
+        Conflict: the route kept changing under every try.
+    """
+    for attempt in range(ADD_TRIES):
+        route = _current_route(profile, name)
+        if message in route.examples:
+            return route
+        route.examples = [*route.examples, message]
+        try:
+            with transaction.atomic():
+                save_item(route, user=user, expected_revision=route.revision)
+        except Conflict:
+            if attempt == ADD_TRIES - 1:
+                raise
+            continue
+        return route
+    raise AssertionError("unreachable")
 
 
 def reviewed_count(profile: Profile) -> int:

@@ -10,6 +10,7 @@ _P = "profiles/<slug:slug>/"
 
 urlpatterns: list[URLPattern] = [
     path(f"{_P}traffic/", views.traffic_page, name="traffic"),
+    path(f"{_P}traffic/scrub/", views.scrub_start, name="traffic-scrub"),
     path(f"{_P}traffic/review/", views.review_page, name="traffic-review"),
     path(f"{_P}traffic/review/<int:pk>/", views.review_label, name="traffic-label"),
     path(f"{_P}traffic/replays/", views.replay_start, name="replay-start"),

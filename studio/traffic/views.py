@@ -12,14 +12,17 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.agents import dropped_by_agents, traffic_settings
+from studio.jobs import QueueFull
 from studio.models import Event, Profile, ReplayRun
-from studio.shared.errors import Refused
+from studio.shared.errors import Conflict, Refused
 from studio.shared.pages import (
     HtmxHttpRequest,
     get_profile,
+    not_started,
     profile_context,
     reader_page,
     studio_page,
@@ -28,6 +31,7 @@ from studio.shared.roles import PUBLISH
 from studio.suites import interrupt_stale
 from studio.traffic.charts import share_chart, turns_chart
 from studio.traffic.replays import start_replay
+from studio.traffic.scrubs import has_stored_texts, start_scrub
 from studio.traffic.turns import label_turn, period, review_queue
 
 PERIODS = {"1": 1, "7": 7, "30": 30}
@@ -45,6 +49,8 @@ def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         settings.retention_days = _days(request.POST.get("retention_days"))
         settings.save()
         messages.success(request, "Traffic settings saved.")
+        if not settings.keep_message_text and has_stored_texts(profile):
+            messages.info(request, SCRUB_OFFER)
         return redirect("traffic", slug=slug)
     days = PERIODS.get(request.GET.get("days", "7"), 7)
     figures = period(profile, days)
@@ -63,9 +69,30 @@ def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         tier_chart=share_chart(figures.tiers) if len(figures.tiers) > 1 else None,
         dropped=dropped_by_agents(profile),
         replays=list(profile.replay_runs.defer("report")[:5]),
+        offer_scrub=not settings.keep_message_text and has_stored_texts(profile),
         numbers=list(profile.versions.values_list("number", flat=True)),
     )
     return render(request, "studio/traffic/traffic.html", context)
+
+
+SCRUB_OFFER = (
+    "No new message text is kept. The texts stored before stay until their turns are "
+    "deleted, unless you remove them now (below)."
+)
+
+
+@require_POST
+@studio_page
+def scrub_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Queue the removal of the texts already stored (publisher, like the setting itself)."""
+    profile = get_profile(slug)
+    if not request.user.has_perm(PUBLISH):
+        raise PermissionDenied("Removing stored texts needs the publisher role.")
+    if traffic_settings(profile).keep_message_text:
+        messages.error(request, "Turn “Keep message text” off first: texts are still kept.")
+        return redirect("traffic", slug=slug)
+    run = start_scrub(profile, user=request.user)
+    return redirect("job", slug=slug, kind="scrub", pk=run.pk)
 
 
 def _days(value: str | None) -> int:
@@ -76,14 +103,17 @@ def _days(value: str | None) -> int:
 @require_GET
 @studio_page
 def review_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    profile = get_profile(slug)
+    return _review(request, get_profile(slug))
+
+
+def _review(request: HtmxHttpRequest, profile: Profile, status: int = 200) -> HttpResponse:
     context = profile_context(
         request,
         profile,
         items=review_queue(profile),
         route_names=list(profile.routes.values_list("name", flat=True)),
     )
-    return render(request, "studio/traffic/review.html", context)
+    return render(request, "studio/traffic/review.html", context, status=status)
 
 
 @require_POST
@@ -97,6 +127,10 @@ def review_label(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
         label_turn(event, right, as_example=as_example, user=request.user)
     except Refused as exc:
         messages.error(request, "Not saved: " + "; ".join(m for _, m in exc.errors))
+    except Conflict:
+        # Others kept editing the route under every try: say so on the page, label kept.
+        messages.error(request, f"Not saved: {right} was being edited by others; label it again.")
+        return _review(request, profile, status=409)
     else:
         where = f"an example of {right}" if as_example else "a test case"
         messages.success(request, f"Saved “{event.message}” as {where}.")
@@ -110,7 +144,10 @@ def replay_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     target = request.POST.get("target", "draft")
     if target != "draft" and not _is_version(profile, target):
         raise Http404("no such version")
-    run = start_replay(profile, target, user=request.user)
+    try:
+        run = start_replay(profile, target, user=request.user)
+    except QueueFull as exc:
+        return not_started(request, exc, reverse("traffic", args=[slug]))
     return redirect("replay", slug=slug, pk=run.pk)
 
 

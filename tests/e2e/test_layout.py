@@ -75,3 +75,17 @@ def test_the_versions_page_buttons_look_like_buttons(page: Page, live_server, de
     assert border == "solid"
     gap = publish.bounding_box()["x"] + publish.bounding_box()["width"]  # type: ignore[index]
     assert compare.bounding_box()["x"] > gap  # type: ignore[index]  # apart, not run together
+
+
+def test_the_routes_table_fits_a_390_pixel_phone(page: Page, live_server, demo) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/")
+    table = page.locator("#items table").first
+    expect(table).to_be_visible()
+
+    if SHOTS:
+        page.screenshot(path=f"{SHOTS}/routes-390.png", full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    box = table.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390

@@ -205,3 +205,31 @@ def test_a_win_by_meaning_names_the_example_it_is_close_to(page: Page, live_serv
     expect(example).to_have_count(1)
     expect(example).to_contain_text("close in meaning to its example")
     assert example.locator("q").inner_text() in lights  # one of the route's own examples
+
+
+def test_in_a_conversation_a_yes_stays_and_a_new_topic_moves_each_saying_why(
+    page: Page, live_server, demo, travel
+) -> None:
+    # The engine's own conversation fixture (tests/packs/travel_routes.json) as a profile.
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/travel/playground/")
+    for text in ["my suitcase did not arrive", "yes please", "now I need a hotel"]:
+        page.get_by_label("Message").fill(text)
+        page.get_by_role("button", name="Send turn").click()
+        expect(page.get_by_label("Message")).to_have_value("")
+
+    turns = page.get_by_test_id("transcript-turn")
+    expect(turns).to_have_count(3)
+    expect(turns.nth(1)).to_have_attribute("data-verdict", "stay")
+    expect(turns.nth(1)).to_have_attribute("data-route", "baggage")
+    expect(turns.nth(1).get_by_test_id("transcript-why")).to_contain_text(
+        "only acknowledges, confirms or answers"
+    )
+    expect(turns.nth(2)).to_have_attribute("data-verdict", "move")
+    expect(turns.nth(2)).to_have_attribute("data-route", "hotel")
+    expect(turns.nth(2).get_by_test_id("transcript-words")).to_contain_text(
+        "moved from baggage to hotel"
+    )
+    expect(turns.nth(2).get_by_test_id("transcript-why")).to_contain_text("hotel")
+    expect(page.get_by_test_id("verdict-why")).to_contain_text("hotel")
+    _shot(page, "playground-conversation-reasons.png")

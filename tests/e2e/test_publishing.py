@@ -114,3 +114,35 @@ def test_promoting_asks_for_confirmation_naming_the_version(live_server, demo, p
     expect(page.locator("#env-production")).to_have_count(0)  # nothing changed yet
     confirm.get_by_role("button", name="Serve v2 on production").click()
     expect(page.locator("#env-production")).to_contain_text("version 2")
+
+
+def test_a_refused_publish_keeps_the_note_and_environment_and_then_publishes_there(
+    live_server, demo, page: Page
+) -> None:
+    from studio.models import Environment, TestCase, Version
+
+    TestCase.objects.create(
+        profile=Route.objects.get(profile__slug="support", name="billing").profile,
+        message="where is my parcel",
+        expected_route="shipping",  # it goes to order_status: the gate is red
+    )
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/versions/")
+    page.get_by_role("link", name="Publish the draft…").click()
+    expect(page.get_by_test_id("gate")).to_have_attribute("data-red", "yes")
+    page.get_by_label("Release note").fill("spring fares")
+    page.get_by_label("Then serve it on").select_option("production")
+    page.get_by_role("button", name="Confirm and publish").click()
+
+    expect(page.get_by_role("alert").first).to_contain_text("say why you publish anyway")
+    expect(page.get_by_label("Release note")).to_have_value("spring fares")
+    expect(page.get_by_label("Then serve it on")).to_have_value("production")
+    assert not Version.objects.exists()
+
+    page.get_by_label(re.compile("Why publish although")).fill("the parcel case is ticket 12")
+    page.get_by_role("button", name="Confirm and publish").click()
+    page.wait_for_url(re.compile(r".*/versions/$"))
+    version = Version.objects.get()
+    assert version.note == "spring fares"
+    production = Environment.objects.get(profile__slug="support", name="production")
+    assert production.version == version

@@ -173,6 +173,7 @@ def test_the_conversation_figures_on_the_fixture(router: Router) -> None:
     talk = report.conversations
     assert talk is not None
     assert (talk.conversations, talk.turns, talk.stay_turns, talk.move_turns) == (3, 12, 6, 3)
+    assert talk.first_turns == 3
     assert (talk.turn_accuracy, talk.stay_accuracy, talk.move_accuracy) == (1.0, 1.0, 1.0)
     alone = evaluate(router, cases, policy=router.policy_with(conversation="ignore"))
     assert alone.conversations is not None
@@ -215,7 +216,7 @@ def test_eval_json_reports_the_conversation_figures(
     talk = json.loads(capsys.readouterr().out)["conversations"]
     assert set(talk) == {
         "conversations", "turns", "turn_accuracy", "first_accuracy", "stay_accuracy",
-        "move_accuracy", "stay_turns", "move_turns", "wrong_turns", "wrong",
+        "move_accuracy", "stay_turns", "move_turns", "first_turns", "wrong_turns", "wrong",
     }  # fmt: skip
     assert (talk["turns"], talk["turn_accuracy"], talk["wrong"]) == (12, 1.0, [])
 

@@ -86,7 +86,7 @@ def test_a_malformed_checksum_is_named():
         (
             lambda d: d["routes"].append({"name": "billing"}),
             "routes[3].name",
-            "duplicate route name",
+            "duplicate route name 'billing' (route 1 has it too)",
         ),
         (lambda d: d["routes"][0].update(name="Billing Team"), "routes[0].name", "lowercase word"),
         (

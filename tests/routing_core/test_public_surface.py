@@ -76,6 +76,7 @@ EXPORTED = [
 PUBLIC_MODULES = {
     "routing_core",
     "routing_core.canary",
+    "routing_core.fleet_status",
     "routing_core.importers",
     "routing_core.lexicons",
     "routing_core.remote",

@@ -125,6 +125,7 @@ class SignedServer:
     def __init__(self) -> None:
         self.body = PACK
         self.signature: str | None = sign_pack(PACK, OLD).to_text()
+        self.seen_status: list[str | None] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -132,6 +133,7 @@ class SignedServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                server.seen_status.append(self.headers.get("Route-Agent-Status"))
                 etag = '"' + json.loads(server.body)["checksum"] + '"'
                 if self.headers.get("If-None-Match") == etag:
                     self.send_response(304)
@@ -241,3 +243,12 @@ def test_cli_sign_then_verify(tmp_path: Path, signed_file: Path, capsys):
     signed_file.write_bytes(one_byte_changed(signed_file.read_bytes()))
     assert main(["verify", str(signed_file), "--key", new]) == 1
     assert "does not match" in capsys.readouterr().err
+
+
+def test_serve_refuses_to_start_with_a_key_file_it_cannot_read(tmp_path: Path, signed_file, capsys):
+    missing = str(tmp_path / "missing.pub")
+    assert main(["serve", "--pack", str(signed_file), "--verify-key", missing]) == 2
+    assert "missing.pub" in capsys.readouterr().err
+    not_a_key = tmp_path / "not-a-key.pub"
+    not_a_key.write_text("hello")
+    assert main(["serve", "--pack", str(signed_file), "--verify-key", str(not_a_key)]) == 2

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from django.test import Client
 from studio.models import Profile, RepairJob, Route, Rule, TestCase, Tool
 from studio.shared.roles import grant
 from tests.job_worker import IMMEDIATE, job_worker  # noqa: F401  (a fixture)
+from tests.routing_core.chat_server import ChatServer, answers
 
 # The studio's own tests (studio/<area>/tests/); this plugin is loaded for every test, and the
 # engine's, the server's and the browser tests must not have the studio's jobs run inline.
@@ -106,6 +108,19 @@ def profile(db: Any) -> Profile:
     return p
 
 
+TRAVEL_ROUTES = Path(__file__).resolve().parents[1] / "packs" / "travel_routes.json"
+
+
+@pytest.fixture
+def travel(db: Any) -> Profile:
+    """The engine's conversation fixture (tests/packs/travel_routes.json: baggage, book_flight,
+    seats_upgrades, hotel, refund) as a profile, to hold conversations in the studio."""
+    p = Profile.objects.create(slug="travel", name="Travel desk", description="An airline's desk")
+    for order, route in enumerate(json.loads(TRAVEL_ROUTES.read_text(encoding="utf-8"))):
+        Route.objects.create(profile=p, order=order, **route)
+    return p
+
+
 @pytest.fixture
 def route(profile: Profile) -> Route:
     return profile.routes.get(name="billing")
@@ -172,6 +187,30 @@ def immediate_jobs(request: pytest.FixtureRequest) -> None:
     """A studio test's jobs run inline unless it starts a real worker (tests/job_worker.py)."""
     if request.node.path.is_relative_to(STUDIO) and "job_worker" not in request.fixturenames:
         request.getfixturevalue("settings").TASKS = IMMEDIATE
+
+
+KEY_ENV = "STUDIO_TEST_LLM_KEY"
+
+
+@pytest.fixture
+def llm(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., ChatServer]]:
+    """Point the studio at a scripted loopback endpoint (tests/routing_core/chat_server.py, a
+    real HTTP server); yields a function that starts one with the given replies."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-123")
+    servers: list[ChatServer] = []
+
+    def start(*replies: Any) -> ChatServer:
+        server = ChatServer(answers(*replies)).__enter__()
+        servers.append(server)
+        settings.STUDIO_LLM_BASE_URL = server.base_url
+        settings.STUDIO_LLM_MODEL = "writer-1"
+        settings.STUDIO_LLM_API_KEY_ENV = KEY_ENV
+        settings.STUDIO_LLM_TIMEOUT_S = 2
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
 
 
 @pytest.fixture

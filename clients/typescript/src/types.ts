@@ -152,6 +152,8 @@ export interface PackInfo {
   loaded_at: string;
   source: string;
   routes: string[];
+  /** The key id whose signature was verified on the pack in service; null when not verifying. */
+  verified_by: string | null;
   last_error: string | null;
 }
 

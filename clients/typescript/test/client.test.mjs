@@ -82,6 +82,7 @@ describe("against a real routing-core serve", () => {
     assert.match(pack.checksum, /^sha256:[0-9a-f]{64}$/);
     assert.equal(pack.source, `file:${packFile}`);
     assert.ok(pack.routes.includes("legal"));
+    assert.equal(pack.verified_by, null); // the server was given no key
   });
 
   test("a refusal is a RouteError with the server's code and problems, never retried", async () => {

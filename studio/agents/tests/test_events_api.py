@@ -260,3 +260,110 @@ def test_repeated_pulls_with_the_same_facts_write_the_agent_row_once_a_minute(pr
         **bearer(secret),
     )
     assert Agent.objects.get().engine_version == "9.9"  # a changed fact is written at once
+
+
+class Nested:
+    """JSON nested `depth` objects deep, written out by hand (json.dumps stops near 1,000)."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    def json(self) -> str:
+        return '{"a":' * self.depth + '"x"' + "}" * self.depth
+
+
+def _body(value: object) -> str:
+    """The request body, with each Nested spliced in as its own JSON."""
+    nested: list[Nested] = []
+
+    def mark(item: object) -> str:
+        assert isinstance(item, Nested)
+        nested.append(item)
+        return f"@@{len(nested) - 1}@@"
+
+    text = json.dumps(value, default=mark)
+    for i, item in enumerate(nested):
+        text = text.replace(f'"@@{i}@@"', item.json())
+    return text
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"message": "hello\x00there"},
+        {"conversation": "c\x00"},
+        {"event": {"note": "a\x00b"}},
+        {"event": {"no\x00te": "ab"}},
+        {"event": {"extras": ["\ud800"]}},
+        {"event": {"extras": Nested(900)}},
+        {"event": {"extras": Nested(100_000)}},
+    ],
+    ids=["message-nul", "conversation-nul", "value-nul", "key-nul", "surrogate", "900", "100k"],
+)
+def test_text_no_database_stores_is_refused_in_words_not_a_500(profile, event_token, change):
+    (record,) = _records(profile, ["download my invoice"])
+    event = {**record["event"], **change.pop("event", {})}
+    body = _body({"events": [{**record, **change, "event": event}]})
+    response = Client().post(
+        f"{API}/shop/events", body, content_type="application/json", **bearer(event_token)
+    )
+    assert response.status_code in (400, 422), response.content[:300]
+    assert response.json()["detail"]
+    assert not Event.objects.exists()
+
+
+@pytest.mark.parametrize("at", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
+def test_an_at_far_from_the_studios_clock_is_refused_with_the_window(profile, event_token, at):
+    (record,) = _records(profile, ["download my invoice"])
+    response = post(event_token, {"events": [{**record, "at": at}]})
+    assert response.status_code == 422
+    assert "the studio's clock" in json.dumps(response.json())
+    assert not Event.objects.exists()
+
+
+def test_an_at_within_the_window_is_stored(profile, event_token):
+    (record,) = _records(profile, ["download my invoice"])
+    at = (timezone.now() - timedelta(days=3)).isoformat()
+    assert post(event_token, {"events": [{**record, "at": at}]}).status_code == 202
+    assert Event.objects.get().at is not None
+
+
+def test_turn_true_is_refused_not_taken_as_turn_one(profile, event_token):
+    (record,) = _records(profile, ["download my invoice"])
+    response = post(event_token, {"events": [{**record, "turn": True}]})
+    assert response.status_code == 422
+    assert not Event.objects.exists()
+
+
+def test_a_batch_sent_twice_under_one_id_is_stored_once(profile, event_token):
+    records = _records(profile, ["download my invoice", "hello there"])
+    first = post(event_token, {"batch": "b-1", "events": records})
+    again = post(event_token, {"batch": "b-1", "events": records})
+    assert first.status_code == again.status_code == 202
+    assert first.json() == again.json() == {"accepted": 2}
+    assert Event.objects.count() == 2
+    post(event_token, {"batch": "b-2", "events": records})
+    assert Event.objects.count() == 4
+
+
+def test_the_idempotency_key_header_stores_a_batch_once(profile, event_token):
+    records = _records(profile, ["download my invoice"])
+    url = f"{API}/shop/events"
+    for _ in range(2):
+        response = Client().post(
+            url,
+            json.dumps({"events": records}),
+            content_type="application/json",
+            HTTP_IDEMPOTENCY_KEY="retry-7",
+            **bearer(event_token),
+        )
+        assert response.status_code == 202
+    assert Event.objects.count() == 1
+    bad = Client().post(
+        url,
+        json.dumps({"events": records}),
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="é" * 3,
+        **bearer(event_token),
+    )
+    assert bad.status_code == 422 and "Idempotency-Key" in json.dumps(bad.json())

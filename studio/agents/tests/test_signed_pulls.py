@@ -26,6 +26,7 @@ from routing_core.signing import (
     private_key_pem,
     public_key_pem,
 )
+from studio.models import Agent
 from studio.publishing.versions import promote, publish
 from studio.shared.signing import signing_key
 from studio.shared.tokens import create_read_token
@@ -161,6 +162,10 @@ def test_a_real_route_server_refuses_tampered_packs_and_keeps_the_last_good(
     key_file = tmp_path / "studio.pub"
     key_file.write_bytes(public_key_pem(OLD))
     args = ("--studio", tamperer.url + URL, "--verify-key", str(key_file), "--pull-interval", "0.2")
+
+    def reported() -> Agent:
+        return Agent.objects.get(environment="production")
+
     with serve(tmp_path, *args, env={"ROUTING_CORE_STUDIO_TOKEN": secret}) as server:
         assert server.call("/v1/pack")[1]["verified_by"] == key_id(OLD.public_key())
         promote(publish(profile, user=owner, note="v2"), "production", user=owner)
@@ -169,14 +174,19 @@ def test_a_real_route_server_refuses_tampered_packs_and_keeps_the_last_good(
             ("strip", OLD, "without a signature"),
             ("pass", NEW, "not a configured key"),  # the studio signs with a key not trusted
         ]:
+            use_key(settings, key)  # the key first: "pass" with the old key would let v2 in
             tamperer.mode = mode
-            use_key(settings, key)
             wait_until(
                 lambda r=reason: r in (server.call("/v1/pack")[1]["last_error"] or ""), reason
             )
             assert server.call("/v1/pack")[1]["version"] == 1
             assert server.route("where is my parcel")["pack"]["version"] == 1
+            # The server says so on its next pull: the studio's fleet lists it as failing to verify.
+            wait_until(lambda r=reason: r in reported().last_error, "the refusal reported")
+            assert reported().running_version == 1
         tamperer.mode = "pass"
         use_key(settings, OLD)
         wait_until(lambda: server.call("/v1/pack")[1]["version"] == 2, "the signed v2")
         assert server.metric("routing_core_pack_failures_total", kind="pull") >= 3
+        wait_until(lambda: reported().running_version == 2, "v2 reported")
+        assert (reported().verified_by, reported().last_error) == (key_id(OLD.public_key()), "")

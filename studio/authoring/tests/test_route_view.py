@@ -62,3 +62,20 @@ def test_the_rules_table_reads_an_all_of_rule_in_words(profile, viewer, client_f
 
     assert "all of: any of ‘invoice’, ‘receipt’; the pattern copy" in html
     assert "[{&#x27;" not in html and "{'keywords'" not in html
+
+
+def test_a_conversation_turn_is_named_as_the_test_cases_page_numbers_it(
+    profile, route, viewer, client_for
+):
+    TestCase.objects.create(
+        profile=profile,
+        message="and my invoice?",
+        expected_route="billing",
+        conversation="conversation 1",
+        turn=2,
+    )
+
+    html = client_for(viewer).get(_page(profile, route)).content.decode()
+
+    assert 'data-testid="case-turn">conversation 1 · turn 2<' in html
+    assert "conversation conversation" not in html

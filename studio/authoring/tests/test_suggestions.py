@@ -7,29 +7,7 @@ import json
 import pytest
 
 from studio.models import AuditEntry
-from tests.routing_core.chat_server import ChatServer, Reply, answers
-
-KEY_ENV = "STUDIO_TEST_LLM_KEY"
-
-
-@pytest.fixture
-def llm(settings, monkeypatch):
-    """Point the studio at a scripted loopback endpoint; yields a function that starts one."""
-    monkeypatch.setenv(KEY_ENV, "sk-test-123")
-    servers = []
-
-    def start(*replies):
-        server = ChatServer(answers(*replies)).__enter__()
-        servers.append(server)
-        settings.STUDIO_LLM_BASE_URL = server.base_url
-        settings.STUDIO_LLM_MODEL = "writer-1"
-        settings.STUDIO_LLM_API_KEY_ENV = KEY_ENV
-        settings.STUDIO_LLM_TIMEOUT_S = 2
-        return server
-
-    yield start
-    for server in servers:
-        server.__exit__(None, None, None)
+from tests.routing_core.chat_server import Reply
 
 
 def _url(route):
@@ -153,6 +131,26 @@ def test_a_route_changed_since_the_suggestions_is_a_conflict(route, editor, clie
     assert "reload" in response.content.decode()
 
 
+@pytest.mark.parametrize("revision", ["abc", "1e3", "-1", "99999999999999999999"])
+def test_a_revision_that_is_not_a_number_is_a_conflict_not_a_crash(
+    revision, route, editor, client_for, llm
+):
+    response = client_for(editor).post(
+        _url(route),
+        {
+            "action": "accept",
+            "kind": "examples",
+            "revision": revision,
+            "offered": ["x y"],
+            "accept": ["x y"],
+        },
+    )
+    assert response.status_code == 409
+    assert "reload the page" in response.content.decode()
+    route.refresh_from_db()
+    assert "x y" not in route.examples
+
+
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
@@ -188,3 +186,18 @@ def test_viewers_cannot_ask_for_suggestions(route, viewer, client_for, llm):
     server = llm(GOOD)
     assert client_for(viewer).post(_url(route), {"action": "suggest"}).status_code == 403
     assert server.seen == []
+
+
+@pytest.mark.parametrize("configured", [True, False])
+def test_the_routes_table_says_before_the_click_when_suggestions_need_a_model(
+    configured, route, editor, client_for, settings
+):
+    settings.STUDIO_LLM_BASE_URL = "http://127.0.0.1:9/v1" if configured else ""
+    settings.STUDIO_LLM_MODEL = "writer-1"
+
+    html = client_for(editor).get(f"/profiles/{route.profile.slug}/").content.decode()
+
+    assert ('data-testid="suggest-link"' in html) is configured
+    assert ('data-testid="suggest-off"' in html) is not configured
+    if not configured:
+        assert "Suggest (needs a language model)" in html and "STUDIO_LLM_BASE_URL" in html

@@ -103,6 +103,37 @@ def test_simultaneous_imports_of_one_slug_create_one_profile_and_refuse_the_rest
     assert Profile.objects.filter(slug="twin").count() == 1
 
 
+def test_a_queued_import_refuses_to_replace_a_draft_edited_meanwhile(
+    profile: Profile, owner: Any, client_for: Any, job_worker: Workers
+) -> None:
+    job_worker.stop_all()  # the import waits in the queue while someone edits the draft
+    _, secret = create_api_token(owner, "ci")
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    queued = api.post(
+        "/api/profiles/shop/import",
+        json.dumps(_pack(profile, "shop")),
+        content_type="application/json",
+    )
+    assert queued.status_code == 202, queued.content
+    billing = profile.routes.get(name="billing")
+    edit = {"revision": billing.revision, "description": "edited while the import waited"}
+    answer = api.patch(
+        f"/api/profiles/shop/routes/{billing.pk}", json.dumps(edit), content_type="application/json"
+    )
+    assert answer.status_code == 200, answer.content
+
+    job_worker.start()
+
+    ended = wait_for(lambda: _ended(ImportJob.objects.get()), what="the import")
+    assert isinstance(ended, ImportJob) and ended.status == "failed"
+    assert ended.refusal == "conflict"
+    assert "after this import was queued" in ended.error and "owner" in ended.error
+    billing.refresh_from_db()
+    assert billing.description == "edited while the import waited"  # the edit is kept
+    page = client_for(owner).get(f"/profiles/import/jobs/{ended.pk}/").content.decode()
+    assert "after this import was queued" in page
+
+
 def test_a_queued_import_is_cancelled_and_its_upload_let_go(
     profile: Profile, editor: Any, client_for: Any, job_worker: Workers
 ) -> None:

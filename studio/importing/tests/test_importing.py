@@ -12,6 +12,8 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from studio.importing.imports import execute_import
+from studio.jobs import Cancelled
 from studio.models import AuditEntry, ImportJob, Profile
 from studio.shared.packs import build_pack
 from tests.routing_core.importers.conftest import EXPORTS
@@ -83,8 +85,8 @@ def test_a_taken_slug_is_refused_and_nothing_half_made(profile, editor, client_f
     Profile.objects.create(slug="hotel", name="Someone else's")
     response = _import(client_for(editor), slug="hotel")
     html = response.content.decode()
-    assert "Nothing was imported" in html
-    assert "slug: a profile &#x27;hotel&#x27; exists already: choose another slug" in html
+    assert response.status_code == 422
+    assert "a profile &#x27;hotel&#x27; exists already: choose another slug" in html
     assert Profile.objects.get(slug="hotel").routes.count() == 0
 
 
@@ -184,3 +186,75 @@ def test_a_queued_import_shows_its_wait_polls_and_can_be_cancelled(editor, clien
     job.refresh_from_db()
     assert job.status == "cancelled" and bytes(job.upload) == b""
     assert not Profile.objects.exists()
+
+
+def test_a_cancel_asked_for_while_the_export_is_parsed_stops_the_parse(editor):
+    # routing_core's importers ask `cancelled()` while they read: a large export no longer
+    # runs to its end after "Cancel" (the job's progress is only written between steps).
+    job = ImportJob.objects.create(
+        format="dialogflow-es",
+        filename="hotel.zip",
+        upload=_zip_of(EXPORTS / "dialogflow_es"),
+        started_by=editor,
+        status="running",
+        cancel_requested=True,
+        total=3,
+    )
+    with pytest.raises(Cancelled):
+        execute_import(job, lambda done, total: None)
+    assert not Profile.objects.exists()
+    job.refresh_from_db()
+    assert bytes(job.upload) == b""
+
+
+RASA = b"""version: "3.1"
+nlu:
+- intent: greet
+  examples: |
+    - hello there
+    - good morning
+- intent: baggage
+  examples: |
+    - my bag is lost
+    - how many bags can I take
+    - my bag is lost
+"""
+
+
+def _rasa(client, **fields):
+    upload = SimpleUploadedFile("nlu.yml", RASA, "application/yaml")
+    return client.post(URL, {"format": "rasa", "file": upload, **fields}, follow=True)
+
+
+def test_import_notes_count_from_one_in_words(editor, client_for):
+    html = _rasa(client_for(editor)).content.decode()
+
+    # The repeat is the 3rd example of the 2nd intent.
+    assert "nlu.yml, nlu entry 2 → example 3: repeats an example of &#x27;baggage&#x27;" in html
+    assert "nlu[1]" not in html and "examples[2]" not in html
+
+
+def test_a_file_with_no_rasa_yaml_says_so_in_a_sentence(editor, client_for):
+    upload = SimpleUploadedFile("notes.zip", _zip_of(EXPORTS / "dialogflow_es"), "application/zip")
+    html = client_for(editor).post(URL, {"format": "rasa", "file": upload}, follow=True)
+    text = html.content.decode()
+
+    assert "<li>No Rasa YAML file (.yml) was found</li>" in text
+    assert "$:" not in text
+
+
+def test_a_rasa_file_without_a_name_is_named_for_where_it_came_from(editor, client_for):
+    _rasa(client_for(editor))
+
+    profile = Profile.objects.get()
+    assert profile.name == "Rasa import (nlu.yml)" and profile.slug == "rasa_nlu"
+
+
+def test_a_taken_slug_is_refused_on_the_form_before_any_job_is_queued(profile, editor, client_for):
+    response = _rasa(client_for(editor), slug="shop", name="Airline")
+    html = response.content.decode()
+
+    assert response.status_code == 422
+    assert not ImportJob.objects.exists()
+    assert "a profile &#x27;shop&#x27; exists already: choose another slug" in html
+    assert 'value="Airline"' in html and 'value="rasa" selected' in html

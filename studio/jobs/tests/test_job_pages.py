@@ -106,3 +106,15 @@ def test_an_import_is_not_shown_among_a_profiles_jobs(
     job = ImportJob.objects.create(profile=profile, into_draft=True, format="pack")
     url = reverse("job", args=[profile.slug, "import", job.pk])
     assert client_for(owner).get(url).status_code == 404  # its page is /profiles/import/jobs/
+
+
+def test_a_job_page_of_a_valid_profile_shows_no_problem_badge(
+    profile: Any, owner: Any, client_for: Any
+) -> None:
+    run = TestRun.objects.create(profile=profile, status="done", done=10, total=10)
+
+    page = client_for(owner).get(reverse("job", args=[profile.slug, "test_run", run.pk]))
+    html = page.content.decode()
+
+    assert 'data-testid="pack-badge">valid pack<' in html
+    assert "0 problems" not in html

@@ -11,7 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from studio.models import AuditEntry
-from studio.people.accounts import roles_of
+from studio.people.accounts import PeopleRefused, roles_of, set_active, set_roles
+from studio.shared.roles import grant
 
 
 def _flash(response) -> str:
@@ -118,6 +119,22 @@ def test_an_admin_cannot_lock_themselves_out(owner, client_for):
     assert "admin" in roles_of(owner) and owner.is_active
     assert "own admin role" in _flash(taken) and "cannot deactivate yourself" in _flash(gone)
     assert not AuditEntry.objects.exists()
+
+
+def test_the_last_admin_cannot_be_demoted_by_someone_who_just_lost_the_role(owner):
+    # Two admins demoting each other at once: the second change reads its author as an admin
+    # still. Played here one after the other with the author as the request loaded it.
+    second = User.objects.create_user("second")
+    grant(second, "admin")
+    set_roles(second, ["viewer"], by=owner)
+
+    with pytest.raises(PeopleRefused, match="last admin"):
+        set_roles(owner, ["viewer"], by=second)
+    with pytest.raises(PeopleRefused, match="last admin"):
+        set_active(owner, False, by=second)
+
+    owner.refresh_from_db()
+    assert "admin" in roles_of(owner) and owner.is_active
 
 
 @pytest.mark.parametrize("who", ["editor", "viewer", "outsider"])

@@ -96,15 +96,18 @@ def test_a_get_with_a_message_routes_it_so_a_verdict_can_be_linked(profile, view
     assert by_testid(response, "verdict-route") == ["shipping"]
 
 
-def test_the_why_sentence_names_scores_gap_and_margin(profile, viewer, client_for):
+def test_the_why_sentence_says_the_lead_in_the_units_of_the_scores_beside_it(
+    profile, viewer, client_for
+):
     response = client_for(viewer).post(url(profile), {"message": "refund my order"}, **htmx())
 
     d = engine(profile, "refund my order")
     top, second = d.ranked[0].score, d.ranked[1].score
-    assert d.runner_up is not None
+    assert d.runner_up is not None and d.runner_up.gap >= 0.15
+    # The engine tests tanh(lead / 2) ≥ margin: the same test as lead ≥ 2·atanh(margin) = 0.30.
     assert by_testid(response, "verdict-why") == [
         f"Decisively matched billing: {top:.2f} vs {second:.2f} for shipping, "
-        f"gap {d.runner_up.gap:.2f} ≥ margin 0.15."
+        f"{top - second:.2f} ahead, at least the 0.30 lead the near-tie margin 0.15 asks for."
     ]
 
 
@@ -296,6 +299,25 @@ def test_sliders_on_the_profiles_values_override_nothing(profile, viewer, client
     )  # the event records the profile's policy verbatim
 
 
+def test_typing_with_the_sliders_where_the_page_put_them_tries_nothing(profile, editor, client_for):
+    # Fitted values finer than the sliders' 0.01 step: the sliders start on 0.10 and 0.15.
+    Profile.objects.filter(pk=profile.pk).update(floor=0.1003, near_tie_margin=0.1487)
+    client = client_for(editor)
+    page = text(client.get(url(profile)))
+    sliders = dict(
+        re.findall(
+            r'name="(floor|near_tie_margin)" min="0" max="1" step="0.01" value="([\d.]+)"', page
+        )
+    )
+    assert sliders == {"floor": "0.10", "near_tie_margin": "0.15"}
+
+    response = client.post(url(profile), {"message": "refund my order", **sliders}, **htmx())
+
+    assert "whatif-modified" not in text(response)
+    assert "Trying floor" not in text(response)
+    assert re.search(r'value="apply" class="primary" disabled', text(response))
+
+
 def test_an_editor_applies_the_sliders_to_the_profile(profile, editor, client_for):
     response = client_for(editor).post(
         url(profile),
@@ -376,9 +398,11 @@ def test_sending_a_turn_adds_it_to_the_transcript_and_makes_its_route_current(
     assert by_testid(response, "incumbent") == ["shipping"]
     assert '<option value="shipping" selected>' in text(response)
     turns = re.findall(r'name="turn" value="([^"]*)"', text(response))
-    assert [json.loads(t.replace("&quot;", '"')) for t in turns] == [
+    kept = [json.loads(t.replace("&quot;", '"')) for t in turns]
+    assert [k[:5] for k in kept] == [
         ["how long does delivery take?", "shipping", "move", "scorer", None]
     ]
+    assert kept[0][6].startswith("decisively matched shipping")  # why, as the verdict said
     assert "</textarea>" in text(response) and "take?</textarea>" not in text(response)
 
 
@@ -426,7 +450,7 @@ def test_three_turns_stay_then_move(profile, viewer, client_for):
         incumbent = by_testid(response, "incumbent")[0]
 
     decoded = [json.loads(t) for t in turns]
-    assert [(route, verdict, started) for _, route, verdict, _, started in decoded] == [
+    assert [(route, verdict, started) for _, route, verdict, _, started, *_ in decoded] == [
         ("shipping", "move", None),
         ("shipping", "stay", "shipping"),
         ("billing", "move", "shipping"),
@@ -491,6 +515,61 @@ def test_a_corrected_expectation_is_saved_without_the_verdict_kind(profile, edit
 
     case = TestCase.objects.get(profile=profile)
     assert (case.expected_route, case.expected_verdict) == ("billing", "")
+
+
+def _expected_choice(response: Any) -> tuple[str, str]:
+    """The save form's preselected expected route: its value and its label."""
+    select = re.search(r'<select id="pg-expected".*?</select>', text(response), re.S)
+    assert select is not None
+    chosen = re.search(r'<option value="([^"]*)" selected>([^<]*)</option>', select[0])
+    assert chosen is not None
+    return chosen[1], chosen[2]
+
+
+def test_a_menu_turn_saved_as_it_is_offered_makes_a_case_that_passes(profile, editor, client_for):
+    client = client_for(editor)
+    shown = client.post(url(profile), {"message": "charged for delivery"}, **htmx())
+    value, label = _expected_choice(shown)
+    assert (value, label) == ("menu:shipping", "a menu offering shipping")
+
+    response = client.post(
+        url(profile),
+        {"message": "charged for delivery", "action": "save", "expected_route": value},
+        **htmx(),
+    )
+
+    assert "expects a menu offering shipping" in text(response)
+    case = TestCase.objects.get(profile=profile)
+    assert (case.expected_route, case.expected_verdict) == ("shipping", "menu")
+    run = start_run(profile, user=editor)
+    assert run.passed == 1 == run.total
+
+
+@pytest.mark.parametrize("chosen", ["billing", "human", ""])
+def test_a_menu_turn_saved_for_one_route_or_none_is_a_correction(
+    profile, editor, client_for, chosen
+):
+    client_for(editor).post(
+        url(profile),
+        {"message": "charged for delivery", "action": "save", "expected_route": chosen},
+    )
+
+    case = TestCase.objects.get(profile=profile)
+    assert (case.expected_route, case.expected_verdict) == (chosen, "")
+
+
+def test_a_menu_expectation_for_a_route_the_menu_did_not_offer_is_refused(
+    profile, editor, client_for
+):
+    response = client_for(editor).post(
+        url(profile),
+        {"message": "charged for delivery", "action": "save", "expected_route": "menu:human"},
+        **htmx(),
+    )
+
+    assert response.status_code == 422
+    assert "this turn&#x27;s menu does not offer &#x27;human&#x27;" in text(response)
+    assert not TestCase.objects.exists()
 
 
 def test_a_test_case_for_an_unknown_route_is_refused(profile, editor, client_for):
@@ -641,6 +720,24 @@ def test_an_editor_saves_the_whole_conversation_as_one_case_that_passes(
     assert "Saved the conversation" in text(client.get(url(profile)))
 
 
+def test_a_saved_conversation_keeps_its_menu_turns_and_passes(profile, editor, client_for):
+    client = client_for(editor)
+    for message in ["charged for delivery", "download my invoice"]:
+        _send(client, profile, message)
+    turns = _page_turns(client.get(url(profile)))
+
+    client.post(url(profile), {"turn": turns, "action": "save_conversation"})
+
+    cases = list(profile.test_cases.order_by("turn"))
+    assert [(c.turn, c.expected_route, c.expected_verdict) for c in cases] == [
+        (1, "shipping", "menu"),
+        (2, "billing", "move"),
+    ]
+    run = start_run(profile, user=editor)
+    assert run.passed == 2 == run.total
+    assert "left out" not in text(client.get(url(profile)))
+
+
 def test_a_viewer_cannot_save_a_conversation(profile, viewer, client_for):
     turn = json.dumps(["hi", "billing", "move", "scorer", None])
 
@@ -672,3 +769,18 @@ def test_patterns_the_time_budget_cut_are_named_as_people_number_them(profile, v
 def test_a_quick_turn_names_no_skipped_pattern(profile, viewer, client_for):
     response = client_for(viewer).post(url(profile), {"message": "I want a real person"}, **htmx())
     assert by_testid(response, "verdict-skipped") == []
+
+
+def test_each_turn_of_the_transcript_says_why_it_stayed_or_moved(travel, viewer, client_for):
+    client = client_for(viewer)
+    for message in ("my suitcase did not arrive", "yes please", "now I need a hotel"):
+        _send(client, travel, message)
+
+    page = client.get(url(travel))
+    words, why = by_testid(page, "transcript-words"), by_testid(page, "transcript-why")
+
+    assert words[1] == "stayed on baggage · the conversation decided"
+    assert why[1].startswith("The message only acknowledges, confirms or answers")
+    assert why[1].endswith("so the conversation stays on baggage.")
+    assert words[2].startswith("moved from baggage to hotel")
+    assert "hotel" in why[2] and len(why) == 3

@@ -32,7 +32,9 @@ def test_it_returns_the_decision_event_and_the_why(profile, viewer, client_for):
     event = body["decision"]
     top, second = event["ranked"][0]["score"], event["ranked"][1]["score"]
     assert body["why"].startswith(f"decisively matched billing: {top:.2f} vs {second:.2f} for")
-    assert body["why"].endswith("≥ margin 0.15")
+    assert body["why"].endswith(
+        f"{top - second:.2f} ahead, at least the 0.30 lead the near-tie margin 0.15 asks for"
+    )
     assert event["schema"] == "route-decision/1"
     assert (event["route"], event["verdict"], event["by"]) == ("billing", "move", "scorer")
     assert [r["route"] for r in event["ranked"]] == ["billing", "shipping", "human"]

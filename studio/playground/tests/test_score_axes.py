@@ -1,5 +1,5 @@
-"""The playground's bars draw each threshold on its own axis: the floor on
-the raw scores, the near-tie margin on the gap to the top route, and a menu says how it was made."""
+"""The playground's bars draw both thresholds in the scores' own units: the floor on the raw
+scores, the near-tie margin as the lead over the runner-up it asks for; a menu says how it was made."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_a_decisive_win_marks_no_row_as_a_near_tie(profile, viewer, client_for):
     assert decision.decisive
     assert {row["tied"] for row in score_rows(response)} == {"no"}
     meter = re.search(
-        r'data-testid="gap-meter" data-gap="([\d.]+)" data-margin="([\d.]+)"', text(response)
+        r'data-testid="gap-meter" data-lead="([\d.]+)" data-needed="([\d.]+)"', text(response)
     )
     assert meter is not None and float(meter.group(1)) >= float(meter.group(2))
     assert 'class="band"' not in text(response)
@@ -63,3 +63,33 @@ def test_a_near_tie_marks_the_rivals_within_the_margin_and_explains_the_menu(
     assert tied == expected and tied
     assert "equal scores keep the pack&#x27;s route order" in text(response)
     assert 'data-testid="menu-order"' in text(response)
+
+
+def test_a_near_tie_says_the_lead_that_the_scores_beside_it_show(profile, viewer, client_for):
+    message = "charged for delivery"
+    decision = Router(build_pack(profile)).route(message)
+    top, second = decision.ranked[0].score, decision.ranked[1].score
+
+    html = text(_post(client_for(viewer), profile, message))
+
+    assert decision.verdict == "menu"
+    lead = re.search(r'data-testid="runner-up-lead">([^<]*)<', html)
+    # What the page prints: the difference of the two printed scores, not tanh of half of it.
+    assert lead is not None and lead.group(1) == (
+        f"{top - second:.2f} ahead, less than the 0.30 lead the near-tie margin 0.15 asks for"
+    )
+    assert f"shipping ({top:.2f}) and billing ({second:.2f}): {top - second:.2f} ahead" in html
+    behind = re.search(r'data-route="billing".*?<td class="num mono small">([\d.]+)', html, re.S)
+    assert behind is not None and behind.group(1) == f"{top - second:.2f}"
+    meter = re.search(r'data-lead="([\d.]+)" data-needed="([\d.]+)"', html)
+    assert meter is not None
+    assert meter.groups() == (f"{100 * (top - second):.1f}", f"{100 * 2 * math.atanh(0.15):.1f}")
+
+
+def test_the_page_speaks_no_engine_names(profile, viewer, client_for):
+    client = client_for(viewer)
+    url = reverse("playground", args=[profile.slug])
+
+    html = text(client.post(url, {"message": "charged for delivery", "incumbent": "human"}))
+
+    assert "STAY" not in html and "to_event" not in html

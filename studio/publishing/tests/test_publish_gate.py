@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Any
 
 from django.urls import reverse
 from django.utils import timezone
@@ -70,6 +71,66 @@ def test_publishing_red_without_a_reason_is_refused(profile, owner, client_for):
     assert response.status_code == 422
     assert "say why you publish anyway" in response.content.decode()
     assert not Version.objects.exists()
+
+
+def _form_values(response: Any) -> dict[str, str]:
+    """What the publish form on a page would send: its hidden inputs, textareas and selects."""
+    html = response.content.decode()
+    form = html[html.index('<form method="post" action="/profiles/') :]
+    values = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form))
+    values |= dict(re.findall(r'<textarea id="\w+" name="(\w+)"[^>]*>([^<]*)</textarea>', form))
+    select = re.search(r'name="environment">.*?<option value="([^"]*)"[^>]* selected', form, re.S)
+    values["environment"] = select[1] if select else ""
+    return values
+
+
+def test_a_refused_publish_keeps_the_note_the_reason_box_and_the_environment(
+    profile, owner, client_for
+):
+    _make_red(profile)
+    typed = {"note": "spring fares", "reason": "", "environment": "production"}
+
+    response = client_for(owner).post(
+        _publish_url(profile), {**typed, "draft_revision": profile.draft_revision}
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert 'placeholder="What changed and why">spring fares</textarea>' in html
+    assert '<option value="production" selected>' in html
+    assert '<option value="staging" selected>' not in html
+
+
+def test_a_refused_publish_keeps_neither_chosen(profile, owner, client_for):
+    _make_red(profile)
+
+    response = client_for(owner).post(
+        _publish_url(profile),
+        {"note": "v1", "environment": "", "draft_revision": profile.draft_revision},
+    )
+
+    html = response.content.decode()
+    assert '<option value="" selected>neither' in html
+    assert '<option value="staging" selected>' not in html
+
+
+def test_the_reason_added_after_a_refusal_publishes_to_the_environment_chosen(
+    profile, owner, client_for
+):
+    _make_red(profile)
+    client = client_for(owner)
+    typed = {"note": "spring fares", "environment": "production"}
+    refused = client.post(
+        _publish_url(profile), {**typed, "draft_revision": profile.draft_revision}
+    )
+
+    # Press again with what the refused page holds, as a browser does, plus the reason.
+    response = client.post(_publish_url(profile), {**_form_values(refused), "reason": "known"})
+
+    assert response.status_code == 302
+    version = Version.objects.get()
+    assert version.note == "spring fares"
+    assert profile.environments.get(name="production").version == version
 
 
 def test_publishing_red_with_a_reason_records_it_with_what_was_red(profile, owner, client_for):
@@ -200,3 +261,17 @@ def test_the_api_publishes_a_green_draft_without_a_reason(profile, owner, client
 
     assert response.status_code == 201 and response.json()["number"] == 1
     assert not AuditEntry.objects.filter(action="version.publish_red").exists()
+
+
+def test_a_first_publish_folds_the_whole_pack_away_from_the_confirm_button(
+    profile, owner, client_for
+):
+    first = client_for(owner).get(_publish_url(profile)).content.decode()
+    promote(publish(profile, user=owner), "production", user=owner)
+    Route.objects.filter(profile=profile, name="billing").update(description="bills")
+    later = client_for(owner).get(_publish_url(profile)).content.decode()
+
+    folded = re.search(r'<details class="first-diff".*?</details>', first, re.S)
+    assert folded is not None and 'id="diff-body"' in folded.group(0)
+    assert "Everything in this first version (3 routes)" in first
+    assert 'class="first-diff"' not in later and 'id="diff-body"' in later

@@ -7,11 +7,12 @@ import json
 import re
 from html import unescape
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from studio.authoring.demo import load_demo_profile
 from studio.importing.packs import import_pack
-from studio.models import Environment, Profile, ReadToken, Route, Version
+from studio.models import ApiToken, Environment, Profile, ReadToken, Route, Version
 from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack_dict
 
@@ -117,6 +118,25 @@ def test_a_read_token_is_shown_once_and_stored_only_as_its_hash(profile, owner, 
     assert secret not in reloaded.content.decode() and ReadToken.objects.count() == 1
 
 
+@pytest.mark.parametrize("action", ["create-read", "create-events", "create-api"])
+def test_a_token_name_with_a_nul_is_refused_in_words(action, profile, owner, client_for):
+    page = client_for(owner).post(
+        "/profiles/shop/tokens/", {"action": action, "name": "agent\x00one"}, follow=True
+    )
+    assert page.status_code == 200
+    assert "NUL character" in page.content.decode()
+    assert not ReadToken.objects.exists() and not ApiToken.objects.exists()
+
+
+def test_a_publish_reason_with_a_nul_is_refused_in_words(profile, owner, client_for):
+    response = client_for(owner).post(
+        "/profiles/shop/publish/", {"reason": "known\x00issue", "environment": "staging"}
+    )
+    assert response.status_code == 422
+    assert "contains a NUL character" in response.content.decode()
+    assert not profile.versions.exists()
+
+
 def test_an_editor_cannot_create_read_tokens(profile, editor, client_for):
     response = client_for(editor).post("/profiles/shop/tokens/", {"action": "create-read"})
     assert response.status_code == 403
@@ -152,6 +172,17 @@ def test_a_bad_pack_file_is_refused_with_every_path_and_reason(db, editor, clien
     html = response.content.decode()
     assert "Nothing was imported" in html and "route 1 → name" in html  # the place in words
     assert not Profile.objects.filter(slug="x").exists()
+
+
+def test_a_refused_import_keeps_the_slug_typed(db, editor, client_for):
+    bad = {"profile": {"slug": "x", "name": "X"}, "routes": [{"name": "A B"}]}
+
+    response = client_for(editor).post(
+        "/profiles/import/", {"file": _upload(bad), "slug": "spring-copy"}
+    )
+
+    assert response.status_code == 422
+    assert 'value="spring-copy"' in response.content.decode()
 
 
 def test_an_oversized_upload_is_refused_with_a_clear_message(db, editor, client_for, monkeypatch):

@@ -19,9 +19,9 @@ def pct(value: Any, digits: int = 1) -> str:
 
 @register.filter
 def duration_us(value: Any) -> str:
-    """Microseconds as µs or ms."""
-    us = float(value)
-    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.0f} µs"
+    """Microseconds (what the engine measures) in milliseconds, the unit product pages use."""
+    ms = float(value) / 1000
+    return "< 0.01 ms" if ms < 0.005 else f"{ms:.2f} ms"
 
 
 @register.filter

@@ -167,6 +167,8 @@ PAGES: dict[str, list[Call]] = {
     "import-job-cancel": [Call("post", _edit(302))],
     # suggestions cost model calls: editors only; with no endpoint configured a POST is a no-op
     "route-suggest": [Call("get", _edit(200)), Call("post", _edit(200))],
+    # drafted test conversations cost model calls too: editors only, and a no-op without one
+    "route-conversations": [Call("get", _edit(200)), Call("post", _edit(200))],
     # the fix page shows the case and its search (editors only); a POST naming no search of
     # the case that found a fix is refused with a message and sent back to the page
     "tests-fix": [Call("get", _edit(200)), Call("post", _edit(302))],

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from studio.models import Profile, Version
+from studio.models import Profile, Publication, TokenScope, Version
 from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_api_token, create_read_token, revoke
 
@@ -48,6 +48,36 @@ def test_a_session_write_without_the_csrf_token_is_refused(profile, editor):
     response = client.post(f"{API}/shop/routes", {"name": "x"}, content_type="application/json")
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("kind", ["revoked", "invalid", "pull", "events"])
+def test_a_write_with_a_token_that_does_not_hold_is_a_401_that_names_the_token(
+    kind, profile, owner
+):
+    # A script sends no session cookie: its token is judged, never the browser's CSRF check.
+    api, api_secret = create_api_token(owner, "ci")
+    revoke(api, user=owner)
+    secret = {
+        "revoked": api_secret,
+        "invalid": "rsu_not-a-real-one",
+        "pull": create_read_token(profile, "agent", user=owner)[1],
+        "events": create_read_token(profile, "ev", user=owner, scope=TokenScope.EVENTS)[1],
+    }[kind]
+    client = Client(enforce_csrf_checks=True, **bearer(secret))
+    response = client.post(f"{API}/shop/tools", {"name": "x"}, content_type="application/json")
+    assert response.status_code == 401
+    detail = response.json()["detail"]
+    assert "CSRF" not in detail
+    expected = {"pull": "only pulls packs", "events": "only sends decision events"}
+    assert expected.get(kind, "invalid or was revoked") in detail
+
+
+def test_an_anonymous_write_is_a_401_not_a_csrf_refusal(profile):
+    response = Client(enforce_csrf_checks=True).post(
+        f"{API}/shop/tools", {"name": "x"}, content_type="application/json"
+    )
+    assert response.status_code == 401
+    assert response.json()["detail"] == "authentication required"
 
 
 def test_a_session_write_with_the_csrf_token_is_accepted(profile, editor):
@@ -136,6 +166,35 @@ def test_a_profile_with_published_versions_cannot_be_deleted(profile, owner, scr
     publish(profile, user=owner)
     assert script.delete(f"{API}/shop").status_code == 409
     assert Profile.objects.filter(slug="shop").exists()
+
+
+def test_a_profile_being_published_is_not_deleted_under_its_publish(profile, owner, script):
+    Publication.objects.create(profile=profile, started_by=owner, status="queued")
+    response = script.delete(f"{API}/shop")
+    assert response.status_code == 409
+    assert "is being published" in response.json()["detail"]
+    assert Profile.objects.filter(slug="shop").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_publish_of_a_profile_deleted_meanwhile_is_a_409_not_a_500(profile, owner, monkeypatch):
+    # The other request's DELETE commits between this publish's read of the profile and its
+    # first write (the suite run it starts): that write's foreign key no longer holds.
+    from studio.publishing import api as publishing_api
+
+    real_gate = publishing_api.review_gate
+
+    def deleted_first(profile, **kwargs):
+        Profile.objects.filter(pk=profile.pk).delete()
+        return real_gate(profile, **kwargs)
+
+    monkeypatch.setattr(publishing_api, "review_gate", deleted_first)
+    _, secret = create_api_token(owner, "ci")
+    response = Client(**bearer(secret)).post(
+        f"{API}/shop/versions", json.dumps({"reason": "go"}), content_type="application/json"
+    )
+    assert response.status_code in (404, 409), response.content[:300]
+    assert response.json()["detail"]
 
 
 def test_an_editor_cannot_publish_but_a_publisher_can(profile, editor, owner, client_for):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from studio.models import OverlapCheck
 from studio.publishing.versions import promote, publish
 from studio.shared.labels import action_label, changes, place, plain_message, plain_problem
+from studio.shared.tokens import create_read_token, revoke
 from studio.suites.tests.test_authoring import messy  # noqa: F401  (a fixture)
 
 PACK = {
@@ -141,3 +142,14 @@ def test_a_form_error_outside_the_form_names_its_place(profile):
     )
 
     assert form.non_field_errors() == ["routes: add at least one route"]
+
+
+def test_the_history_calls_an_event_token_an_event_token(profile, owner, client_for):
+    events, _ = create_read_token(profile, "reporter", user=owner, scope="events")
+    create_read_token(profile, "puller", user=owner)
+    revoke(events, user=owner)
+
+    html = client_for(owner).get(reverse("audit", args=[profile.slug])).content.decode()
+
+    assert html.count("Added event token") == 1 and html.count("Revoked event token") == 1
+    assert html.count("Added read token") == 1 and "Revoked read token" not in html

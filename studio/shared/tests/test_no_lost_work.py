@@ -79,7 +79,7 @@ def test_a_page_refuses_a_save_over_someone_elses_and_keeps_the_typed_input(
 
     assert response.status_code == 409
     page = response.content.decode()
-    assert "reload" in page
+    assert "changed by" in page  # with their version beside mine on a table's row
     assert MINE in page or "0.05" in page
     assert type(obj).objects.get(pk=obj.pk).revision == 2
 

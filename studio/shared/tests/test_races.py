@@ -108,3 +108,67 @@ def test_importing_over_an_existing_slug_is_a_409_in_the_error_shape(profile, ow
     )
     assert response.status_code == 409
     assert "a profile 'shop' exists" in response.json()["detail"]
+
+
+def test_simultaneous_creations_of_one_slug_give_one_201_and_409s(owner):
+    _, secret = create_api_token(owner, "ci")
+    body = json.dumps({"slug": "twin", "name": "Twin"})
+
+    def post() -> int:
+        client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        return client.post("/api/profiles", body, content_type="application/json").status_code
+
+    assert sorted(at_once(4, post)) == [201, 409, 409, 409]
+    assert Profile.objects.filter(slug="twin").count() == 1
+
+
+def test_two_admins_demoting_each_other_at_once_leave_one_admin(owner):
+    from django.contrib.auth.models import User
+
+    from studio.people.accounts import PeopleRefused, roles_of, set_roles
+    from studio.shared.roles import grant
+
+    second = User.objects.create_user("second")
+    grant(second, "admin")
+    pairs = iter([(owner, second), (second, owner)])
+    lock = threading.Lock()
+
+    def demote() -> None:
+        with lock:
+            who, by = next(pairs)
+        set_roles(User.objects.get(pk=who.pk), ["viewer"], by=User.objects.get(pk=by.pk))
+
+    results = at_once(2, demote)
+
+    assert sum(isinstance(r, PeopleRefused) for r in results) == 1, results
+    assert [
+        r for r in results if isinstance(r, Exception) and not isinstance(r, PeopleRefused)
+    ] == []
+    admins = [u for u in User.objects.all() if "admin" in roles_of(u)]
+    assert len(admins) == 1
+
+
+def test_three_people_labelling_turns_of_one_route_at_once_lose_nothing(profile, owner):
+    from studio.agents.events import EventBatchIn, ingest
+    from studio.models import Event
+    from studio.traffic.turns import label_turn
+
+    texts = ["parcel charged once", "parcel charged twice", "parcel charged thrice"]
+    event = {"schema": "route-decision/1", "verdict": "menu", "by": "menu"}
+    ingest(
+        profile,
+        EventBatchIn.model_validate({"events": [{"message": t, "event": event} for t in texts]}),
+    )
+    pending = iter(list(Event.objects.values_list("pk", flat=True)))
+    lock = threading.Lock()
+
+    def label() -> object:
+        with lock:
+            pk = next(pending)
+        return label_turn(Event.objects.get(pk=pk), "billing", as_example=True, user=owner)
+
+    results = at_once(3, label)
+
+    assert [r for r in results if isinstance(r, Exception)] == []
+    assert set(texts) <= set(profile.routes.get(name="billing").examples)
+    assert Event.objects.filter(reviewed_at=None).count() == 0

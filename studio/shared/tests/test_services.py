@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from routing_core import Router, load_pack
 from studio.models import AuditEntry, Profile, Route, Rule, TestCase
@@ -237,5 +238,28 @@ def test_a_profile_slug_taken_after_the_form_checked_it_is_refused_not_a_crash(p
     # Another studio process can create the slug between the form's check and this save.
     with pytest.raises(Refused) as refused:
         create_profile(Profile(slug=profile.slug, name="Again"), user=editor)
-    assert refused.value.errors == [("profile.slug", "a profile 'shop' already exists")]
+    assert refused.value.errors == [("profile.slug", "a profile 'shop' exists")]
     assert Profile.objects.filter(slug=profile.slug).count() == 1
+
+
+def test_a_profile_slug_taken_by_a_racing_request_is_a_conflict_like_a_sequential_one(
+    profile, editor
+):
+    # The API answers a Conflict with 409; a race must not read as an invalid pack (422).
+    with pytest.raises(Conflict):
+        create_profile(Profile(slug=profile.slug, name="Again"), user=editor)
+
+
+def test_a_route_added_with_no_examples_is_accepted_with_a_warning(profile, editor, client_for):
+    client = client_for(editor)
+    added = client.post(
+        reverse("routes-add", args=[profile.slug]),
+        {"name": "baggage", "description": "bags and luggage"},
+    )
+    assert added.status_code in (200, 302)
+
+    html = client.get(reverse("profile-detail", args=[profile.slug])).content.decode()
+
+    assert profile.routes.filter(name="baggage", examples=[]).exists()
+    assert '<span class="badge warn">1 warning</span>' in html
+    assert "baggage → examples</strong>: no examples yet" in html

@@ -201,7 +201,7 @@ class TestRouteRows:
 
         assert response.status_code == 409
         assert b"changed by owner at " in response.content
-        assert "— reload".encode() in response.content
+        assert b'data-testid="edit-conflict"' in response.content  # theirs beside mine
         assert b'value="second"' in response.content
         assert Route.objects.get(pk=route.pk).description == "first"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
@@ -12,10 +12,22 @@ from django.utils import timezone
 
 from routing_core import Router
 from studio.agents.events import EventBatchIn, ingest
-from studio.models import AuditEntry, Event, Profile, ReplayRun, TestCase, TrafficSettings
+from studio.models import (
+    AuditEntry,
+    Event,
+    Profile,
+    ReplayRun,
+    Route,
+    TestCase,
+    TrafficSettings,
+)
 from studio.publishing.versions import promote, publish
+from studio.shared.edits import save_item
+from studio.shared.errors import Conflict
 from studio.shared.packs import build_pack
 from studio.shared.tokens import create_read_token
+from studio.traffic import turns
+from studio.traffic.charts import turns_chart
 from studio.traffic.turns import period, review_queue
 from tests.job_worker import wait_for
 
@@ -134,6 +146,52 @@ def test_labelling_a_turn_as_an_example_adds_it_to_the_route(profile, editor, cl
     assert AuditEntry.objects.filter(action="route.update").exists()
 
 
+def test_an_example_labelled_while_someone_else_edits_the_route_is_merged_not_lost(
+    profile, editor, owner, client_for, monkeypatch
+):
+    # Two people label turns of one route at once: the other's save lands between this
+    # label's read of the route and its save.
+    (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
+    real_read = turns._current_route
+    others = iter(["a label from someone else"])
+
+    def read_then_another_saves(profile, name):
+        route = real_read(profile, name)
+        for text in others:
+            other = Route.objects.get(pk=route.pk)
+            other.examples = [*other.examples, text]
+            save_item(other, user=owner, expected_revision=other.revision)
+        return route
+
+    monkeypatch.setattr(turns, "_current_route", read_then_another_saves)
+    response = client_for(editor).post(
+        reverse("traffic-label", args=["shop", event.pk]), {"route": "billing", "as": "example"}
+    )
+
+    assert response.status_code == 302
+    examples = profile.routes.get(name="billing").examples
+    assert {"parcel charged", "a label from someone else"} <= set(examples)
+
+
+def test_a_route_that_keeps_changing_under_a_label_is_a_409_in_words(
+    profile, editor, client_for, monkeypatch
+):
+    (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
+
+    def always_stale(route, **kwargs):
+        raise Conflict("changed by someone else")
+
+    monkeypatch.setattr(turns, "save_item", always_stale)
+    response = client_for(editor).post(
+        reverse("traffic-label", args=["shop", event.pk]), {"route": "billing", "as": "example"}
+    )
+
+    assert response.status_code == 409
+    assert "billing was being edited by others; label it again" in response.content.decode()
+    event.refresh_from_db()
+    assert event.reviewed_at is None
+
+
 def test_an_example_needs_a_route_and_a_viewer_cannot_label(profile, editor, viewer, client_for):
     (event,) = store(profile, [{"message": "parcel charged", "event": MENU}])
     url = reverse("traffic-label", args=["shop", event.pk])
@@ -202,3 +260,80 @@ def test_a_replay_runs_on_a_worker_process_over_several_chunks_and_stores_the_fl
     run.refresh_from_db()
     assert run.status == "done" and run.done == run.total == 500 * (CHUNK // 500 + 2)
     assert run.report["changed"] == 500 and len(run.report["groups"][0]["turns"]) == 100
+
+
+def test_turning_text_off_offers_to_remove_the_stored_texts_now(profile, owner, client_for):
+    store(profile, [{"message": "why was I charged twice"}, {"message": "download my invoice"}])
+    client = client_for(owner)
+
+    saved = client.post(
+        reverse("traffic", args=["shop"]), {"retention_days": "30"}, follow=True
+    ).content.decode()
+    assert "unless you remove them now" in saved and 'data-testid="scrub-texts"' in saved
+
+    response = client.post(reverse("traffic-scrub", args=["shop"]))
+
+    job = profile.scrub_runs.get()
+    assert response["Location"] == f"/profiles/shop/jobs/scrub/{job.pk}/"
+    assert job.status == "done" and job.done == 2
+    assert "Removing stored message texts" in client.get(response["Location"]).content.decode()
+    for event in Event.objects.all():
+        assert event.message is None
+        evidence = event.event["evidence"]
+        assert evidence is None or (evidence["text"] is None and evidence["terms"] == [])
+    page = client.get(reverse("traffic", args=["shop"])).content.decode()
+    assert 'data-testid="scrub-texts"' not in page
+    assert AuditEntry.objects.filter(action="traffic.scrub").exists()
+
+
+def test_texts_are_not_removed_while_they_are_kept_or_by_an_editor(
+    profile, owner, editor, client_for
+):
+    store(profile, [{"message": "why was I charged twice"}])
+    assert client_for(editor).post(reverse("traffic-scrub", args=["shop"])).status_code == 403
+    client_for(owner).post(reverse("traffic-scrub", args=["shop"]))
+    assert Event.objects.get().message == "why was I charged twice"
+
+
+# -- dates: calendar days and whole hours where the viewer is ------------------------------------
+
+
+def _at(when: datetime, profile: Profile, n: int) -> None:
+    stored = store(profile, [{"message": "why was I charged twice"}] * n)
+    Event.objects.filter(pk__in=[e.pk for e in stored]).update(received=when)
+
+
+def test_turns_land_on_the_calendar_day_they_were_sent(profile):
+    sent = datetime(2026, 12, 2, 6, 10, tzinfo=UTC)  # a Wednesday
+    _at(sent, profile, 200)
+
+    figures = period(profile, 7, now=datetime(2026, 12, 2, 12, 0, tzinfo=UTC))
+
+    counted = {f"{at:%a %d}": n for at, n in figures.buckets if n}
+    assert counted == {"Wed 02": 200}
+    assert f"{figures.buckets[-1][0]:%a %d %H:%M}" == "Wed 02 00:00"
+
+
+def test_the_one_day_axis_reads_whole_hours(profile):
+    _at(datetime(2026, 12, 2, 6, 10, tzinfo=UTC), profile, 200)
+
+    figures = period(profile, 1, now=datetime(2026, 12, 2, 6, 11, tzinfo=UTC))
+    chart = turns_chart(figures.buckets, hourly=True)
+
+    assert len(figures.buckets) == 24
+    assert {f"{at:%H:%M}": n for at, n in figures.buckets if n} == {"06:00": 200}
+    assert chart.x_ticks and all(t.label.endswith(":00") for t in chart.x_ticks)
+
+
+@pytest.mark.parametrize(("zone", "offset"), [("UTC", 0), ("Pacific/Honolulu", -10)])
+def test_the_days_are_the_viewers(zone, offset, profile, viewer, client_for):
+    sent = (timezone.now() - timedelta(days=1)).replace(hour=6, minute=10, tzinfo=UTC)
+    _at(sent, profile, 200)
+    client = client_for(viewer)
+    client.cookies["tz"] = zone
+
+    html = client.get(reverse("traffic", args=[profile.slug])).content.decode()
+
+    local = sent + timedelta(hours=offset)  # Honolulu keeps no summer time
+    assert f"<title>{local:%a %d %b}: 200 turns</title>" in html
+    assert f"Days in {zone} time." in html
