@@ -13,6 +13,7 @@ from routing_core import dump_pack, load_pack
 from routing_core.canary import bucket
 from routing_core.reasks import is_reask
 from routing_core.remote import PackFetcher, RemoteRouter
+from routing_core.reporting import ReporterStats
 from routing_core.rollout import (
     ROLLOUT_HEADER,
     Rollout,
@@ -97,6 +98,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.records: list[dict[str, Any]] = []
+        self.stats = ReporterStats(queued=0, sent=0, dropped=0, failed=0, last_error=None)
 
     def report(self, decision: Any, message: Any = None, **kw: Any) -> bool:
         self.records.append({"route": decision.route, **kw})
