@@ -8,6 +8,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from studio.authoring.conflicts import reshown, with_choices
 from studio.authoring.forms import ProfileCreateForm, ProfileForm
 from studio.authoring.item_views import KINDS, render_page
 from studio.authoring.restore import is_restorable, restore
@@ -55,16 +56,21 @@ def pack_badge(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @studio_page
 def profile_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
-    form = ProfileForm(request.POST, instance=profile)
-    status = 422
+    form = ProfileForm(with_choices(request.POST), instance=profile)
+    status, conflict = 422, None
     if form.is_valid():
         try:
             save_profile(
                 form.instance, user=request.user, expected_revision=form.cleaned_data["revision"]
             )
         except Conflict as exc:
-            form.add_error(None, str(exc))
-            status = 409
+            current = exc.current or get_profile(slug)
+            yours, theirs = (
+                ProfileForm(request.POST, instance=current),
+                ProfileForm(instance=current),
+            )
+            conflict, data = reshown(request.POST, yours, theirs, exc, current.revision)
+            form, status = ProfileForm(data, instance=current), 409
         except Refused as exc:
             form.add_pack_errors(exc.errors)
         else:
@@ -73,12 +79,19 @@ def profile_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 return redirect("profile-detail", slug=slug)
             form, status = ProfileForm(instance=get_profile(slug)), 200
     if request.htmx:
-        context = profile_context(request, get_profile(slug), profile_form=form)
+        context = profile_context(
+            request, get_profile(slug), profile_form=form, settings_conflict=conflict
+        )
         return fragment(
             request, "studio/authoring/profile_detail.html#profile-settings", context, status=status
         )
     return render_page(
-        request, KINDS["routes"], get_profile(slug), status=status, profile_form=form
+        request,
+        KINDS["routes"],
+        get_profile(slug),
+        status=status,
+        profile_form=form,
+        settings_conflict=conflict,
     )
 
 

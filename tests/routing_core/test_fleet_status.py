@@ -4,6 +4,7 @@ key that signed it, why its last pull failed and the events its reporter dropped
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
@@ -40,16 +41,22 @@ def test_each_pull_reports_what_runs_and_how_the_last_pull_went(signed_server): 
 
 
 def test_a_reporters_dropped_events_travel_with_the_pulls(signed_server):  # noqa: F811
-    reporter = EventReporter("http://127.0.0.1:9/events", token="t", max_queue=1)
+    # A studio that accepts the connection and never answers: the queue (1 record) stays full.
+    black_hole = socket.socket()
+    black_hole.bind(("127.0.0.1", 0))
+    black_hole.listen(8)
+    url = f"http://127.0.0.1:{black_hole.getsockname()[1]}/events"
+    reporter = EventReporter(url, token="t", batch_size=1, max_queue=1, timeout=10.0)
     try:
         router = RemoteRouter(PackFetcher(signed_server.url), reporter=reporter)
         for _ in range(20):
             router.route("where is my parcel")
         router.refresh()
-        assert reported(signed_server)["events_dropped"] == reporter.stats.dropped > 0
+        assert reported(signed_server)["events_dropped"] == reporter.stats.dropped >= 18
         assert reported(signed_server)["verified_by"] is None  # no keys: nothing checked
     finally:
         reporter.close(timeout=0.1)
+        black_hole.close()
 
 
 @pytest.mark.parametrize(

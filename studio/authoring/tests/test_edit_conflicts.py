@@ -226,3 +226,22 @@ def test_a_policy_conflict_keeps_my_floor_and_takes_their_menu_size(
     me.post(url, shown)
     stored = type(profile).objects.get(pk=profile.pk)
     assert (stored.menu_size, stored.floor) == (4, 0.05)
+
+
+def test_a_profile_settings_conflict_keeps_my_name_and_takes_their_description(
+    profile, owner, editor, client_for
+):
+    page, url = f"/profiles/{profile.slug}/", reverse("profile-settings", args=[profile.slug])
+    maria, me = client_for(owner), client_for(editor)
+    theirs = form_values(maria.get(page).content.decode(), url)
+    mine = form_values(me.get(page).content.decode(), url)
+    maria.post(url, {**theirs, "description": "maria's words"})
+
+    refused = me.post(url, {**mine, "name": "Shop support"}, **htmx())
+
+    shown = form_values(refused.content.decode(), url)
+    assert refused.status_code == 409
+    assert (shown["name"], shown["description"]) == ("Shop support", "maria's words")
+    me.post(url, shown)
+    stored = type(profile).objects.get(pk=profile.pk)
+    assert (stored.name, stored.description) == ("Shop support", "maria's words")

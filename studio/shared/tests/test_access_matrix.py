@@ -23,6 +23,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from routing_core import Router
+from routing_core.signing import generate_private_key, private_key_pem
 from studio.agents.events import EventBatchIn, ingest
 from studio.api import api
 from studio.models import Event, ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
@@ -196,7 +197,8 @@ PAGES: dict[str, list[Call]] = {
         Call("post", _edit(302), {"action": "apply", "near_tie_margin": "0.2"}),
     ],
     "policy": [Call("get", VIEWER), Call("post", _edit(422))],
-    "lexicons": [Call("get", VIEWER), Call("post", _edit(422))],
+    # An empty post carries no revision: the page answers as to an edit conflict (409).
+    "lexicons": [Call("get", VIEWER), Call("post", _edit(409))],
     "pack-badge": [Call("get", VIEWER)],
     "audit": [Call("get", VIEWER)],
     "audit-restore": [Call("post", _edit(302))],
@@ -238,6 +240,7 @@ PAGES: dict[str, list[Call]] = {
     "agents": [Call("get", VIEWER)],
     "traffic": [Call("get", VIEWER), Call("post", _publish(302), {"retention_days": "7"})],
     "traffic-review": [Call("get", VIEWER)],
+    "traffic-scrub": [Call("post", _publish(302))],
     "traffic-label": [Call("post", _edit(302), {"route": "billing", "as": "test"})],
     "replay-start": [Call("post", READER_POST, {"target": "draft"})],
     "replay": [Call("get", VIEWER)],
@@ -416,6 +419,8 @@ def _operations(world: World) -> dict[str, Op]:
         "publish_version": Op(PUBLISH, 201, body={"note": "matrix", "reason": "its case fails"}),
         "read_version": Op(VIEW, 200, number),
         "download_version": Op(VIEW, 200, number),
+        "download_signature": Op(VIEW, 200, number),
+        "list_agents": Op(VIEW, 200),
         "list_environments": Op(VIEW, 200),
         "promote_version": Op(
             PUBLISH, 200, {"environment": "staging"}, {"version": ids["version"]}
@@ -472,6 +477,13 @@ def _send(client: Client, method: str, url: str, op: Op, token: str | None) -> A
     if body is not None:
         kwargs["data"] = body
     return _rolled_back(getattr(client, method), url, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def signing(settings: Any) -> None:
+    """The studio signs packs here, so a version's signature is there to download."""
+    settings.STUDIO_SIGNING_KEY_FILE = ""
+    settings.STUDIO_SIGNING_KEY = private_key_pem(generate_private_key()).decode()
 
 
 def test_every_api_operation_has_a_row_in_the_matrix(world):
