@@ -12,6 +12,8 @@ Public modules, each for one job whose names read best beside the module's:
 - `routing_core.importers`: other tools' exports (Rasa, Dialogflow, Lex, ...) as packs.
 - `routing_core.remote`: a router whose pack is pulled from the studio and kept fresh.
 - `routing_core.reporting`: the decision events an agent reports back to the studio.
+- `routing_core.rollout`: an environment's rollout as the pull names it (shadow or canary).
+- `routing_core.reasks`: a user's next turn that repeats or corrects the last one.
 - `routing_core.fleet_status`: what an agent reports of itself on each pull.
 - `routing_core.signing`: packs signed with Ed25519, and the public keys that verify them
   (the `signing` extra).

@@ -103,10 +103,18 @@ class EventReporter:
         *,
         conversation: str | None = None,
         turn: int | None = None,
+        rollout: dict[str, Any] | None = None,
     ) -> bool:
-        """Queue one turn's record; never blocks, never raises. Returns False when it was dropped."""
+        """Queue one turn's record; never blocks, never raises. Returns False when it was dropped.
+
+        Args:
+            rollout: during a rollout, which pack served the turn and, in shadow, the
+                candidate's route and verdict (`routing_core.rollout.rollout_record`).
+        """
         try:
             record = self._record(decision, message, conversation, turn)
+            if rollout is not None:  # absent outside a rollout: a studio without them accepts it
+                record["rollout"] = rollout
             self._ensure_thread()
             self._queue.put_nowait(record)
         except queue.Full:

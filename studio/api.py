@@ -22,6 +22,7 @@ from studio.authoring import items_api, profiles_api
 from studio.jobs.notes import training_note
 from studio.playground import api as playground_api
 from studio.publishing import api as publishing_api
+from studio.publishing import rollouts_api
 from studio.publishing.gate import RedGate
 from studio.shared.drafts import ModelPending
 from studio.shared.errors import Conflict, Refused
@@ -41,6 +42,7 @@ ROUTERS: list[tuple[str, Router]] = [
     ("/imports", publishing_api.imports),
     ("/profiles", playground_api.router),
     ("/profiles", repairs_api.router),
+    ("/profiles", rollouts_api.router),
 ]
 
 

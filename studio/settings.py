@@ -133,6 +133,21 @@ elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 # Jobs are queued in the studio's own database and run by `manage.py jobs_worker` processes,
 # on any number of machines sharing that database (README, "Deploying").
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+
+# Mail tells publishers that a rollout halted, promoted or waits for them (studio/publishing/rollouts.py).
+# The console by default, so a fresh checkout sends nothing; set STUDIO_MAIL_BACKEND (and
+# STUDIO_MAIL_HOST) for a real server.
+MAILERS = {
+    "default": {
+        "BACKEND": os.environ.get(
+            "STUDIO_MAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+        ),
+        "OPTIONS": {"host": os.environ["STUDIO_MAIL_HOST"]}
+        if "STUDIO_MAIL_HOST" in os.environ
+        else {},
+    }
+}
+DEFAULT_FROM_EMAIL = os.environ.get("STUDIO_MAIL_FROM", "route-studio@localhost")
 # A running job's worker writes a heartbeat this often; a job silent for STALE_AFTER has lost
 # its worker (killed, crashed, machine gone) and is queued again, or failed after MAX_ATTEMPTS.
 STUDIO_JOB_HEARTBEAT_S = float(os.getenv("STUDIO_JOB_HEARTBEAT_S", "2"))

@@ -27,6 +27,8 @@ def main(config: dict) -> dict:
         timeout=config.get("timeout", 5.0),
     )
     router = RemoteRouter(fetcher, reporter=reporter)
+    if "conversations" in config:
+        return _rounds(config, router, reporter)
     slowest = 0.0
     for i in range(config["turns"]):
         message = config["messages"][i % len(config["messages"])]
@@ -43,6 +45,23 @@ def main(config: dict) -> dict:
         "failed": stats.failed,
         "queued": stats.queued,
     }
+
+
+def _rounds(config: dict, router: RemoteRouter, reporter: EventReporter) -> dict:
+    """Turn `r` of every conversation, then send the events and pull; for each round.
+
+    As an agent fleet does between two pulls: the studio judges what was reported (a rollout's
+    conditions), and the next round runs on what the pull then says.
+    """
+    pulls = []
+    for r in range(config["rounds"]):
+        for i in range(config["conversations"]):
+            message = config["messages"][(i + r) % len(config["messages"])]
+            router.route(message, conversation=f"{config.get('prefix', '')}c{i}", turn=r)
+        reporter.flush(config.get("flush_s", 30.0))
+        pulls.append(router.refresh().status)
+    stats = reporter.stats
+    return {"pulls": pulls, "sent": stats.sent, "failed": stats.failed, "error": stats.last_error}
 
 
 if __name__ == "__main__":

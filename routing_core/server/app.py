@@ -19,6 +19,7 @@ import orjson
 from routing_core.decision import Decision
 from routing_core.remote import PackFetcher
 from routing_core.reporting import EventReporter
+from routing_core.rollout import Pins, rollout_record, serve_turn
 from routing_core.server import metrics
 from routing_core.server.api import (
     ApiError,
@@ -62,6 +63,7 @@ class RouteServer:
             config.source, on_swap=metrics.observe_swap, on_failure=metrics.observe_failure
         )
         self.reporter = _reporter(config)
+        self._pins = Pins()  # each conversation's pack during a rollout
         self.watcher: FileWatcher | StudioFollower
         keys = PublicKeys.from_files(config.verify_keys) if config.verify_keys else None
         if config.pack_file:
@@ -202,10 +204,21 @@ class RouteServer:
         return state
 
     def _decide(self, state: PackState, turn: Turn) -> Decision:
-        decision = state.router.route(turn.message, turn.incumbent)
+        """Route on the live pack, or during a rollout on the conversation's pack (the library's
+        `serve_turn`, so the server and `RemoteRouter` choose alike: docs/server.md)."""
+        serving = state.serving
+        arm, decision, shadow = serve_turn(
+            serving,
+            self._pins,
+            turn.message,
+            turn.incumbent,
+            turn.conversation,
+            shadow=self.reporter is not None,
+        )
         metrics.observe_decision(decision)
+        record = rollout_record(serving, arm, shadow)
         if self.reporter is not None and not self.reporter.report(
-            decision, turn.message, conversation=turn.conversation, turn=turn.turn
+            decision, turn.message, conversation=turn.conversation, turn=turn.turn, rollout=record
         ):
             metrics.EVENTS_DROPPED.inc()
         return decision

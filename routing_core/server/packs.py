@@ -20,6 +20,7 @@ from routing_core.codec import load_pack
 from routing_core.errors import PackError
 from routing_core.pack import Pack
 from routing_core.remote import MAX_PACK_BYTES, PackFetcher
+from routing_core.rollout import Rollout, Serving
 from routing_core.router import Router
 from routing_core.signing import PublicKeys, SignatureError, signature_path, verify_pack_file
 
@@ -43,6 +44,14 @@ class PackState:
     source: str
     names: frozenset[str]  # the pack's routes: an incumbent must be one
     key_id: str | None = None  # the key whose signature was verified; None: not verified
+    # The environment's rollout and the candidate's router (both or neither; docs/server.md).
+    rollout: Rollout | None = None
+    candidate: Router | None = None
+
+    @property
+    def serving(self) -> Serving:
+        """The live router and the rollout's, as `routing_core.rollout.serve_turn` takes them."""
+        return Serving(self.router, self.checksum, self.rollout, self.candidate)
 
     def identity(self) -> dict[str, object]:
         """The pack fields every answer carries."""
@@ -76,9 +85,18 @@ class PackHolder:
         self._on_failure = on_failure
         self._lock = threading.Lock()  # only writers take it: readers read one reference
 
-    def put(self, pack: Pack, *, key_id: str | None = None) -> PackState:
-        """Compile `pack` (outside any lock) and put it in service (`key_id`: it was verified)."""
+    def put(
+        self,
+        pack: Pack,
+        *,
+        key_id: str | None = None,
+        rollout: Rollout | None = None,
+        candidate: Pack | None = None,
+    ) -> PackState:
+        """Compile `pack` (outside any lock) and put it in service (`key_id`: it was verified),
+        with the rollout's `candidate` beside it when the studio names one."""
         router = Router(pack)
+        trial = self._candidate(rollout, candidate)
         slug, version, checksum = (
             router.pack.profile.slug,
             router.pack.version,
@@ -96,6 +114,8 @@ class PackHolder:
                 source=self.source,
                 names=frozenset(router.pack.route_names),
                 key_id=key_id,
+                rollout=rollout if trial is not None else None,
+                candidate=trial,
             )
             self.state = state
             self.last_error = None
@@ -103,6 +123,15 @@ class PackHolder:
         if self._on_swap is not None:
             self._on_swap(state)
         return state
+
+    def _candidate(self, rollout: Rollout | None, candidate: Pack | None) -> Router | None:
+        """The candidate's router: the one in service when its checksum is unchanged."""
+        if rollout is None or candidate is None:
+            return None
+        held = self.state
+        if held is None or held.rollout is None or held.rollout.checksum != rollout.checksum:
+            return Router(candidate)
+        return held.candidate or Router(candidate)
 
     def refuse(self, kind: str, reason: str) -> None:
         """Record a refused pack; the one in service stays."""
@@ -237,7 +266,12 @@ class StudioFollower(_Poller):
         if result.pack is None:
             return
         try:
-            self.holder.put(result.pack, key_id=result.key_id)
+            self.holder.put(
+                result.pack,
+                key_id=result.key_id,
+                rollout=result.rollout,
+                candidate=result.candidate,
+            )
         except Exception as exc:  # noqa: BLE001 - a pack that fails to compile is kept out
             self.fetcher.etag = None  # ask again in full next time
             reason = f"pack failed to compile: {type(exc).__name__}: {exc}"

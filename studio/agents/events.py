@@ -16,7 +16,17 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from routing_core import redact, scrub_evidence
-from studio.models import Event, EventBatch, Profile, ReadToken, TokenScope, TrafficSettings
+from studio.agents.reasks import mark_reasks
+from studio.models import (
+    Event,
+    EventBatch,
+    Profile,
+    ReadToken,
+    Rollout,
+    TokenScope,
+    TrafficSettings,
+)
+from studio.publishing import queue_checks
 from studio.shared.schemas import clean_text
 
 MAX_BATCH = 500
@@ -49,6 +59,24 @@ class DecisionIn(BaseModel):
     tiers: list[dict[str, Any]] = Field(default_factory=list, max_length=8)
 
 
+class TurnShadowIn(BaseModel):
+    """The candidate's decision on a shadow turn."""
+
+    route: Name | None = None
+    verdict: Literal["move", "stay", "menu", "unmatched"]
+
+
+class TurnRolloutIn(BaseModel):
+    """Which pack of a rollout served the turn (`routing_core.rollout.rollout_record`)."""
+
+    model_config = ConfigDict(extra="ignore")  # keys are only ever added
+
+    id: Annotated[int, Field(ge=1, le=2**62)]
+    mode: Literal["shadow", "canary"]
+    arm: Literal["live", "candidate"]
+    shadow: TurnShadowIn | None = None
+
+
 class EventIn(BaseModel):
     """One turn as `routing_core.reporting.EventReporter` sends it."""
 
@@ -60,6 +88,7 @@ class EventIn(BaseModel):
     turn: Annotated[int, Field(ge=0, le=1_000_000, strict=True)] | None = None
     message: Annotated[str, Field(max_length=MAX_MESSAGE)] | None = None
     event: DecisionIn
+    rollout: TurnRolloutIn | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -143,7 +172,8 @@ def ingest(profile: Profile, batch: EventBatchIn, token: ReadToken | None = None
     """
     keep_text = traffic_settings(profile).keep_message_text
     now = timezone.now()
-    rows = [_row(profile, e, now, keep_text) for e in batch.events]
+    rollouts = _rollouts_of(profile, batch)
+    rows = [_row(profile, e, now, keep_text, rollouts) for e in batch.events]
     try:
         with transaction.atomic():
             if batch.batch is not None:  # the key's unique row: of two racing sends, one stores
@@ -156,6 +186,9 @@ def ingest(profile: Profile, batch: EventBatchIn, token: ReadToken | None = None
         if seen is None:
             raise
         return seen.accepted
+    mark_reasks(profile, rows)
+    if rollouts:
+        queue_checks(rollouts)
     if token is not None and batch.dropped is not None and batch.dropped != token.events_dropped:
         ReadToken.objects.filter(pk=token.pk).update(events_dropped=batch.dropped)
     return len(rows)
@@ -167,8 +200,20 @@ def dropped_by_agents(profile: Profile) -> int:
     return sum(counts.values_list("events_dropped", flat=True))
 
 
-def _row(profile: Profile, item: EventIn, now: datetime, keep_text: bool) -> Event:
+def _rollouts_of(profile: Profile, batch: EventBatchIn) -> set[int]:
+    """The batch's rollout ids that are this profile's (another's id is dropped, not trusted)."""
+    named = {e.rollout.id for e in batch.events if e.rollout is not None}
+    if not named:
+        return set()
+    return set(Rollout.objects.filter(profile=profile, pk__in=named).values_list("pk", flat=True))
+
+
+def _row(
+    profile: Profile, item: EventIn, now: datetime, keep_text: bool, rollouts: set[int]
+) -> Event:
     d = item.event
+    trial = item.rollout if item.rollout is not None and item.rollout.id in rollouts else None
+    shadow = trial.shadow if trial is not None else None
     top = d.ranked[0].get("score") if d.ranked else None
     gap = d.runner_up.get("gap") if d.runner_up else None
     version = d.pack.get("version")
@@ -192,6 +237,10 @@ def _row(profile: Profile, item: EventIn, now: datetime, keep_text: bool) -> Eve
         # The evidence quotes the message (a rule's match, a scorer's words): what the
         # message does not keep, it does not keep either.
         event=scrub_evidence(d.model_dump(by_alias=True, mode="json"), message),
+        rollout_id=trial.id if trial is not None else None,
+        arm=trial.arm if trial is not None else "",
+        shadow_route=(shadow.route or "") if shadow is not None else "",
+        shadow_verdict=shadow.verdict if shadow is not None else "",
     )
 
 

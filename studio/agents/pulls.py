@@ -22,9 +22,11 @@ from django.utils.cache import get_conditional_response
 from ninja.security import HttpBearer
 
 from routing_core.fleet_status import STATUS_HEADER
+from routing_core.rollout import ROLLOUT_HEADER, Rollout
 from routing_core.signing import SIGNATURE_HEADER
 from studio.agents.fleet import record_pull
-from studio.models import Environment, Profile, ReadToken, TokenScope, Version
+from studio.models import SERVED, Environment, Profile, ReadToken, TokenScope, Version
+from studio.models import Rollout as RolloutRow
 from studio.shared.encodings import choose, encoded
 from studio.shared.signing import signature_for, signing_key_id
 from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
@@ -42,17 +44,27 @@ class PullGrant:
     version_id: int | None
     checksum: str | None
     number: int | None
+    # The environment's rollout, when one is served (docs/pack-format.md, "Rollouts over HTTP").
+    rollout: Rollout | None = None
+    candidate_id: int | None = None
 
 
 def _grant_sql() -> str:
     # LEFT JOINs: a live token of *another* profile still finds its row (readable false), so
     # the endpoint answers 404 as for a missing profile, not 401 as for a bad token.
+    # The environment's served rollout (at most one: a constraint) and its candidate join too,
+    # so a rollout costs a pull no second round trip.
+    served = ", ".join(f"'{s}'" for s in SERVED)
     return (
-        "SELECT t.id, t.profile_id, p.id, e.version_id, v.checksum, v.number"
+        "SELECT t.id, t.profile_id, p.id, e.version_id, v.checksum, v.number,"
+        " r.id, r.mode, r.share, r.candidate_id, c.checksum, c.number"
         f" FROM {ReadToken._meta.db_table} t"
         f" LEFT JOIN {Profile._meta.db_table} p ON p.id = t.profile_id AND p.slug = %s"
         f" LEFT JOIN {Environment._meta.db_table} e ON e.profile_id = p.id AND e.name = %s"
         f" LEFT JOIN {Version._meta.db_table} v ON v.id = e.version_id"
+        f" LEFT JOIN {RolloutRow._meta.db_table} r ON r.environment_id = e.id"
+        f" AND r.status IN ({served})"
+        f" LEFT JOIN {Version._meta.db_table} c ON c.id = r.candidate_id"
         " WHERE t.digest = %s AND t.revoked_at IS NULL AND t.scope = %s"
     )
 
@@ -66,10 +78,22 @@ def find_grant(secret: str, slug: str, environment: str) -> PullGrant | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    token_id, profile_id, readable, version_id, checksum, number = row
+    token_id, profile_id, readable, version_id, checksum, number = row[:6]
     _touch(token_id, token_digest)
+    rollout_id, mode, share, candidate_id, candidate_checksum, candidate_number = row[6:]
+    rollout = None
+    if rollout_id is not None:
+        rollout = Rollout(rollout_id, mode, share, candidate_number, candidate_checksum)
     return PullGrant(
-        token_id, profile_id, token_digest, readable is not None, version_id, checksum, number
+        token_id,
+        profile_id,
+        token_digest,
+        readable is not None,
+        version_id,
+        checksum,
+        number,
+        rollout,
+        candidate_id,
     )
 
 
@@ -130,12 +154,19 @@ def pull_answer(request: HttpRequest, grant: PullGrant, environment: str) -> Htt
         grant.number,
         request.headers.get(STATUS_HEADER, ""),
     )
-    return pack_answer(request, grant.version_id, grant.checksum)
+    return pack_answer(request, grant.version_id, grant.checksum, grant.rollout)
 
 
-def pack_answer(request: HttpRequest, version_id: int, checksum: str) -> HttpResponseBase:
-    """The version's pack (compressed as `Accept-Encoding` allows) or a 304 for its ETag."""
-    etag = f'"{checksum}"'
+def pack_answer(
+    request: HttpRequest, version_id: int, checksum: str, rollout: Rollout | None = None
+) -> HttpResponseBase:
+    """The version's pack (compressed as `Accept-Encoding` allows) or a 304 for its ETag.
+
+    With a served `rollout`, the `Routing-Rollout` header names it and the ETag covers it too,
+    so that starting, changing or halting a rollout reaches an agent at its next pull while a
+    pull that finds nothing new is still a 304 (docs/pack-format.md, "Rollouts over HTTP").
+    """
+    etag = f'"{checksum}"' if rollout is None else f'"{checksum}+{_rollout_tag(rollout)}"'
     response: HttpResponseBase
     unchanged = get_conditional_response(request, etag=etag)
     if unchanged is not None:
@@ -151,9 +182,16 @@ def pack_answer(request: HttpRequest, version_id: int, checksum: str) -> HttpRes
         if signature is not None:
             response[SIGNATURE_HEADER] = signature
     response["ETag"] = etag
+    if rollout is not None:
+        response[ROLLOUT_HEADER] = rollout.header()
     response["Cache-Control"] = "private, no-cache"
     response["Vary"] = "Authorization, Accept-Encoding"
     return response
+
+
+def _rollout_tag(rollout: Rollout) -> str:
+    """The rollout's part of the ETag: no spaces or quotes, which an ETag cannot hold."""
+    return f"r{rollout.id}.{rollout.mode}.{rollout.share}.{rollout.checksum}"
 
 
 @lru_cache(maxsize=64)

@@ -22,6 +22,7 @@ from studio.models import (
     Publication,
     RepairJob,
     ReplayRun,
+    RolloutCheck,
     ScrubRun,
     TestRun,
     TrainedModel,
@@ -71,6 +72,13 @@ KINDS: dict[str, Kind] = {
     ),
     "replay": Kind(ReplayRun, "studio.traffic.replays.execute_replay", "The replay failed"),
     "tuning": Kind(TuningRun, "studio.suites.checkups.execute_tuning", "Tuning failed"),
+    # A check may halt what production serves: it goes before analysis.
+    "rollout_check": Kind(
+        RolloutCheck,
+        "studio.publishing.rollout_guards.execute_check",
+        "The rollout's check failed",
+        priority=PUBLISHING,
+    ),
     "import": Kind(
         ImportJob, "studio.importing.imports.execute_import", "The import failed", INTERACTIVE
     ),

@@ -46,6 +46,14 @@ from studio.models.publishing import (
     Version,
     VersionImmutable,
 )
+from studio.models.rollouts import (
+    SERVED,
+    OnHold,
+    Rollout,
+    RolloutCheck,
+    RolloutMode,
+    RolloutStatus,
+)
 from studio.models.traffic import (
     Agent,
     Event,
@@ -79,6 +87,12 @@ __all__ = [
     "ReadToken",
     "RepairJob",
     "ReplayRun",
+    "Rollout",
+    "RolloutCheck",
+    "RolloutMode",
+    "RolloutStatus",
+    "SERVED",
+    "OnHold",
     "ScrubRun",
     "Route",
     "Rule",

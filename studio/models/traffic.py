@@ -12,6 +12,7 @@ from django.db import models
 from studio.models.jobs import Job
 from studio.models.profiles import Profile
 from studio.models.publishing import ReadToken
+from studio.models.rollouts import Rollout
 
 
 class TrafficSettings(models.Model):
@@ -84,10 +85,23 @@ class Event(models.Model):
     right_route = models.CharField(max_length=64, blank=True)
     # "Dismiss" in the review inbox: off the inbox without an answer (not counted as reviewed).
     dismissed_at = models.DateTimeField(null=True, blank=True)
+    # During a rollout: which pack served the turn ("live" or "candidate"), and in shadow the
+    # candidate's route and verdict on the same turn (docs/event-schema.md).
+    rollout = models.ForeignKey(
+        Rollout, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    arm = models.CharField(max_length=9, blank=True)
+    shadow_route = models.CharField(max_length=64, blank=True)
+    shadow_verdict = models.CharField(max_length=16, blank=True)
+    # The user's next turn in the conversation repeated or corrected this one (routing_core.reasks).
+    reasked = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-received", "-pk"]
-        indexes = [models.Index(fields=["profile", "received"], name="event_profile_received")]
+        indexes = [
+            models.Index(fields=["profile", "received"], name="event_profile_received"),
+            models.Index(fields=["profile", "conversation", "turn"], name="event_conversation"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.profile_id} {self.received:%Y-%m-%d %H:%M} {self.verdict} {self.route}"

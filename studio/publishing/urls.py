@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from studio.publishing import views
+from studio.publishing import rollout_views, views
 
 _P = "profiles/<slug:slug>/"
 
@@ -18,4 +18,7 @@ urlpatterns: list[URLPattern] = [
     path(f"{_P}diff/", views.diff_page, name="diff"),
     path(f"{_P}tokens/", views.tokens_page, name="tokens"),
     path(f"{_P}import/", views.import_page, name="import-draft"),
+    path(f"{_P}rollouts/new/", rollout_views.rollout_new, name="rollout-new"),
+    path(f"{_P}rollouts/<int:pk>/", rollout_views.rollout_page, name="rollout"),
+    path(f"{_P}rollouts/<int:pk>/act/", rollout_views.rollout_action, name="rollout-act"),
 ]

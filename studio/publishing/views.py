@@ -18,7 +18,16 @@ from routing_core import PackError
 from studio.agents import unable_to_read
 from studio.importing import MAX_IMPORT_BYTES, PACK, problem_lines, start_import
 from studio.jobs import training_note
-from studio.models import ApiToken, Environment, JobStatus, Profile, ReadToken, TokenScope, Version
+from studio.models import (
+    SERVED,
+    ApiToken,
+    Environment,
+    JobStatus,
+    Profile,
+    ReadToken,
+    TokenScope,
+    Version,
+)
 from studio.publishing.diff import PackDiff, diff_packs
 from studio.publishing.gate import ReasonRequired, publish_through_gate, review_gate
 from studio.publishing.versions import environments, pack_at, pack_diff, promote
@@ -49,7 +58,11 @@ def _context(request: HtmxHttpRequest, profile: Profile, **extra: Any) -> dict[s
 def versions(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     profile = get_profile(slug)
     context = _context(
-        request, profile, envs=environments(profile), versions=list(profile.versions.all())
+        request,
+        profile,
+        envs=environments(profile),
+        versions=list(profile.versions.all()),
+        rollouts=list(profile.rollouts.filter(status__in=SERVED).select_related("candidate")),
     )
     return render(request, "studio/publishing/versions.html", context)
 

@@ -87,6 +87,8 @@ PUBLIC_MODULES = {
     "routing_core.replay",
     "routing_core.replay_engines",
     "routing_core.reporting",
+    "routing_core.rollout",
+    "routing_core.reasks",
     "routing_core.scorers",
     "routing_core.scorers.calibration",
     "routing_core.scorers.embedding",

@@ -187,6 +187,9 @@ class Studio:
     url: str = ""
     events_url: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
+    # A rollout's `Routing-Rollout` header and its candidate pack (docs/pack-format.md).
+    rollout: str | None = None
+    candidate: bytes = b""
     _server: ThreadingHTTPServer | None = None
 
     def start(self) -> Studio:
@@ -204,8 +207,10 @@ class Studio:
                     self._answer(500, b"late")
                 elif studio.mode == "garbage":
                     self._answer(200, b'{"not": "a pack"}')
+                elif self.path.endswith("/candidate"):
+                    self._answer(200 if studio.rollout else 404, studio.candidate)
                 else:
-                    etag = '"' + json.loads(studio.pack)["checksum"] + '"'
+                    etag = '"' + json.loads(studio.pack)["checksum"] + str(studio.rollout) + '"'
                     if self.headers.get("If-None-Match") == etag:
                         self._answer(304, b"", etag)
                     else:
@@ -226,6 +231,8 @@ class Studio:
                 self.send_header("Content-Length", str(len(body)))
                 if etag:
                     self.send_header("ETag", etag)
+                if studio.rollout and not self.path.endswith("/candidate"):
+                    self.send_header("Routing-Rollout", studio.rollout)
                 self.end_headers()
                 self.wfile.write(body)
 

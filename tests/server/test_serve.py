@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from routing_core import Router, load_pack
+from routing_core import Router, dump_pack, load_pack
 from tests.server.serving import COMMAND, CONFORMANCE, Studio, replace_file, serve, wait_until
 
 TINY = (CONFORMANCE / "packs" / "tiny.json").read_bytes()
@@ -494,3 +494,35 @@ def test_no_body_makes_a_5xx(tmp_path: Path, pack_file: Path) -> None:
 
         check()
         assert server.metric("routing_core_requests_refused_total", status="500") == 0
+
+
+def test_the_server_follows_a_canary_by_conversation_and_drops_it_when_halted(
+    tmp_path: Path,
+) -> None:
+    """The server chooses a conversation's pack as RemoteRouter does (the library's serve_turn)."""
+    candidate_bytes = dump_pack(load_pack(TINY).model_copy(update={"version": 99})).encode()
+    checksum = load_pack(candidate_bytes).checksum
+    studio = Studio(pack=TINY, token="tok").start()
+    studio.rollout, studio.candidate = (
+        f"id=3; mode=canary; share=100; checksum={checksum}",
+        candidate_bytes,
+    )
+    try:
+        env = {"ROUTING_CORE_STUDIO_TOKEN": "tok", "ROUTING_CORE_EVENTS_TOKEN": "tok"}
+        args = ("--studio", studio.url, "--pull-interval", "0.1", "--events-url", studio.events_url)
+        with serve(tmp_path, *args, env=env) as server:
+            server.route("hello", conversation="c-1", turn=0)
+            wait_until(lambda: len(studio.events) == 1, "the first turn's event")
+            assert studio.events[0]["rollout"]["arm"] == "candidate"
+            assert studio.events[0]["event"]["pack"]["version"] == 99
+            studio.rollout = None  # halted: the next pull names no rollout
+            wait_until(
+                lambda: (
+                    server.route("hello", conversation="c-1", turn=1) is not None
+                    and studio.events[-1].get("rollout") is None
+                ),
+                "the halt to reach the server",
+            )
+            assert studio.events[-1]["event"]["pack"]["version"] != 99
+    finally:
+        studio.stop()

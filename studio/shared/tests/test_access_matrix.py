@@ -27,6 +27,7 @@ from routing_core.signing import generate_private_key, private_key_pem
 from studio.agents.events import EventBatchIn, ingest
 from studio.api import api
 from studio.models import Event, ImportJob, Profile, ReadToken, Route, TestCase, TokenScope
+from studio.publishing.rollouts import Conditions, start_rollout
 from studio.publishing.versions import promote, publish
 from studio.shared.edits import delete_item
 from studio.shared.packs import build_pack, build_pack_dict
@@ -69,6 +70,13 @@ def world(profile: Profile, owner: User) -> World:
     Route.objects.create(profile=other, name="elsewhere", examples=["somewhere else"])
     version = publish(profile, user=owner)
     promote(version, "production", user=owner)
+    profile.near_tie_margin = 0.2
+    profile.save()
+    candidate = publish(profile, user=owner, environment=None)
+    rollout = start_rollout(
+        profile, "production", candidate, mode="shadow", share=0, conditions=Conditions(),
+        user=owner,
+    )  # fmt: skip
     case = TestCase.objects.create(profile=profile, message="where is my parcel", order=0)
     run = start_run(profile, user=owner)
     event = _stored_event(profile)
@@ -86,6 +94,8 @@ def world(profile: Profile, owner: User) -> World:
         "case": case.pk,
         "run": run.pk,
         "version": version.number,
+        "candidate": candidate.number,
+        "rollout": rollout.pk,
         "other_route": other.routes.get().pk,
         "person": users["viewer"].pk,  # type: ignore[union-attr]
         "audit": 10**6,  # replaced by a real deletion where the restore itself is requested
@@ -213,6 +223,12 @@ PAGES: dict[str, list[Call]] = {
         Call("post", _publish(302), {"version": "1", "environment": "staging"}),
     ],
     "diff": [Call("get", VIEWER)],
+    "rollout-new": [
+        Call("get", _publish(200), {"version": "2", "environment": "staging"}),
+        Call("post", _publish(302), {"version": "2", "environment": "staging", "mode": "shadow"}),
+    ],
+    "rollout": [Call("get", VIEWER)],
+    "rollout-act": [Call("post", _publish(302), {"action": "stop"})],
     "tokens": [
         Call("get", VIEWER),
         Call("post", _publish(302), {"action": "create-read", "name": "agent"}),
@@ -293,6 +309,7 @@ def _kwargs(name: str, world: World, slug: str) -> dict[str, Any]:
             "traffic": "event",
             "person": "person",
             "import": "import",
+            "rollout": "rollout",
         }.get(kind, ITEM_KINDS.get(kind))
         key = "replay" if name == "replay" else key
         kwargs["pk"] = world.ids[key or "route"]
@@ -428,6 +445,18 @@ def _operations(world: World) -> dict[str, Op]:
         "diff_versions": Op(VIEW, 200, query=f"?old={ids['version']}"),
         "import_draft": Op(EDIT, 200, body=pack),
         "pull_pack": Op(VIEW, 200, {"environment": "production"}),
+        "pull_candidate": Op(VIEW, 200, {"environment": "production"}),
+        "create_rollout": Op(
+            PUBLISH,
+            201,
+            {"environment": "staging"},
+            {"version": ids["candidate"], "mode": "shadow"},
+        ),
+        "get_served_rollout": Op(VIEW, 200, {"environment": "production"}),
+        "get_rollout": Op(VIEW, 200, {"rollout_id": ids["rollout"]}),
+        "put_conditions": Op(PUBLISH, 200, {"rollout_id": ids["rollout"]}, {"min_turns": 100}),
+        "stop_rollout": Op(PUBLISH, 200, {"rollout_id": ids["rollout"]}),
+        "promote_rollout": Op(PUBLISH, 200, {"rollout_id": ids["rollout"]}),
         "list_profiles": Op(VIEW, 200),
         "create_profile": Op(EDIT, 201, body={"slug": "made-by-api", "name": "Made"}),
         "read_profile": Op(VIEW, 200),
@@ -515,7 +544,7 @@ def test_each_api_operation_answers_each_caller_as_the_matrix_says(world, tokens
     for op_id, op in operations.items():
         method, path = schema[op_id]
         url = _url(path, op, op.path.get("slug", world.profile.slug))
-        is_pull = op_id.endswith("pull_pack")
+        is_pull = op_id.endswith(("pull_pack", "pull_candidate"))
         is_events = op_id.endswith("post_events")
         callers: dict[str, str | None] = {
             "anonymous": None,

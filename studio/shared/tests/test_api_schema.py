@@ -140,7 +140,7 @@ def test_no_api_operation_answers_with_a_server_error(api_schema, live_server, r
                                      scope=TokenScope.EVENTS)[1]  # fmt: skip
     operations = [result.ok() for result in api_schema.get_all_operations()]
     labels = {f"{op.method.upper()} {op.path}" for op in operations}
-    assert len(operations) == 43
+    assert len(operations) == 50
     assert {
         "POST /api/profiles/{slug}/route",
         "GET /api/profiles/{slug}/packs/{environment}",
