@@ -17,6 +17,8 @@ Public modules, each for one job whose names read best beside the module's:
 - `routing_core.fleet_status`: what an agent reports of itself on each pull.
 - `routing_core.signing`: packs signed with Ed25519, and the public keys that verify them
   (the `signing` extra).
+- `routing_core.telemetry`: OpenTelemetry spans and metrics for routed turns and pulls
+  (the `otel` extra).
 - `routing_core.replay`: stored turns replayed on a pack, and which verdicts would flip.
 - `routing_core.replay_engines`: that replay in this process or on a Dask cluster.
 - `routing_core.repair`: the smallest edit that makes a failing test case pass.

@@ -97,6 +97,7 @@ PUBLIC_MODULES = {
     "routing_core.scorers.stored",
     "routing_core.server",
     "routing_core.signing",
+    "routing_core.telemetry",
     "routing_core.conformance",
     "routing_core.suggest",
     "routing_core.tuning",
