@@ -119,6 +119,13 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The web server and the job worker write to one SQLite file: each transaction takes the
+    # write lock when it begins (a read that later writes cannot be refused mid-way), and a
+    # writer waits up to 20 s for another's commit instead of failing at once.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"transaction_mode": "IMMEDIATE", "timeout": 20}
+    )
 # Several test runs can share one PostgreSQL server when each names its own test database.
 if os.getenv("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
@@ -135,12 +142,14 @@ elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 
 # Mail tells publishers that a rollout halted, promoted or waits for them (studio/publishing/rollouts.py).
-# The console by default, so a fresh checkout sends nothing; set STUDIO_MAIL_BACKEND (and
-# STUDIO_MAIL_HOST) for a real server.
+# A fresh checkout (DEBUG on) prints mail to the console and sends nothing; in production the
+# SMTP backend, on STUDIO_MAIL_HOST (localhost when unset). A mail server that is down never
+# undoes the step that sent the mail (studio/publishing/rollouts.py).
+_MAIL_BACKEND = "console" if DEBUG else "smtp"
 MAILERS = {
     "default": {
         "BACKEND": os.environ.get(
-            "STUDIO_MAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+            "STUDIO_MAIL_BACKEND", f"django.core.mail.backends.{_MAIL_BACKEND}.EmailBackend"
         ),
         "OPTIONS": {"host": os.environ["STUDIO_MAIL_HOST"]}
         if "STUDIO_MAIL_HOST" in os.environ
