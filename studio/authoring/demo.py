@@ -24,6 +24,20 @@ PROFILE = {
         "recommend a good movie",
         "how tall is Mount Everest",
         "sing me a song",
+        # Twenty in all: a profile with fewer also learns routing_core's built-in off-topic
+        # background, and the demo shows a profile that has its own (lint's advice).
+        "translate good morning into French",
+        "give me a recipe for pancakes",
+        "how far away is the moon",
+        "play some relaxing music",
+        "set an alarm for seven",
+        "book me a table for two tonight",
+        "remind me to call my mother",
+        "any good hiking trails near me",
+        "who painted the Mona Lisa",
+        "how do I make sourdough bread",
+        "best time to visit Japan",
+        "can you help with my math homework",
     ],
 }
 
