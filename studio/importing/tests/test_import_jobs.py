@@ -100,7 +100,7 @@ def test_simultaneous_imports_of_one_slug_create_one_profile_and_refuse_the_rest
     statuses = sorted(j.status for j in ended)  # type: ignore[attr-defined]
     assert statuses == ["done", "failed", "failed", "failed"]
     refused = [j for j in ended if j.status == "failed"]  # type: ignore[attr-defined]
-    assert {j.refusal for j in refused} == {"conflict"}
+    assert {j.refusal for j in refused} == {"conflict"}, [(j.refusal, j.error) for j in refused]
     assert all("a profile 'twin' exists" in j.error for j in refused)
     assert Profile.objects.filter(slug="twin").count() == 1
 

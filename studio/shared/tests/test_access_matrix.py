@@ -257,6 +257,7 @@ PAGES: dict[str, list[Call]] = {
     "traffic": [Call("get", VIEWER), Call("post", _publish(302), {"retention_days": "7"})],
     "traffic-review": [Call("get", VIEWER)],
     "traffic-scrub": [Call("post", _publish(302))],
+    "out-of-scope-starter": [Call("post", _edit(302))],
     "traffic-label": [Call("post", _edit(302), {"route": "billing", "as": "test"})],
     "replay-start": [Call("post", READER_POST, {"target": "draft"})],
     "replay": [Call("get", VIEWER)],

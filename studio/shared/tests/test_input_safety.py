@@ -17,6 +17,7 @@ from django.urls import reverse
 from routing_core import MAX_ITEMS, MAX_MESSAGE_CHARS, MAX_ROUTES, Router
 from studio.agents.events import EventBatchIn, ingest
 from studio.models import Event, ImportJob, Profile, ReplayRun, Route, Rule, TestCase, Tool
+from studio.publishing.rollouts import Conditions, start_rollout
 from studio.publishing.versions import promote, publish
 from studio.shared.packs import build_pack, build_pack_dict
 from studio.shared.tests.test_access_matrix import PAGES, World, _kwargs
@@ -53,6 +54,11 @@ def hostile(profile: Profile, owner: Any) -> World:
     profile.refresh_from_db()
     version = publish(profile, user=owner, note=f"release {SCRIPT} {IMG}")
     promote(version, "production", user=owner)
+    candidate = publish(profile, user=owner, note=f"candidate {IMG}", environment=None)
+    rollout = start_rollout(
+        profile, "production", candidate, mode="shadow", share=0, conditions=Conditions(),
+        user=owner,
+    )  # fmt: skip
     # The draft moves on, so the diff shows old and new markup side by side.
     Route.objects.filter(profile=profile, name="billing").update(description=f"changed {IMG}")
     Profile.objects.filter(pk=profile.pk).update(draft_revision=99)
@@ -81,6 +87,8 @@ def hostile(profile: Profile, owner: Any) -> World:
         "run": profile.test_runs.get().pk,
         "version": version.number,
         "audit": 1,
+        "candidate": candidate.number,
+        "rollout": rollout.pk,
     }
     return World(profile, profile, {"admin": owner}, ids)
 

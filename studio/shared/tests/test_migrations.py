@@ -490,9 +490,8 @@ def test_0015_takes_out_of_stored_events_the_quoted_words_their_messages_do_not_
     untouched = Event.objects.create(
         profile=profile, received=PROBABILITIES_SINCE, verdict="menu", by="menu", event={}
     )
-    migrate([("studio", "0015_scrub_stored_evidence")])
-
-    Current = current_apps.get_model("studio", "Event")
+    # The models as of 0015: the current ones have columns later migrations add.
+    Current = migrate([("studio", "0015_scrub_stored_evidence")]).get_model("studio", "Event")
     kept = Current.objects.get(pk=rows["smithson was charged, mail [email]"].pk).event["evidence"]
     assert kept["text"] == "[email]"
     assert [t["term"] for t in kept["terms"]] == ["charged", "smithson", "I was billed twice"]

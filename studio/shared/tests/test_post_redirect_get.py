@@ -140,6 +140,8 @@ FORMS: list[tuple[str, Callable[[Profile], int] | None, Data]] = [
     ("audit-restore", _deleted_route_entry, lambda p: {}),
     ("traffic", None, lambda p: {"keep_message_text": "on", "retention_days": "14"}),
     ("replay-start", None, lambda p: {"target": "draft"}),
+    ("out-of-scope-starter", None, lambda p: {}),
+    ("traffic-scrub", None, lambda p: {}),
 ]
 # Views that accept POST but change nothing (routing a message), or that change something only
 # with a file upload tested in test_publishing_pages (import answers a redirect there).
@@ -152,6 +154,9 @@ READS = {
     "route-suggest",
     "rules-preview",
     "password-set",
+    # Drafting conversations needs a language model (test_conversation_drafts); without one,
+    # and for a review that fails, the page renders.
+    "route-conversations",
 }
 # The very views posted above as routes-edit and routes-move (studio/authoring/item_views.py).
 SAME_VIEWS = {"rules-edit", "rules-move", "tools-edit", "tools-move"}

@@ -151,7 +151,7 @@ def test_two_admins_demoting_each_other_at_once_leave_one_admin(owner):
 def test_three_people_labelling_turns_of_one_route_at_once_lose_nothing(profile, owner):
     from studio.agents.events import EventBatchIn, ingest
     from studio.models import Event
-    from studio.traffic.turns import label_turn
+    from studio.traffic.review import label_turn
 
     texts = ["parcel charged once", "parcel charged twice", "parcel charged thrice"]
     event = {"schema": "route-decision/1", "verdict": "menu", "by": "menu"}
@@ -165,7 +165,7 @@ def test_three_people_labelling_turns_of_one_route_at_once_lose_nothing(profile,
     def label() -> object:
         with lock:
             pk = next(pending)
-        return label_turn(Event.objects.get(pk=pk), "billing", as_example=True, user=owner)
+        return label_turn(Event.objects.get(pk=pk), "billing", save_as="example", user=owner)
 
     results = at_once(3, label)
 
