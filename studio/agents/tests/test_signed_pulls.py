@@ -116,6 +116,10 @@ class Tamperer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                # The mode as the request began: the test sets the studio's key before the mode,
+                # so a pull whose upstream answer was signed by the old key is never passed on
+                # by a mode changed while it was in flight.
+                mode = tamperer.mode
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
                 headers["Accept-Encoding"] = "identity"  # to change the pack's bytes in flight
                 request = urllib.request.Request(upstream + self.path, headers=headers)
@@ -125,14 +129,14 @@ class Tamperer:
                 except urllib.error.HTTPError as exc:
                     status, body, sent = exc.code, exc.read(), exc.headers
                 signature = sent.get(SIGNATURE_HEADER)
-                if status == 200 and tamperer.mode == "flip":
+                if status == 200 and mode == "flip":
                     at = body.index(b'"description":"') + len(b'"description":"')
                     body = body[:at] + bytes([body[at] ^ 0x20]) + body[at + 1 :]
                 self.send_response(status)
                 for name in ("ETag", "Content-Type"):
                     if sent.get(name):
                         self.send_header(name, sent[name])
-                if signature and tamperer.mode != "strip":
+                if signature and mode != "strip":
                     self.send_header(SIGNATURE_HEADER, signature)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
