@@ -25,8 +25,9 @@ $(STAMP): pyproject.toml
 # A development signing key, made on first start outside the checkout (never commit a key).
 run: export STUDIO_SIGNING_KEY_FILE ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/route-studio/dev-signing-key.pem
 run: $(STAMP)
-	$(PY) manage.py migrate --no-input
+	@# The key first: every other command's system checks refuse a configured key file that is missing.
 	$(PY) manage.py signing_key --create-missing
+	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_demo
 	@echo
 	@echo "  Route Studio: http://$${BIND:-127.0.0.1:8000}/   login: demo / demo   (Ctrl-C stops it all)"
