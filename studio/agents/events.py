@@ -28,6 +28,7 @@ from studio.models import (
 )
 from studio.publishing import queue_checks
 from studio.shared.schemas import clean_text
+from studio.traffic.rollups import count_turns, forget_before
 
 MAX_BATCH = 500
 MAX_MESSAGE = 4000
@@ -181,6 +182,7 @@ def ingest(profile: Profile, batch: EventBatchIn, token: ReadToken | None = None
                     profile=profile, key=batch.batch, accepted=len(rows), received=now
                 )
             Event.objects.bulk_create(rows, batch_size=MAX_BATCH)
+            count_turns(rows)  # the Traffic page's hourly counts, in the same transaction
     except IntegrityError:
         seen = EventBatch.objects.filter(profile=profile, key=batch.batch).first()
         if seen is None:
@@ -262,8 +264,10 @@ def expire_events(now: datetime | None = None) -> int:
     deleted = 0
     for profile_id in Event.objects.values_list("profile_id", flat=True).distinct().order_by():
         keep = timedelta(days=days.get(profile_id, TrafficSettings().retention_days))
-        old = Event.objects.filter(profile_id=profile_id, received__lt=now - keep)
-        deleted += old.delete()[0]
+        cutoff = now - keep
+        with transaction.atomic():  # the rollups lose exactly the turns deleted
+            forget_before(profile_id, cutoff)
+            deleted += Event.objects.filter(profile_id=profile_id, received__lt=cutoff).delete()[0]
     # A batch id guards against a retry within minutes; a day is plenty, and keeps the table small.
     EventBatch.objects.filter(received__lt=now - timedelta(days=1)).delete()
     return deleted

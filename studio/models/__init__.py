@@ -58,8 +58,10 @@ from studio.models.traffic import (
     Agent,
     Event,
     EventBatch,
+    ReplayChange,
     ReplayRun,
     ScrubRun,
+    TrafficHour,
     TrafficSettings,
 )
 
@@ -93,6 +95,7 @@ __all__ = [
     "RolloutStatus",
     "SERVED",
     "OnHold",
+    "ReplayChange",
     "ScrubRun",
     "Route",
     "Rule",
@@ -103,6 +106,7 @@ __all__ = [
     "TokenBase",
     "TokenScope",
     "Tool",
+    "TrafficHour",
     "TrafficSettings",
     "TrainedModel",
     "TriageLabel",

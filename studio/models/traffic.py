@@ -101,10 +101,56 @@ class Event(models.Model):
         indexes = [
             models.Index(fields=["profile", "received"], name="event_profile_received"),
             models.Index(fields=["profile", "conversation", "turn"], name="event_conversation"),
+            # The review inbox and the scrub read only some of a profile's turns: partial
+            # indexes keep those reads as long as the rows they return, not as the table
+            # (docs/decisions.md, "Traffic rollups").
+            models.Index(
+                fields=["profile", "received"],
+                name="event_with_text",
+                condition=models.Q(message__isnull=False),
+            ),
+            models.Index(
+                fields=["profile", "route", "received"],
+                name="event_open",
+                condition=models.Q(
+                    message__isnull=False, reviewed_at__isnull=True, dismissed_at__isnull=True
+                ),
+            ),
+            models.Index(
+                fields=["profile"],
+                name="event_reviewed",
+                condition=models.Q(reviewed_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.profile_id} {self.received:%Y-%m-%d %H:%M} {self.verdict} {self.route}"
+
+
+class TrafficHour(models.Model):
+    """Turns of one UTC hour with one outcome: what the Traffic page counts, kept as events
+    arrive so that the page reads hours, not turns (studio.traffic.rollups)."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="+")
+    hour = models.DateTimeField()  # its start, a whole UTC hour
+    verdict = models.CharField(max_length=16)
+    by = models.CharField(max_length=16)
+    route = models.CharField(max_length=64, blank=True)
+    tier = models.CharField(max_length=16, blank=True)
+    turns = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["profile", "hour", "verdict", "by", "route", "tier"],
+                name="traffic_hour_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.profile_id} {self.hour:%Y-%m-%d %H}h {self.verdict} {self.route}: {self.turns}"
+        )
 
 
 class EventBatch(models.Model):
@@ -145,3 +191,27 @@ class ReplayRun(Job):
 
     def __str__(self) -> str:
         return f"{self.profile_id} replay {self.pk} on {self.target}"
+
+
+class ReplayChange(models.Model):
+    """One turn whose outcome a replay changed. The run's `report` keeps only the counts; the
+    turns are rows, read a page at a time, and name their event rather than copy its text."""
+
+    run = models.ForeignKey(ReplayRun, on_delete=models.CASCADE, related_name="changes")
+    # Not a foreign key: retention deletes events in bulk, and a change outlives its turn
+    # (the page then says the turn was deleted).
+    event_id = models.BigIntegerField()
+    old = models.CharField(max_length=64)  # a route, (menu) or (unmatched)
+    new = models.CharField(max_length=64)
+    incumbent = models.CharField(max_length=64, blank=True)
+    old_verdict = models.CharField(max_length=16)
+    new_verdict = models.CharField(max_length=16)
+    old_tools = models.JSONField(default=list)
+    new_tools = models.JSONField(default=list)
+    changed = models.CharField(max_length=32)  # route, verdict, tools: those that differ
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "old", "new", "id"], name="replay_change_group")]
+
+    def __str__(self) -> str:
+        return f"replay {self.run_id}: {self.old} → {self.new}"

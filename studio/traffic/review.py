@@ -254,4 +254,4 @@ def _add_example(profile: Profile, name: str, message: str, user: Any) -> Route:
 
 def reviewed_count(profile: Profile) -> int:
     """Turns a person answered (a label or "looks right"; dismissed ones are not counted)."""
-    return Event.objects.filter(profile=profile).filter(~Q(reviewed_at=None)).count()
+    return Event.objects.filter(profile=profile, reviewed_at__isnull=False).count()

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q
-
 from routing_core import scrub_evidence
 from studio.agents import traffic_settings
 from studio.jobs import JobFailed, Reporter, start_job
@@ -23,7 +21,7 @@ CHUNK = 2000
 
 def has_stored_texts(profile: Profile) -> bool:
     """Whether any stored turn of the profile still holds its message text."""
-    return Event.objects.filter(profile=profile).filter(~Q(message=None)).exists()
+    return Event.objects.filter(profile=profile, message__isnull=False).exists()
 
 
 def start_scrub(profile: Profile, *, user: Any) -> ScrubRun:
@@ -31,7 +29,7 @@ def start_scrub(profile: Profile, *, user: Any) -> ScrubRun:
     running = ScrubRun.objects.filter(profile=profile, status__in=ACTIVE).first()
     if running is not None:
         return running
-    total = Event.objects.filter(profile=profile).filter(~Q(message=None)).count()
+    total = Event.objects.filter(profile=profile, message__isnull=False).count()
     run = ScrubRun.objects.create(profile=profile, started_by=signed_in(user), total=total)
     audit(user, profile, "traffic.scrub", profile, None, {"texts": total})
     return start_job(run)
@@ -54,4 +52,4 @@ def execute_scrub(run: ScrubRun, progress: Reporter) -> dict[str, Any]:
 
 
 def _with_text(profile: Profile) -> Any:
-    return Event.objects.filter(profile=profile).filter(~Q(message=None)).order_by("pk")
+    return Event.objects.filter(profile=profile, message__isnull=False).order_by("pk")

@@ -1,4 +1,5 @@
-"""The Traffic page's figures, read from stored decision events (the review inbox: review.py).
+"""The Traffic page's figures, read from the hourly rollups of stored turns (rollups.py; the
+review inbox: review.py).
 
 A period is the last `days` calendar days in the viewer's time zone; "before" is the period just ahead of it, so every share comes
 with its change. Shares count turns: unmatched, menu, who decided (`by`), and where they went.
@@ -8,13 +9,16 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
-from studio.models import Event, Profile
+from studio.models import Event, Profile, TrafficHour
+from studio.traffic.rollups import HOUR, KEY, floor_hour
 
 BY_LABELS = {
     "rule": "a rule",
@@ -69,21 +73,40 @@ class Period:
 
 def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Period:
     """Counts for the last `days` calendar days (today included) and the `days` before them;
-    one day is the last 24 whole hours. Days and hours are the active time zone's (the viewer's)."""
+    one day is the last 24 whole hours. Days and hours are the active time zone's (the viewer's).
+
+    Read from the hourly rollups (studio.traffic.rollups), so the cost follows the hours and
+    outcomes of the period, not its turns. A zone off UTC by a part of an hour cuts some UTC
+    hours at a bar's edge: those hours alone are counted from their events, by index."""
     edges = _edges(days, now or timezone.now())
     start, end = edges[0], edges[-1]
     before = start - (end - start)
-    events = Event.objects.filter(profile=profile).order_by()
-    current = events.filter(received__gte=start, received__lt=end)
-    previous = events.filter(received__gte=before, received__lt=start)
-    total, total_before = current.count(), previous.count()
+    tally = _Tally(edges, start)
+    cut = sorted({floor_hour(b) for b in (before, *edges) if b != floor_hour(b)})
+    hours = TrafficHour.objects.filter(profile=profile, hour__gte=floor_hour(before), hour__lt=end)
+    hours = hours.exclude(hour__in=cut).order_by()
+    for row in hours.values("hour").annotate(n=Sum("turns")):
+        tally.add_hour(row["hour"], row["n"])
+    was = Q(hour__lt=start)
+    for column in KEY:
+        rows = hours.values(column).annotate(
+            now=Sum("turns", filter=~was, default=0), before=Sum("turns", filter=was, default=0)
+        )
+        for row in rows:
+            tally.add_share(column, row[column], row["now"], row["before"])
+    if cut:
+        tally.add_events(_turns_in(profile, cut, before, end))
+    total, total_before = tally.totals()
 
     def shares(column: str, labels: dict[str, str] | None = None, top: int = 12) -> list[Share]:
-        now_counts, before_counts = _counts(current, column), _counts(previous, column)
-        keys = sorted(set(now_counts) | set(before_counts), key=lambda k: -now_counts.get(k, 0))
+        now_counts, before_counts = tally.now[column], tally.before[column]
+        keys = sorted(
+            set(now_counts) | set(before_counts),
+            key=lambda k: (-now_counts[k], -before_counts[k], k),
+        )
         return [
-            Share((labels or {}).get(k, k or "no route (a menu, or nothing matched)"), now_counts.get(k, 0),
-                  before_counts.get(k, 0), total, total_before)
+            Share((labels or {}).get(k, k or "no route (a menu, or nothing matched)"), now_counts[k],
+                  before_counts[k], total, total_before)
             for k in keys[:top]
         ]  # fmt: skip
 
@@ -94,7 +117,7 @@ def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Peri
         end=end,
         total=total,
         total_before=total_before,
-        buckets=_buckets(current, edges),
+        buckets=tally.buckets(),
         outcomes=[s for s in shares("verdict", outcome) if s.label in outcome.values()],
         by=shares("by", BY_LABELS),
         routes=shares("route"),
@@ -102,9 +125,50 @@ def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Peri
     )
 
 
-def _counts(events: QuerySet[Event], column: str) -> dict[str, int]:
-    rows = events.values(column).annotate(n=Count("id")).order_by()
-    return {row[column]: row["n"] for row in rows}
+class _Tally:
+    """Counts of one period and the one before, per bar and per outcome column."""
+
+    def __init__(self, edges: list[datetime], start: datetime) -> None:
+        self.edges, self.start = edges, start
+        self.bars: Counter[int] = Counter()
+        self.total_before = 0
+        self.now: dict[str, Counter[str]] = {c: Counter() for c in KEY}
+        self.before: dict[str, Counter[str]] = {c: Counter() for c in KEY}
+
+    def add_hour(self, at: datetime, n: int) -> None:
+        """Turns of a time (an hour's start, or a turn's) that falls in one bar or before."""
+        if at < self.start:
+            self.total_before += n
+        else:
+            self.bars[bisect_right(self.edges, at) - 1] += n
+
+    def add_share(self, column: str, key: str, now: int, before: int) -> None:
+        self.now[column][key] += now
+        self.before[column][key] += before
+
+    def add_events(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        for received, *values in rows:
+            self.add_hour(received, 1)
+            counts = self.before if received < self.start else self.now
+            for column, value in zip(KEY, values, strict=True):
+                counts[column][value] += 1
+
+    def totals(self) -> tuple[int, int]:
+        return sum(self.bars.values()), self.total_before
+
+    def buckets(self) -> list[tuple[datetime, int]]:
+        return [(at, self.bars[i]) for i, at in enumerate(self.edges[:-1])]
+
+
+def _turns_in(
+    profile: Profile, hours: list[datetime], before: datetime, end: datetime
+) -> QuerySet[Event, tuple[Any, ...]]:
+    """The turns of the cut hours within [before, end): when, and what the page counts."""
+    within = Q()
+    for hour in hours:
+        within |= Q(received__gte=hour, received__lt=hour + HOUR)
+    events = Event.objects.filter(profile=profile, received__gte=before, received__lt=end)
+    return events.filter(within).order_by().values_list("received", *KEY)
 
 
 def _edges(days: int, now: datetime) -> list[datetime]:
@@ -120,11 +184,3 @@ def _edges(days: int, now: datetime) -> list[datetime]:
     return [
         datetime.combine(today + timedelta(days=i), time(), tzinfo=zone) for i in range(1 - days, 2)
     ]
-
-
-def _buckets(events: QuerySet[Event], edges: list[datetime]) -> list[tuple[datetime, int]]:
-    """Turns between each pair of edges, oldest first, empty ones included."""
-    counts: Counter[int] = Counter()
-    for received in events.values_list("received", flat=True).iterator(chunk_size=5000):
-        counts[bisect_right(edges, received) - 1] += 1
-    return [(at, counts[i]) for i, at in enumerate(edges[:-1])]

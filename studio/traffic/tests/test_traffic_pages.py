@@ -29,6 +29,7 @@ from studio.shared.tokens import create_read_token
 from studio.traffic import review
 from studio.traffic.charts import turns_chart
 from studio.traffic.review import review_queue, reviewed_count
+from studio.traffic.rollups import rebuild
 from studio.traffic.turns import period
 from tests.job_worker import wait_for
 
@@ -48,6 +49,7 @@ def store(profile: Profile, rows: list[dict], days_ago: float = 0) -> list[Event
     if days_ago:
         when = timezone.now() - timedelta(days=days_ago)
         Event.objects.filter(pk__in=[e.pk for e in stored]).update(received=when)
+        rebuild(profile.pk)  # as if ingested then: the hours follow the turns
     return stored
 
 
@@ -405,6 +407,7 @@ def test_texts_are_not_removed_while_they_are_kept_or_by_an_editor(
 def _at(when: datetime, profile: Profile, n: int) -> None:
     stored = store(profile, [{"message": "why was I charged twice"}] * n)
     Event.objects.filter(pk__in=[e.pk for e in stored]).update(received=when)
+    rebuild(profile.pk)
 
 
 def test_turns_land_on_the_calendar_day_they_were_sent(profile):
