@@ -50,6 +50,10 @@ class TurnChange:
     old_tools: tuple[str, ...]
     new_tools: tuple[str, ...]
     changed: tuple[str, ...]  # which of route, verdict, tools
+    # Where the turn was among the records `replay_turns` read (0-based), so that a caller
+    # keeping changes elsewhere (the studio's rows) can name the record; not in `to_dict`,
+    # nor in equality: a turn's change is the same whichever partition it was read in.
+    record: int = field(default=-1, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
@@ -146,7 +150,7 @@ def replay_turns(router: Router, records: Iterable[Mapping[str, Any] | BadLine])
     changes: list[TurnChange] = []
     bad: list[BadLine] = []
     replayed = skipped = bad_lines = 0
-    for record in records:
+    for index, record in enumerate(records):
         if isinstance(record, BadLine):
             bad_lines += 1
             if len(bad) < NAMED_BAD_LINES:
@@ -157,7 +161,7 @@ def replay_turns(router: Router, records: Iterable[Mapping[str, Any] | BadLine])
             skipped += 1
             continue
         replayed += 1
-        change = _compare(message, event, router.route(message, event.get("from_route")))
+        change = _compare(message, event, router.route(message, event.get("from_route")), index)
         if change is not None:
             changes.append(change)
     return PartialReplay(tuple(changes), replayed, skipped, bad_lines, tuple(bad))
@@ -180,6 +184,44 @@ def summarise(parts: Iterable[PartialReplay]) -> ReplayReport:
     return ReplayReport(replayed, skipped, tuple(groups), sum(p.bad_lines for p in parts), bad)
 
 
+class ReplayTally:
+    """A replay's counts fed one part at a time: the report without its turns, in memory that
+    does not grow with the traffic (the studio keeps the changed turns as rows, a page at a
+    time). Its `to_dict` has `ReplayReport.to_dict`'s keys; a group has no `turns`."""
+
+    def __init__(self) -> None:
+        self.replayed = self.skipped = self.bad_lines = 0
+        self.groups: dict[tuple[str, str], int] = {}
+        self.bad: list[BadLine] = []
+
+    def add(self, part: PartialReplay) -> None:
+        """Count a part in (its changes are not kept)."""
+        self.replayed += part.replayed
+        self.skipped += part.skipped
+        self.bad_lines += part.bad_lines
+        self.bad = sorted([*self.bad, *part.bad])[:NAMED_BAD_LINES]
+        for change in part.changes:
+            key = (change.old, change.new)
+            self.groups[key] = self.groups.get(key, 0) + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form; groups biggest first, as in `summarise`."""
+        changed = sum(self.groups.values())
+        order = sorted(self.groups.items(), key=lambda kv: (-kv[1], kv[0]))
+        return {
+            "replayed": self.replayed,
+            "skipped": self.skipped,
+            "changed": changed,
+            "share_changed": round(changed / self.replayed, 6) if self.replayed else 0.0,
+            "groups": [
+                {"old": old, "new": new, "count": n, "share": round(n / self.replayed, 6)}
+                for (old, new), n in order
+            ],
+            "bad_lines": self.bad_lines,
+            "bad": [b.to_dict() for b in self.bad],
+        }
+
+
 def replay(router: Router, records: Iterable[Mapping[str, Any] | BadLine]) -> ReplayReport:
     """Replay records in this process (see `replay_turns`) and report the flips."""
     return summarise([replay_turns(router, records)])
@@ -195,7 +237,9 @@ def _event(value: Any) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
-def _compare(message: str, event: Mapping[str, Any], decision: Decision) -> TurnChange | None:
+def _compare(
+    message: str, event: Mapping[str, Any], decision: Decision, index: int
+) -> TurnChange | None:
     old_verdict = str(event.get("verdict"))
     old_tools = tuple((event.get("tools") or {}).get("kept") or ())
     old = outcome(event.get("route"), old_verdict)
@@ -221,6 +265,7 @@ def _compare(message: str, event: Mapping[str, Any], decision: Decision) -> Turn
         old_tools=old_tools,
         new_tools=decision.tools.kept,
         changed=changed,
+        record=index,
     )
 
 

@@ -30,7 +30,7 @@ from studio.shared.pages import (
 from studio.shared.roles import PUBLISH
 from studio.suites import interrupt_stale
 from studio.traffic.charts import share_chart, turns_chart
-from studio.traffic.replays import start_replay
+from studio.traffic.replays import changes_page, start_replay
 from studio.traffic.review import (
     SAVE_AS,
     confirm_turn,
@@ -185,12 +185,33 @@ def _is_version(profile: Profile, target: str) -> bool:
     return target.isdigit() and profile.versions.filter(number=int(target[:9])).exists()
 
 
+def _number(value: str | None) -> int:
+    return int(value) if value and value.isdigit() and len(value) < 19 else 0
+
+
+def _replay_page(request: HtmxHttpRequest, run: ReplayRun) -> dict[str, Any]:
+    """The group shown open (`?group=`, by rank) and one page of its changed turns (`?after=`).
+
+    Reports stored before changed turns were rows hold their turns in the groups themselves:
+    those are shown as they are."""
+    groups = (run.report or {}).get("groups", [])
+    if not groups or "turns" in groups[0]:
+        return {"shown": None}
+    index = min(_number(request.GET.get("group")), len(groups) - 1)
+    group = groups[index]
+    after = _number(request.GET.get("after"))
+    turns, more = changes_page(run, group["old"], group["new"], after)
+    return {"shown": index, "page_turns": turns, "next_after": more, "paged": after > 0}
+
+
 @require_GET
 @studio_page
 def replay_detail(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     profile = get_profile(slug)
     interrupt_stale(profile)  # a replay whose worker died is queued again (studio.jobs.recovery)
     run = get_object_or_404(ReplayRun, profile=profile, pk=pk)
-    context: dict[str, Any] = profile_context(request, profile, run=run)
+    context: dict[str, Any] = profile_context(
+        request, profile, run=run, **_replay_page(request, run)
+    )
     template = "studio/traffic/replay.html#replay" if request.htmx else "studio/traffic/replay.html"
     return render(request, template, context)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from routing_core import Router, dump_pack, load_pack
-from routing_core.replay import MENU, UNMATCHED, outcome, replay
+from routing_core.replay import MENU, UNMATCHED, ReplayTally, outcome, replay, replay_turns
 from routing_core.replay_engines import run_local
 from tests.routing_core.conftest import PACKS
 
@@ -76,6 +76,20 @@ def test_a_new_rule_flips_exactly_the_turns_it_matches():
     (group,) = [g for g in report.groups if g.new == "human"]
     assert group.old == "refunds" and group.share == pytest.approx(2 / len(MESSAGES))
     assert report.share_changed == pytest.approx(report.changed / len(MESSAGES))
+
+
+def test_a_tally_fed_a_part_at_a_time_counts_what_the_report_counts_without_its_turns():
+    router, records = Router(load_pack(_candidate_doc())), _records(3)
+    tally = ReplayTally()
+    for start in range(0, len(records), 4):
+        part = replay_turns(router, records[start : start + 4])
+        for change in part.changes:  # each change names its record within the part
+            assert records[start + change.record]["message"] == change.message
+        tally.add(part)
+    report = replay(router, records).to_dict()
+    for group in report["groups"]:
+        del group["turns"]
+    assert tally.to_dict() == report
 
 
 @pytest.mark.parametrize(

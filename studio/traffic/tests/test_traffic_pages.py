@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -365,7 +366,38 @@ def test_a_replay_runs_on_a_worker_process_over_several_chunks_and_stores_the_fl
     wait_for(lambda: ReplayRun.objects.get(pk=run.pk).finished_at, what="the replay")
     run.refresh_from_db()
     assert run.status == "done" and run.done == run.total == 500 * (CHUNK // 500 + 2)
-    assert run.report["changed"] == 500 and len(run.report["groups"][0]["turns"]) == 100
+    assert run.report["changed"] == 500 and "turns" not in run.report["groups"][0]
+    assert run.changes.count() == 500  # every changed turn, as a row naming its event
+
+
+def test_a_replay_page_shows_a_page_of_changed_turns_at_a_time(profile, viewer, client_for):
+    from studio.traffic.replays import PAGE
+
+    store(profile, [{"message": f"parcel charged {i}"} for i in range(PAGE * 2 + 20)])
+    store(profile, [{"message": "why was I charged twice"}] * 5)
+    profile.rules.update(keywords=["real person", "parcel"])
+    client = client_for(viewer)
+    response = client.post(reverse("replay-start", args=["shop"]), {"target": "draft"})
+    run = ReplayRun.objects.get()
+    assert run.report["changed"] == PAGE * 2 + 20
+    assert "parcel" not in json.dumps(run.report)  # counts only: the texts stay in the events
+
+    seen, url, pages = [], response["Location"], 0
+    while url:
+        html = client.get(url).content.decode()
+        turns = re.findall(r"“(parcel charged \d+)”", html)
+        assert 0 < len(turns) <= PAGE
+        seen += turns
+        pages += 1
+        more = re.search(r'href="([^"]+)" data-testid="next-page"', html)
+        url = response["Location"] + more.group(1).replace("&amp;", "&") if more else ""
+    assert pages == 3 and sorted(seen) == sorted(
+        f"parcel charged {i}" for i in range(PAGE * 2 + 20)
+    )
+
+    Event.objects.filter(message=seen[0]).delete()  # retention, say: the first one shown
+    html = client.get(response["Location"]).content.decode()
+    assert "(this turn was deleted since)" in html
 
 
 def test_turning_text_off_offers_to_remove_the_stored_texts_now(profile, owner, client_for):
