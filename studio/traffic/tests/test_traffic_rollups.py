@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import random
 import threading
-from types import SimpleNamespace
 import zoneinfo
 from bisect import bisect_right
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
