@@ -82,6 +82,7 @@ PUBLIC_MODULES = {
     "routing_core.fleet_status",
     "routing_core.importers",
     "routing_core.lexicons",
+    "routing_core.limits",
     "routing_core.remote",
     "routing_core.repair",
     "routing_core.replay",
