@@ -13,6 +13,7 @@ construction (`max_pack_bytes`) below what `PackFetcher` accepts (`MAX_PACK_BYTE
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -111,8 +112,21 @@ def total_errors(
     ]
 
 
+def total_kind(message: str) -> str | None:
+    """Which per-pack total a problem's message is about ("texts", "chars", "regex"), or None.
+
+    An editor that compares a pack's problems before and after an edit uses it: the totals'
+    messages carry the count, so the same total past its limit reads differently as it moves.
+    """
+    return next((kind for kind, said in _SAID.items() if said.fullmatch(message)), None)
+
+
+# The per-pack totals, in the order `pack_totals` gives them.
+TOTAL_KINDS = ("texts", "chars", "regex")
+
+
 def pack_totals(document: Any) -> tuple[int, int, int]:
-    """A pack document's texts, characters and regex characters, as its totals count them."""
+    """A pack document's texts, characters and regex characters (TOTAL_KINDS), as counted."""
     counter = _Totals()
     _count_pack(document, counter)
     return counter.texts, counter.chars, counter.regex_chars
@@ -132,6 +146,17 @@ _SAYS = {
     "regex": (
         "the pack's regexes would hold {total:,} characters in all; a pack holds at most {limit:,}"
     ),
+}
+
+
+# Each total's message as a pattern, any count in it.
+_SAID = {
+    kind: re.compile(
+        re.escape(says)
+        .replace(re.escape("{total:,}"), "[0-9,]+")
+        .replace(re.escape("{limit:,}"), re.escape(f"{_LIMITS[kind]:,}"))
+    )
+    for kind, says in _SAYS.items()
 }
 
 

@@ -18,10 +18,10 @@ from studio.shared.tests.test_views import route_post
 from studio.shared.tokens import create_api_token
 
 
-def _fill_to_the_text_total(profile: Profile) -> None:
-    """Routes of filler examples that bring the profile to exactly MAX_PACK_TEXTS texts."""
+def _fill_to_the_text_total(profile: Profile, beyond: int = 0) -> None:
+    """Routes of filler examples that bring the profile to MAX_PACK_TEXTS texts (+ `beyond`)."""
     texts, _, _ = pack_totals(build_pack_dict(profile))
-    missing = MAX_PACK_TEXTS - texts
+    missing = MAX_PACK_TEXTS + beyond - texts
     routes = []
     for i in range(-(-missing // MAX_ITEMS)):
         n = min(MAX_ITEMS, missing - i * MAX_ITEMS)
@@ -78,6 +78,29 @@ def test_the_route_form_refuses_one_text_past_the_total_in_words_and_keeps_the_t
 
     html = unescape(response.content.decode())
     assert response.status_code == 422
-    assert f"a pack holds at most {MAX_PACK_TEXTS:,}" in html
+    # Said of the route edited (the first), not of where the whole pack's count crossed it.
+    assert f"route 1: the pack would hold {MAX_PACK_TEXTS + 1:,} texts in all" in html
     assert "my typed example" in html and "typed description" in html
     assert "my typed example" not in Route.objects.get(pk=route.pk).examples
+
+
+def test_a_profile_saved_past_the_total_before_it_existed_can_shrink_but_not_grow(profile, owner):
+    _fill_to_the_text_total(profile, beyond=10)  # as a profile saved before the totals were
+    route = profile.routes.get(name="billing")
+    api = _api(owner)
+    url = f"/api/profiles/{profile.slug}/routes/{route.pk}"
+
+    grown = api.patch(
+        url,
+        {"revision": route.revision, "examples": [*route.examples, "one more"]},
+        content_type="application/json",
+    )
+    shrunk = api.patch(
+        url,
+        {"revision": route.revision, "examples": route.examples[:1]},
+        content_type="application/json",
+    )
+
+    assert grown.status_code == 422
+    assert shrunk.status_code == 200
+    assert Route.objects.get(pk=route.pk).examples == route.examples[:1]
