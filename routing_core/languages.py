@@ -14,9 +14,19 @@ beforehand.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
-__all__ = ["MIN_LETTERS", "MIN_PROBABILITY", "MissingExtra", "available", "detect", "name"]
+__all__ = [
+    "MIN_LETTERS",
+    "MIN_PROBABILITY",
+    "NAMES",
+    "MissingExtra",
+    "available",
+    "detect",
+    "name",
+]
 
 # Fewer letters than this say too little to name a language ("ok", "123", "hi").
 MIN_LETTERS = 4
@@ -60,6 +70,8 @@ _NAMES = {
     "vi": "Vietnamese", "vo": "Volapük", "wa": "Walloon", "xh": "Xhosa", "yo": "Yoruba",
     "zh": "Chinese", "zu": "Zulu",
 }  # fmt: skip
+# Language codes → English names, every code `detect` gives among them (read-only).
+NAMES: Mapping[str, str] = MappingProxyType(_NAMES)
 # Codes the model gives that are better said as another (its Norwegian is labelled "no").
 _SAME_AS = {"nb": "no", "nn": "no"}
 
