@@ -85,3 +85,13 @@ def test_routing_core_imports_and_says_so_without_the_extra() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert "languages` extra" in out.stdout
+
+
+def test_the_multilingual_routing_fixture_is_named_right_or_not_at_all() -> None:
+    # The English-profile fixture's messages (tests/routing_core/test_multilingual.py): short
+    # ones may have no language, none has a wrong one, and most are named.
+    from tests.routing_core.test_multilingual import MESSAGES
+
+    found = [(code, languages.detect(message)) for code, _, message, _ in MESSAGES]
+    assert all(got in (code, None) for code, got in found), found
+    assert sum(got == code for code, got in found) >= 10
