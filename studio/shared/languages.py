@@ -7,6 +7,7 @@ for it: a message whose language is unclear, or a studio without the library, sh
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import datetime, timedelta
 
@@ -27,8 +28,14 @@ def detect(text: str) -> str:
     try:
         return languages.detect(text) or ""
     except languages.MissingExtra:
-        log.warning("language detection is not installed (py3langid); languages are not shown")
+        _warn_once()
         return ""
+
+
+@functools.cache
+def _warn_once() -> None:
+    """Say once per process, not once per message, that languages cannot be shown."""
+    log.warning("language detection is not installed (py3langid); languages are not shown")
 
 
 def name(code: str) -> str:

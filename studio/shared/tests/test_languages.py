@@ -7,6 +7,7 @@ The messages are this file's own; the profile (`tests/studio/fixtures.py`) is in
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 from django.urls import reverse
@@ -118,3 +119,28 @@ def test_a_suite_runs_results_say_each_cases_language(profile, viewer, client_fo
     html = client.get(started["Location"], {"show": "all"}).content.decode()
 
     assert re.findall(r'data-testid="case-language">([^<]*)<', html) == ["Spanish"]
+
+
+def test_without_the_detector_turns_are_stored_and_pages_show_no_language(
+    profile, viewer, client_for, monkeypatch
+):
+    from routing_core import languages
+
+    monkeypatch.setattr(languages, "_loaded", None)  # as if never loaded
+    monkeypatch.setitem(sys.modules, "py3langid.langid", None)  # and not installed
+
+    (event,) = store(profile, [SPANISH], UNMATCHED)
+    html = client_for(viewer).get(reverse("traffic-review", args=[profile.slug])).content.decode()
+
+    assert event.language == "" and event.message == SPANISH
+    assert 'data-testid="review-language"' not in html
+
+
+def test_the_playground_api_gives_the_messages_language(profile, viewer, client_for):
+    client = client_for(viewer)
+    url = f"/api/profiles/{profile.slug}/route"
+
+    spanish = client.post(url, {"message": SPANISH}, content_type="application/json").json()
+    short = client.post(url, {"message": "ok"}, content_type="application/json").json()
+
+    assert (spanish["language"], short["language"]) == ("es", None)
