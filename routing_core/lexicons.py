@@ -27,9 +27,13 @@ Our judgement, as for English (see `triage`'s docstring):
   anything but question words), and the words that name a thing as often as an act ("退款"
   a refund, "设置" the settings) are kept out as English "order" is, with the phrases that
   make them an act ("要退款", "申请退款") kept in. Simplified and traditional forms are both
-  listed. Its
-  questions end with "吗"/"呢" or a full-width "？", or open with a question word with no
-  space after it, which `question_extra` says since "\b" cannot.
+  listed. Its questions end with "吗"/"呢" or a full-width "？", or open with a question word
+  with no space after it, which `question_extra` says since "\b" cannot;
+- Japanese, also without spaces, puts the verb last ("予約をキャンセルして"): its words are
+  the request and wish forms of the verbs, and its questions end with "か" or "？". Since its
+  acts rarely open the message, an act with its object first scores one verb (0.4) and stays
+  "ambiguous" below the default floor (0.55), as English "please cancel my order" does; a
+  verb that opens the message ("キャンセルしてください", "解約したいです") is an action.
 """
 
 from __future__ import annotations
@@ -389,11 +393,40 @@ CHINESE = Lexicon(
     r"|多少|是否|能否|能不能|可不可以|是不是|有没有|有沒有)",
 )
 
+# Japanese acts are mostly a noun and "する" ("キャンセルする"): listed in the request and wish
+# forms ("キャンセルして", "キャンセルしたい"), not the noun, which names the thing as often
+# ("キャンセル料" a cancellation fee) nor the past ("キャンセルした注文" the cancelled order).
+_JAPANESE_SURU = """
+    キャンセル 解約 予約 購入 注文 変更 削除 追加 登録 解除 設定 送信 転送 返金 返品 交換 更新
+    停止 再起動 リセット ダウンロード アップロード インストール 再生
+"""
+
+JAPANESE = Lexicon(
+    "ja",
+    "日本語",
+    _words(
+        """
+        取り消して 取り消したい 開けて 開いて 閉じて 閉めて 止めて やめて 始めて 送って
+        送りたい つけて 消して 流して 変えて 変えたい 入れて 切って 戻して 返して 買って
+        買いたい 払って 払いたい 申し込んで 申し込みたい 振り込んで
+        """
+    )
+    | {f"{noun}{form}" for noun in _JAPANESE_SURU.split() for form in ("して", "したい")},
+    _words(
+        """
+        説明 教えて 知りたい 意味 違い 比較 比べて おすすめ 何 なぜ どうして どうやって
+        どうすれば どこ どれ どの どんな いつ 誰 いくら どのくらい
+        """
+    ),
+    (),
+    r"か[？?\s]*$|？\s*$",
+)
+
 LEXICONS: dict[str, Lexicon] = {
     lex.code: lex
     for lex in (
         *(ENGLISH, SPANISH, FRENCH, GERMAN, PORTUGUESE),
-        *(ITALIAN, DUTCH, POLISH, RUSSIAN, CHINESE),
+        *(ITALIAN, DUTCH, POLISH, RUSSIAN, CHINESE, JAPANESE),
     )
 }
 
