@@ -93,7 +93,7 @@ def detect(text: str) -> str | None:
 
     None for text with fewer than MIN_LETTERS letters, for a detection below
     MIN_PROBABILITY, and for a language without a two-letter code. Thread-safe; the model is
-    loaded once, on first use (about 0.6 s and 100 MB).
+    loaded once, on first use (about 0.6 s CPU and 100 MB).
 
     Raises:
         MissingExtra: py3langid is not installed.
