@@ -127,7 +127,8 @@ def _language_gap(code: str, share: float, missing: list[str]) -> Finding:
         "language-gap",
         None,
         "routes",
-        f"{share:.0%} of recent messages are in {name}; {these} no {name} examples: {named}{more}",
+        f"{share:.0%} of recent messages (of those whose language is clear) are in {name};"
+        f" {these} no {name} examples: {named}{more}",
     )
 
 

@@ -47,7 +47,7 @@ def test_routes_with_no_examples_in_a_common_traffic_language_are_named():
 
     assert finding.severity == "warning" and finding.route is None
     assert finding.message == (
-        "12% of recent messages are in Spanish; this route has no Spanish examples: shipping"
+        "12% of recent messages (of those whose language is clear) are in Spanish; this route has no Spanish examples: shipping"
     )
 
 

@@ -83,7 +83,7 @@ def test_the_lint_names_routes_with_no_examples_in_a_language_the_traffic_uses(
 
     assert 'data-kind="language-gap"' in html
     assert (
-        "23% of recent messages are in Spanish; these routes have no Spanish examples: "
+        "23% of recent messages (of those whose language is clear) are in Spanish; these routes have no Spanish examples: "
         "billing, shipping, human"
     ) in html
 
