@@ -255,6 +255,12 @@ def _few_out_of_scope(pack: Pack) -> list[Finding]:
     own = sum(1 for text in pack.out_of_scope if text.strip())
     if own >= _background.BACKGROUND_BELOW:
         return []
+    meanwhile = (
+        "the built-in set of off-topic messages is turned off for this profile"
+        if pack.no_background
+        else "routing also learns a built-in set of off-topic messages (weather, jokes, sports"
+        " and the like)"
+    )
     return [
         Finding(
             "info",
@@ -262,8 +268,7 @@ def _few_out_of_scope(pack: Pack) -> list[Finding]:
             None,
             "out_of_scope",
             f"{own} out-of-scope example(s): until there are {_background.BACKGROUND_BELOW},"
-            " routing also learns a built-in set of off-topic messages (weather, jokes, sports"
-            " and the like); add messages your users send that no route is for",
+            f" {meanwhile}; add messages your users send that no route is for",
         )
     ]
 
