@@ -202,7 +202,7 @@ def _few_examples(pack: Pack) -> list[Finding]:
             "few-examples",
             route.name,
             f"routes[{r}].examples",
-            f"{len(route.examples)} example(s): give at least {MIN_EXAMPLES} so the scorer "
+            f"{_how_many_examples(len(route.examples))}: give at least {MIN_EXAMPLES} so the scorer "
             "learns the route's range",
         )
         for r, route in enumerate(pack.routes)
@@ -246,6 +246,10 @@ def _stuck_default(pack: Pack) -> list[Finding]:
             "ends the conversation",
         )
     ]
+
+
+def _how_many_examples(count: int) -> str:
+    return f"{count} example" if count == 1 else f"{count} examples"
 
 
 def _few_out_of_scope(pack: Pack) -> list[Finding]:
