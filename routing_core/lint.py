@@ -260,10 +260,10 @@ def _few_out_of_scope(pack: Pack) -> list[Finding]:
     if own >= _background.BACKGROUND_BELOW:
         return []
     meanwhile = (
-        "the built-in set of off-topic messages is turned off for this profile"
+        ", and the built-in set of off-topic messages is left out (no_background)"
         if pack.no_background
-        else "routing also learns a built-in set of off-topic messages (weather, jokes, sports"
-        " and the like)"
+        else f": until there are {_background.BACKGROUND_BELOW}, routing also learns a built-in"
+        " set of off-topic messages (weather, jokes, sports and the like)"
     )
     return [
         Finding(
@@ -271,8 +271,8 @@ def _few_out_of_scope(pack: Pack) -> list[Finding]:
             "few-out-of-scope",
             None,
             "out_of_scope",
-            f"{own} out-of-scope example(s): until there are {_background.BACKGROUND_BELOW},"
-            f" {meanwhile}; add messages your users send that no route is for",
+            f"{own} out-of-scope example(s){meanwhile}; add messages your users send that no"
+            " route is for",
         )
     ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from routing_core import Pack, Router, dump_pack, load_pack
+from routing_core import Pack, Router, dump_pack, lint_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.scorers import _background
 from routing_core.scorers.base import RouteText
@@ -55,6 +55,16 @@ def test_a_pack_can_leave_the_background_out() -> None:
     written = dump_pack(pack)
     assert '"no_background":true' in written and '"format_minor":10' in written
     assert load_pack(written).no_background is True
+
+
+def test_lint_says_when_the_background_is_left_out() -> None:
+    pack = load_pack({"profile": {"slug": "a", "name": "A"}, "routes": AIRLINE_ROUTES})
+    (learns,) = [f for f in lint_pack(pack) if f.kind == "few-out-of-scope"]
+    assert "routing also learns a built-in set of off-topic messages" in learns.message
+    left_out = pack.model_copy(update={"no_background": True})
+    (told,) = [f for f in lint_pack(left_out) if f.kind == "few-out-of-scope"]
+    assert "0 out-of-scope example(s), and the built-in set" in told.message
+    assert "left out" in told.message and "also learns" not in told.message
 
 
 def test_a_pack_that_does_not_say_learns_the_background_as_before(airline: Pack) -> None:
