@@ -330,15 +330,20 @@ def _few_out_of_scope(pack: Pack) -> list[Finding]:
     own = sum(1 for text in pack.out_of_scope if text.strip())
     if own >= _background.BACKGROUND_BELOW:
         return []
+    meanwhile = (
+        ", and the built-in set of off-topic messages is left out (no_background)"
+        if pack.no_background
+        else f": until there are {_background.BACKGROUND_BELOW}, routing also learns a built-in"
+        " set of off-topic messages (weather, jokes, sports and the like)"
+    )
     return [
         Finding(
             "info",
             "few-out-of-scope",
             None,
             "out_of_scope",
-            f"{own} out-of-scope example(s): until there are {_background.BACKGROUND_BELOW},"
-            " routing also learns a built-in set of off-topic messages (weather, jokes, sports"
-            " and the like); add messages your users send that no route is for",
+            f"{own} out-of-scope example(s){meanwhile}; add messages your users send that no"
+            " route is for",
         )
     ]
 

@@ -46,7 +46,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 9
+FORMAT_MINOR = 10
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -60,6 +60,7 @@ MINOR_CHANGES: dict[int, str] = {
     7: "scorer.model.fitted_on",
     8: "policy.conversation",
     9: "a route's display_name",
+    10: "no_background",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -82,6 +83,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "fitted_on"): 7,
     ("policy", "conversation"): 8,
     ("routes", "*", "display_name"): 9,
+    ("no_background",): 10,
 }
 
 
@@ -532,6 +534,14 @@ class Pack(_Model):
     # Messages that belong to no route (Dialogflow's negative intent): the lexical scorer
     # learns them as a class of their own that is never offered, and evaluation counts them.
     out_of_scope: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
+    # True: the lexical scorer learns only `out_of_scope`, never the engine's built-in
+    # background of off-topic text (docs/pack-format.md, "Lexical scorer"; minor 10).
+    no_background: bool = Field(
+        False,
+        description="True: the lexical scorer learns only out_of_scope, never the built-in"
+        " background of off-topic text (learned by default while a profile has fewer than 20"
+        " out-of-scope examples and routes of 5 to 30 examples on average).",
+    )
     rules: tuple[Rule, ...] = Field((), max_length=MAX_ITEMS)
     default_route: RouteName | None = None
     policy: Policy = Policy()

@@ -86,6 +86,7 @@ class ProfileOut(Schema):
     default_route: str
     floor: float | None
     out_of_scope: list[str]
+    no_background: bool
     near_tie_margin: float
     menu_size: int
     strictness: str
@@ -110,6 +111,7 @@ class ProfilePatch(Schema):
     default_route: Name | None = None
     floor: Finite | None = None
     out_of_scope: list[Text] | None = None
+    no_background: bool | None = None
     near_tie_margin: Finite | None = None
     menu_size: Small | None = None
     strictness: Strictness | None = None
