@@ -45,7 +45,8 @@ slug may be, docs/pack-format.md, Names), `MAX_ROUTES` and `MAX_ITEMS` (a pack's
 case's expected route for a menu or for no route), and `DEFAULT_ACTION_VERBS`,
 `DEFAULT_KNOWLEDGE_VERBS` and `DEFAULT_QUESTION_PATTERN` (triage's built-in English), and
 `OUT_OF_SCOPE_WANTED` (the out-of-scope examples a profile needs before the lexical scorer
-stops learning its built-in background; `starter_out_of_scope` suggests some).
+stops learning its built-in background; `starter_out_of_scope` suggests some;
+`background_left_out` says why a profile learns no background).
 
 `import routing_core` loads what routing a message needs (pydantic and numpy, no scipy):
 the names that need more (building a pack trains a model, the remote router and reporter
@@ -93,7 +94,13 @@ from routing_core.triage import (
 
 if TYPE_CHECKING:
     from routing_core.build import build_pack, build_pack_file
-    from routing_core.lint import OUT_OF_SCOPE_WANTED, Finding, lint_pack, starter_out_of_scope
+    from routing_core.lint import (
+        OUT_OF_SCOPE_WANTED,
+        Finding,
+        background_left_out,
+        lint_pack,
+        starter_out_of_scope,
+    )
     from routing_core.overlap import overlap_checkup
     from routing_core.redaction import redact, scrub_evidence
     from routing_core.remote import PackFetcher, RemoteRouter
@@ -110,6 +117,7 @@ _LAZY = {
     "Finding": "routing_core.lint",
     "lint_pack": "routing_core.lint",
     "starter_out_of_scope": "routing_core.lint",
+    "background_left_out": "routing_core.lint",
     "OUT_OF_SCOPE_WANTED": "routing_core.lint",
     "overlap_checkup": "routing_core.overlap",
     "redact": "routing_core.redaction",
@@ -153,6 +161,7 @@ __all__ = [
     "RuleSet",
     "UNMATCHED",
     "WrongTurn",
+    "background_left_out",
     "build_pack",
     "build_pack_file",
     "case_from_mapping",

@@ -63,7 +63,7 @@ def test_lint_says_when_the_background_is_left_out() -> None:
     assert "routing also learns a built-in set of off-topic messages" in learns.message
     left_out = pack.model_copy(update={"no_background": True})
     (told,) = [f for f in lint_pack(left_out) if f.kind == "few-out-of-scope"]
-    assert "0 out-of-scope example(s), and the built-in set" in told.message
+    assert "0 out-of-scope examples, and the built-in set" in told.message
     assert "left out" in told.message and "also learns" not in told.message
 
 

@@ -56,6 +56,7 @@ EXPORTED = [
     "RuleSet",
     "UNMATCHED",
     "WrongTurn",
+    "background_left_out",
     "build_pack",
     "build_pack_file",
     "case_from_mapping",

@@ -300,3 +300,17 @@ def test_a_script_leaves_out_the_background_and_an_imported_pack_keeps_it_out(
     assert pack.no_background is True and '"no_background":true' in dump_pack(pack)
     copy = import_pack(dump_pack(pack), user=owner, slug="airline-copy")
     assert copy.no_background is True
+
+
+def test_routes_of_three_examples_are_told_the_background_is_not_learned_yet(
+    profile: Profile, editor: Any, client_for: Any
+) -> None:
+    """The notice says what routing does: the shop's routes have 1-3 examples, too few for the
+    built-in background (routing_core.background_left_out), so no 'routing also learns'."""
+    html = client_for(editor).get(reverse("profile-detail", args=[profile.slug])).content.decode()
+
+    assert 'data-testid="background-not-learned"' in html
+    assert "routing also learns a built-in set" not in html
+    Route.objects.filter(profile=profile).update(examples=[f"example {i}" for i in range(6)])
+    html = client_for(editor).get(reverse("profile-detail", args=[profile.slug])).content.decode()
+    assert "routing also learns a built-in set" in html
