@@ -202,7 +202,8 @@ def _old_period(profile: Any, days: int = 7, now: Any = None) -> Any:
     return Period(days, start, end, total, total_before,
                   [(at, counts[i]) for i, at in enumerate(edges[:-1])],
                   [s for s in shares("verdict", outcome) if s.label in outcome.values()],
-                  shares("by", BY_LABELS), shares("route"), shares("tier"))  # fmt: skip
+                  shares("by", BY_LABELS), shares("route"), shares("tier"),
+                  shares("language"))  # fmt: skip
 
 
 # -- a replay of long messages ----------------------------------------------------------------

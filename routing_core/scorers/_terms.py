@@ -18,7 +18,7 @@ MAX_CHARS = 4096
 
 # A word longer than this is cut to its first MAX_WORD_CHARS characters, so that every term
 # (a stem, a bigram of two words and a space) fits the stored model's term limit
-# (`routing_core.pack.MAX_TEXT`, 2,000): a route text of one 2,000-character word must build.
+# (`routing_core.limits.MAX_TEXT`, 2,000): a route text of one 2,000-character word must build.
 # No word of real text comes near it, so the cut changes no term of normal text.
 MAX_WORD_CHARS = 999
 
@@ -146,6 +146,13 @@ def is_segmented(text: str) -> bool:
     """Whether the text has a character the word rules above treat differently from plain
     letter-and-digit runs (a combining mark, a script without spaces)."""
     return _CHANGED_BY_SEGMENTING.search(text[:MAX_CHARS]) is not None
+
+
+def has_unspaced_script(text: str) -> bool:
+    """Whether the text has a letter of a script written without spaces (Han, kana, Thai,
+    Lao): triage finds such lexicon words inside a message's words (docs/pack-format.md,
+    Triage)."""
+    return _UNSPACED_RUN.search(text) is not None
 
 
 def is_content(word: str) -> bool:

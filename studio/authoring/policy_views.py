@@ -89,12 +89,23 @@ def _add_pack_errors_too(form: PackForm) -> None:
 def _default(name: str) -> object:
     field = Profile._meta.get_field(name)
     value = field.get_default() if isinstance(field, models.Field) else None
+    if isinstance(value, bool):  # a box: said as a person sees it
+        return "ticked" if value else "not ticked"
     return None if value == [] else value  # an empty list reads "none"
+
+
+# A settings form posted without the version it was read at (an old page, a hand-made post).
+OUT_OF_DATE = (
+    "This form was out of date (it did not say which version it changed): reload the page."
+)
 
 
 def _save(request: HtmxHttpRequest, form: PackForm) -> int:
     if not form.is_valid():
         _add_pack_errors_too(form)
+        return 422
+    if form.cleaned_data["revision"] is None:  # not a conflict: no edit to compare with
+        form.add_error(None, OUT_OF_DATE)
         return 422
     profile: Profile = form.instance
     try:

@@ -95,6 +95,9 @@ class Event(models.Model):
     shadow_verdict = models.CharField(max_length=16, blank=True)
     # The user's next turn in the conversation repeated or corrected this one (routing_core.reasks).
     reasked = models.BooleanField(default=False)
+    # The message's language (routing_core.languages, at ingest); "" when unclear, when the agent
+    # sent no text, or for turns stored before languages were detected.
+    language = models.CharField(max_length=8, blank=True, default="")
 
     class Meta:
         ordering = ["-received", "-pk"]
@@ -137,12 +140,13 @@ class TrafficHour(models.Model):
     by = models.CharField(max_length=16)
     route = models.CharField(max_length=64, blank=True)
     tier = models.CharField(max_length=16, blank=True)
+    language = models.CharField(max_length=8, blank=True)
     turns = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["profile", "hour", "verdict", "by", "route", "tier"],
+                fields=["profile", "hour", "verdict", "by", "route", "tier", "language"],
                 name="traffic_hour_unique",
             )
         ]

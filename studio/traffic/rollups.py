@@ -28,9 +28,10 @@ from django.db.models.functions import TruncHour
 from studio.models import Event, TrafficHour
 
 HOUR = timedelta(hours=1)
-KEY = ("verdict", "by", "route", "tier")  # what the page counts turns by, besides the hour
+# What the page counts turns by, besides the hour.
+KEY = ("verdict", "by", "route", "tier", "language")
 
-Key = tuple[int, datetime, str, str, str, str]  # profile, hour, verdict, by, route, tier
+Key = tuple[int, datetime, str, str, str, str, str]  # profile, hour, and KEY
 
 
 def floor_hour(at: datetime) -> datetime:
@@ -41,7 +42,7 @@ def floor_hour(at: datetime) -> datetime:
 def count_turns(rows: Iterable[Event]) -> None:
     """Add stored events to their hours' rollups; call inside the transaction that stores them."""
     counts = Counter(
-        (r.profile_id, floor_hour(r.received), r.verdict, r.by, r.route, r.tier) for r in rows
+        (r.profile_id, floor_hour(r.received), *(getattr(r, k) for k in KEY)) for r in rows
     )
     add_counts(counts)
 
@@ -56,7 +57,7 @@ def add_counts(counts: Counter[Key]) -> None:
     columns = ("profile_id", "hour", *KEY)
     names = ", ".join(q(c) for c in columns)
     keys = sorted(counts)
-    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(keys))
+    values = ", ".join(["(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"] * len(keys))
     params: list[Any] = []
     for key in keys:
         profile_id, hour, *rest = key

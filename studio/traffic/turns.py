@@ -17,6 +17,7 @@ from typing import Any
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
+from routing_core.languages import NAMES
 from studio.models import Event, Profile, TrafficHour
 from studio.traffic.rollups import HOUR, KEY, floor_hour
 
@@ -29,6 +30,9 @@ BY_LABELS = {
     "default": "the default route",
     "none": "nobody (no menu under rails)",
 }
+
+# A turn's stored language code in words; "" is a message too short to tell, or none sent.
+LANGUAGE_LABELS = {**NAMES, "": "unclear (short, or no text sent)"}
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class Period:
     by: list[Share] = field(default_factory=list)
     routes: list[Share] = field(default_factory=list)
     tiers: list[Share] = field(default_factory=list)
+    languages: list[Share] = field(default_factory=list)
 
 
 def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Period:
@@ -122,6 +127,7 @@ def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Peri
         by=shares("by", BY_LABELS),
         routes=shares("route"),
         tiers=shares("tier", {"": "no scoring tier (a rule, or none stood)"}),
+        languages=shares("language", LANGUAGE_LABELS),
     )
 
 

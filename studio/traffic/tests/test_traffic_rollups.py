@@ -41,7 +41,8 @@ def synthetic(
         received = NOW - timedelta(seconds=rng.uniform(0, days * 86400))
         rows.append(
             Event(profile=profile, received=received, verdict=verdict, by=by, route=route,
-                  tier=tier, message=None if i % text_every else "hello", event={})
+                  tier=tier, language=rng.choice(["en", "fr", ""]),
+                  message=None if i % text_every else "hello", event={})
         )  # fmt: skip
     Event.objects.bulk_create(rows, batch_size=500)
     count_turns(rows)
@@ -76,7 +77,8 @@ def recount(profile: Profile, days: int, now: datetime) -> dict[str, Any]:
 def figures(profile: Profile, days: int, now: datetime) -> dict[str, Any]:
     p = period(profile, days, now=now)
     got: dict[str, Any] = {"total": (p.total, p.total_before), "buckets": p.buckets}
-    for column, rows in (("by", p.by), ("route", p.routes), ("tier", p.tiers)):
+    for column, rows in (("by", p.by), ("route", p.routes), ("tier", p.tiers),
+                         ("language", p.languages)):  # fmt: skip
         got[column] = {s.label: (s.now, s.before) for s in rows}
     got["verdict"] = {s.label: (s.now, s.before) for s in p.outcomes}
     return got
@@ -84,7 +86,7 @@ def figures(profile: Profile, days: int, now: datetime) -> dict[str, Any]:
 
 def expected(profile: Profile, days: int, now: datetime) -> dict[str, Any]:
     """The reference, labelled as the page labels it."""
-    from studio.traffic.turns import BY_LABELS
+    from studio.traffic.turns import BY_LABELS, LANGUAGE_LABELS
 
     ref = recount(profile, days, now)
     none = "no route (a menu, or nothing matched)"
@@ -98,6 +100,7 @@ def expected(profile: Profile, days: int, now: datetime) -> dict[str, Any]:
             (k or "no scoring tier (a rule, or none stood)"): v for k, v in ref["tier"].items()
         },
         "verdict": {outcome[k]: v for k, v in ref["verdict"].items() if k in outcome},
+        "language": {LANGUAGE_LABELS.get(k, k): v for k, v in ref["language"].items()},
     }
 
 
@@ -141,7 +144,7 @@ def _snapshot(profile: Profile | None = None) -> Counter[tuple[Any, ...]]:
         else TrafficHour.objects.filter(profile=profile)
     )
     return Counter(
-        {(r.profile_id, r.hour, r.verdict, r.by, r.route, r.tier): r.turns for r in rows if r.turns}
+        {(r.profile_id, r.hour, *(getattr(r, k) for k in KEY)): r.turns for r in rows if r.turns}
     )
 
 
@@ -286,7 +289,7 @@ def test_the_migration_counts_the_turns_stored_before_rollups(profile):
     """The backfill's SQL (one INSERT … SELECT per database) writes what a recount writes."""
     import importlib
 
-    backfill = importlib.import_module("studio.migrations.0023_traffic_rollups_backfill").backfill
+    backfill = importlib.import_module("studio.migrations.0026_traffic_rollups_backfill").backfill
     synthetic(profile, 1500, days=40)
     recounted = _recounted()
     TrafficHour.objects.all().delete()

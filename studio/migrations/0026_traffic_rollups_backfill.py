@@ -23,7 +23,7 @@ def backfill(apps, schema_editor):  # type: ignore[no-untyped-def]
         rebuild()
         return
     q = connection.ops.quote_name
-    columns = ", ".join(q(c) for c in ("verdict", "by", "route", "tier"))
+    columns = ", ".join(q(c) for c in ("verdict", "by", "route", "tier", "language"))
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO studio_traffichour (profile_id, hour, {columns}, turns) "
@@ -33,6 +33,6 @@ def backfill(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [("studio", "0022_traffic_rollups")]
+    dependencies = [("studio", "0025_traffic_rollups")]
 
     operations = [migrations.RunPython(backfill, migrations.RunPython.noop, elidable=True)]
