@@ -272,9 +272,11 @@ def test_0014_clears_embedding_thresholds_set_while_they_were_cosines_and_says_s
         floor=0.3,
         scorer_settings={"kind": "cascade", "tiers": tiers},
     )
-    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+    # The models as of 0014 (a newer field of Profile has no column yet).
+    at_0014 = migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
 
-    Profile = current_apps.get_model("studio", "Profile")
+    Profile = at_0014.get_model("studio", "Profile")
+    AuditEntry = at_0014.get_model("studio", "AuditEntry")
     cleared = Profile.objects.get(pk=old.pk)
     assert cleared.floor is None and cleared.draft_revision == old.draft_revision + 1
     note = AuditEntry.objects.get(profile=old.pk, action="profile.cosine_thresholds_cleared")
@@ -316,9 +318,9 @@ def test_0014_names_what_applies_once_a_tier_floor_and_the_policy_floor_are_both
         near_tie_margin=0.2,
         scorer_settings={"kind": "embedding", "floor": 0.7, "near_tie_margin": 0.03},
     )
-    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+    at_0014 = migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
 
-    AuditEntry = current_apps.get_model("studio", "AuditEntry")
+    AuditEntry = at_0014.get_model("studio", "AuditEntry")
     said = AuditEntry.objects.get(profile=both.pk, action="profile.cosine_thresholds_cleared")
     fitted = "so it was cleared and the floor fitted to this profile's examples applies."
     assert said.after["notice"].count(fitted) == 2
@@ -357,9 +359,9 @@ def test_0014_resets_a_standalone_embedding_margin_set_while_it_was_a_cosine(
         )
         AuditEntry.objects.filter(pk=entry.pk).update(at=at)
         apps.get_model("studio", "Profile").objects.filter(slug=slug).update(near_tie_margin=0.03)
-    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+    at_0014 = migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
 
-    Profile = current_apps.get_model("studio", "Profile")
+    Profile = at_0014.get_model("studio", "Profile")
     margins = {slug: Profile.objects.get(pk=p.pk).near_tie_margin for slug, p in made.items()}
     assert margins == {"old": 0.15, "since": 0.03, "tiers": 0.03}
     said = AuditEntry.objects.get(
@@ -381,9 +383,9 @@ def test_0014_keeps_a_floor_on_a_profile_made_since_probabilities_with_no_histor
     Profile.objects.filter(pk=made.pk).update(created_at=PROBABILITIES_SINCE + timedelta(days=1))
     unknown = Profile.objects.create(slug="unknown", name="u", scorer_kind="embedding", floor=0.5)
     Profile.objects.filter(pk=unknown.pk).update(created_at=PROBABILITIES_SINCE - timedelta(days=1))
-    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+    at_0014 = migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
 
-    Current = current_apps.get_model("studio", "Profile")
+    Current = at_0014.get_model("studio", "Profile")
     assert Current.objects.get(pk=made.pk).floor == 0.5
     assert Current.objects.get(pk=unknown.pk).floor is None
 
@@ -438,9 +440,9 @@ def test_0014_judges_an_imported_floor_by_when_imports_began_refusing_cosines(
         )
         AuditEntry.objects.filter(pk=entry.pk).update(at=at)
         apps.get_model("studio", "Profile").objects.filter(slug=slug).update(floor=0.62)
-    migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
+    at_0014 = migrate([("studio", "0014_clear_cosine_embedding_thresholds")])
 
-    Profile = current_apps.get_model("studio", "Profile")
+    Profile = at_0014.get_model("studio", "Profile")
     assert Profile.objects.get(pk=imported["early"].pk).floor is None
     assert Profile.objects.get(pk=imported["late"].pk).floor == 0.62  # refused unless minor 2
 
