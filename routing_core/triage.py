@@ -23,7 +23,7 @@ import dataclasses
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from routing_core.keywords import KeywordGroups
 from routing_core.lexicons import ENGLISH, question_pattern
@@ -31,7 +31,7 @@ from routing_core.text import (
     RegexBudget,
     compile_user_regex,
     search_bounded,
-    words,
+    turn_words,
 )
 
 Label = Literal["action", "knowledge", "ambiguous"]
@@ -73,8 +73,9 @@ class TriageVerdict:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Lane:
+class _Lane(NamedTuple):
+    """One lane's score and what fired (a tuple: two are made on every turn)."""
+
     score: float
     hits: tuple[str, ...]
     first: bool
@@ -140,7 +141,7 @@ class IntentClassifier:
         """
         if not message or not message.strip():
             return _ambiguous("empty query")
-        tokens = words(message)
+        tokens = turn_words(message)
         if not tokens:
             return _ambiguous("no tokens")
         matcher = self._tools if tool_keywords is None else ToolMatcher(tool_keywords)
@@ -207,16 +208,16 @@ def _lexicon(given: Iterable[str] | None, default: frozenset[str]) -> frozenset[
     return default if given is None else frozenset(w.lower() for w in given)
 
 
-def _lane(tokens: list[str], lexicon: frozenset[str], *, bonus: bool, bonus_name: str) -> _Lane:
-    hits = tuple(dict.fromkeys(t for t in tokens if t in lexicon))
+def _lane(tokens: Sequence[str], lexicon: frozenset[str], *, bonus: bool, bonus_name: str) -> _Lane:
+    hits = tuple(dict.fromkeys(filter(lexicon.__contains__, tokens)))
     first = tokens[0] in lexicon
     score = (0.4 + 0.1 * min(len(hits) - 1, 3) if hits else 0.0) + (0.2 if first else 0.0)
     score += 0.3 if bonus else 0.0
-    signals = tuple(
-        name
-        for name, fired in (("verb", bool(hits)), ("first-word", first), (bonus_name, bonus))
-        if fired
-    )
+    signals: tuple[str, ...] = ("verb",) if hits else ()
+    if first:
+        signals += ("first-word",)
+    if bonus:
+        signals += (bonus_name,)
     return _Lane(min(score, _LANE_CAP), hits, first, signals)
 
 
