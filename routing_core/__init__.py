@@ -24,6 +24,7 @@ Public modules, each for one job whose names read best beside the module's:
 - `routing_core.repair`: the smallest edit that makes a failing test case pass.
 - `routing_core.tuning`: threshold sweeps over a test suite.
 - `routing_core.suggest`: examples and never-phrases proposed by a language model.
+- `routing_core.languages`: which language a message is written in (the `languages` extra).
 - `routing_core.lexicons`: the built-in triage lexicons per language, and their mixes.
 - `routing_core.server`: `routing-core serve`, the route server for agents in any language
   (its configuration; the `server` extra).

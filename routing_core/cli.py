@@ -75,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
 
     lint = commands.add_parser("lint", help="find routes that fight each other; exit 1 on errors")
     lint.add_argument("pack")
+    lint.add_argument(
+        "--messages",
+        metavar="FILE",
+        help="recent user messages, one a line: routes with no examples in a language many of "
+        "them use are reported (needs the languages extra)",
+    )
     lint.set_defaults(handler=_lint)
 
     from routing_core.importers.command import add_import_command
@@ -205,12 +211,32 @@ def _eval(args: argparse.Namespace) -> int:
 def _lint(args: argparse.Namespace) -> int:
     from routing_core.lint import lint_pack
 
-    findings = lint_pack(load_pack(args.pack))
+    traffic = _message_languages(args.messages) if args.messages else None
+    findings = lint_pack(load_pack(args.pack), traffic_languages=traffic)
     for f in findings:
         print(f"{f.severity:<7} {f.path}: {f.message}")
     errors = sum(f.severity == "error" for f in findings)
     print(f"{len(findings)} finding(s), {errors} error(s)")
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _message_languages(path: str) -> dict[str, int]:
+    """How many of the file's lines (one message each) are in each language.
+
+    Raises:
+        ValueError: the `languages` extra is not installed (said as a usage error).
+    """
+    from collections import Counter
+
+    from routing_core import languages
+
+    if not languages.available():
+        raise ValueError(
+            "--messages needs the languages extra: pip install 'routing-core[languages]'"
+        )
+    with open(path, encoding="utf-8") as lines:
+        found = Counter(languages.detect(line) for line in lines if line.strip())
+    return {code: n for code, n in found.items() if code}
 
 
 # A build's progress bar counts thousandths of the learning.

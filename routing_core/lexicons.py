@@ -16,8 +16,24 @@ Our judgement, as for English (see `triage`'s docstring):
   "cuando"; French "que") are left out: they would tilt every action sentence toward
   knowledge;
 - a question opens with an interrogative or a question verb (or "¿"), or ends with "?";
-- a word that is a common English word of another kind ("active", "reserve", "as") is left
-  out, since profiles mix English with their other languages.
+- a word that is a common English word of another kind ("active", "reserve", "as", Italian
+  "come", Dutch "leg") is left out, since profiles mix English with their other languages;
+- an imperative that is mostly a noun in support conversations is left out as English "order"
+  is (Portuguese "compra", "reserva", "troca"; Italian "carica", "cambi"; Dutch "boek",
+  "deel");
+- Chinese is written without spaces: its words are found inside the message's runs of
+  letters (docs/pack-format.md, Triage, Tokens), so a word of one character would match
+  inside unrelated words and only longer ones are listed (but "谁" and "哪", which are never
+  anything but question words), and the words that name a thing as often as an act ("退款"
+  a refund, "设置" the settings) are kept out as English "order" is, with the phrases that
+  make them an act ("要退款", "申请退款") kept in. Simplified and traditional forms are both
+  listed. Its questions end with "吗"/"呢" or a full-width "？", or open with a question word
+  with no space after it, which `question_extra` says since "\b" cannot;
+- Japanese, also without spaces, puts the verb last ("予約をキャンセルして"): its words are
+  the request and wish forms of the verbs, and its questions end with "か" or "？". Since its
+  acts rarely open the message, an act with its object first scores one verb (0.4) and stays
+  "ambiguous" below the default floor (0.55), as English "please cancel my order" does; a
+  verb that opens the message ("キャンセルしてください", "解約したいです") is an action.
 """
 
 from __future__ import annotations
@@ -36,6 +52,9 @@ class Lexicon:
     action_verbs: frozenset[str]
     knowledge_verbs: frozenset[str]
     question_starts: tuple[str, ...]  # words that open a question (regex-escaped on use)
+    # More of the question pattern, for what an opening word cannot say (Spanish "¿", a
+    # Chinese closing particle): a regex alternative, or "".
+    question_extra: str = ""
 
 
 def _words(text: str) -> frozenset[str]:
@@ -106,6 +125,7 @@ SPANISH = Lexicon(
         "qué cómo cuándo dónde donde cuál cuáles quién quiénes cuánto cuánta cuántos cuántas"
         " puedo puede pueden podría podrías es está están hay tiene tienen tengo"
     ),
+    r"^\s*¿",
 )
 
 FRENCH = Lexicon(
@@ -174,7 +194,241 @@ GERMAN = Lexicon(
     ),
 )
 
-LEXICONS: dict[str, Lexicon] = {lex.code: lex for lex in (ENGLISH, SPANISH, FRENCH, GERMAN)}
+PORTUGUESE = Lexicon(
+    "pt",
+    "Português",
+    _words(
+        """
+        ativar ativa ative adicionar adiciona adicione acrescentar aplicar aprovar arquivar
+        atribuir bloquear bloqueia bloqueie reservar comprar compre cancelar cancela cancele
+        anular alterar altera altere mudar muda mude trocar troque fechar fecha feche
+        configurar conectar ligar liga ligue desligar desliga desligue criar cria crie
+        desativar desativa desative eliminar apagar apaga apague excluir exclua baixar baixe
+        editar habilitar desabilitar exportar consertar corrigir congelar gerar importar
+        instalar convidar abrir abre abra pagar paga pague imprimir publicar reembolsar
+        devolver devolva registrar registar rejeitar recusar remover remova renomear renovar
+        renove reagendar redefinir reiniciar reinicie restaurar reenviar agendar enviar envia
+        envie mandar manda mande partilhar compartilhar compartilhe assinar começar comece
+        iniciar inicie parar pare interromper subscrever inscrever transferir transfira
+        desbloquear desbloqueia desbloqueie atualizar atualiza atualize carregar verificar
+        sacar levantar encomendar acender acende acenda
+        """
+    ),
+    _words(
+        """
+        explicar explica explique descrever descreva comparar compare definir dizer diga
+        contar conte mostrar mostra mostre saber entender compreender significa significado
+        diferença diferenças recomendar recomenda recomende sugerir resumir esclarecer
+        quê onde qual quais quem quanto quanta quantos quantas porquê
+        """
+    ),
+    _starts(
+        "que quê como quando onde qual quais quem quanto quanta quantos quantas porquê"
+        " posso pode podem poderia é está estão há tem têm tenho existe"
+    ),
+)
+
+ITALIAN = Lexicon(
+    "it",
+    "Italiano",
+    _words(
+        """
+        attivare attiva attivi aggiungere aggiungi aggiunga applicare approvare archiviare
+        assegnare bloccare blocca blocchi prenotare prenota prenoti comprare compra compri
+        acquistare acquista annullare annulla annulli cancellare cancella cancelli cambiare
+        modificare modifica modifichi chiudere chiudi chiuda configurare collegare
+        connettere creare crea crei disattivare disattiva disattivi eliminare elimina elimini
+        scaricare scarica scarichi esportare riparare sistemare generare importare installare
+        invitare aprire apri apra pagare paga paghi stampare pubblicare rimborsare rimborsa
+        rimborsi restituire registrare rifiutare rimuovere rimuovi rimuova rinominare
+        rinnovare rinnova rinnovi riprogrammare reimpostare riavviare ripristinare programmare
+        inviare invia invii mandare manda mandi condividere firmare iniziare inizia avviare
+        avvia fermare ferma interrompere iscrivere disiscrivere trasferire trasferisci
+        sbloccare sblocca sblocchi aggiornare aggiorna aggiorni caricare verificare
+        prelevare ordinare ordina accendere accendi spegnere spegni
+        """
+    ),
+    _words(
+        """
+        spiegare spiega spieghi spiegami descrivere descrivi confrontare definire dire dimmi
+        dica raccontare mostrare mostra mostrami sapere capire significa significato
+        differenza consigliare consiglia suggerire riassumere chiarire
+        cosa dove quale quali chi quanto quanta quanti quante perché
+        """
+    ),
+    _starts(
+        "cosa che quando dove quale quali chi quanto quanta quanti quante perché"
+        " posso puoi può potresti è sono c'è hai avete"
+    ),
+)
+
+DUTCH = Lexicon(
+    "nl",
+    "Nederlands",
+    _words(
+        """
+        activeren activeer toevoegen voeg toepassen goedkeuren archiveren toewijzen
+        blokkeren blokkeer boeken kopen koop annuleren annuleer opzeggen wijzigen wijzig
+        veranderen verander sluiten sluit configureren verbinden koppelen maken maak
+        aanmaken verwijderen verwijder downloaden bewerken uitschakelen inschakelen
+        schakel deactiveren exporteren repareren herstellen genereren importeren installeren
+        installeer uitnodigen openen betalen betaal printen afdrukken publiceren
+        terugbetalen registreren aanmelden afmelden weigeren afwijzen hernoemen verlengen
+        verleng resetten herstarten sturen stuur versturen verstuur verzenden delen
+        ondertekenen starten stoppen abonneren overmaken overboeken ontgrendelen
+        deblokkeren bijwerken updaten uploaden verifiëren bevestigen bevestig bestellen
+        bestel omboeken ruilen wisselen aanzetten uitzetten zet
+        """
+    ),
+    _words(
+        """
+        uitleggen beschrijven beschrijf vergelijken vergelijk definiëren vertellen vertel
+        tonen toon weten weet begrijpen snappen betekent betekenis verschil aanbevelen
+        aanraden adviseren samenvatten verduidelijken
+        wat hoe waarom wanneer waar welke welk wie wiens hoeveel
+        """
+    ),
+    _starts(
+        "wat hoe waarom wanneer waar welke welk wie wiens hoeveel kan kun kunt kunnen is"
+        " zijn heb hebt heeft mag moet wordt zal"
+    ),
+)
+
+POLISH = Lexicon(
+    "pl",
+    "Polski",
+    _words(
+        """
+        aktywować aktywuj dodać dodaj zastosować zatwierdzić zarchiwizować przypisać
+        zablokować zablokuj zarezerwować zarezerwuj kupić kup anulować anuluj odwołać
+        odwołaj zmienić zmień zamknąć zamknij skonfigurować połączyć podłącz utworzyć utwórz
+        stworzyć stwórz usunąć usuń skasować pobrać pobierz edytować wyłączyć wyłącz
+        włączyć włącz dezaktywować eksportować naprawić napraw wygenerować importować
+        zainstalować zainstaluj zaprosić zaproś otworzyć otwórz zapłacić zapłać opłacić
+        wydrukować wydrukuj opublikować zwrócić zwróć zarejestrować zarejestruj odrzucić
+        odrzuć przedłużyć przedłuż odnowić odnów zresetować zrestartować uruchomić uruchom
+        przywrócić przywróć wysłać wyślij udostępnić podpisać podpisz zacząć zacznij
+        rozpocząć zatrzymać zatrzymaj subskrybować wypisać przelać przelej przenieść
+        odblokować odblokuj zaktualizować zaktualizuj wgrać prześlij zweryfikować
+        potwierdzić potwierdź wypłacić wypłać zamówić zamów ustawić ustaw
+        """
+    ),
+    _words(
+        """
+        wyjaśnić wyjaśnij wytłumaczyć wytłumacz opisać opisz porównać porównaj zdefiniować
+        powiedzieć powiedz pokazać pokaż wiedzieć rozumieć zrozumieć znaczy oznacza
+        znaczenie różnica polecić doradzić zasugerować podsumować podsumuj
+        co jak dlaczego czemu kiedy gdzie który która które kto czyj ile jaki jaka jakie
+        """
+    ),
+    _starts(
+        "co jak dlaczego czemu kiedy gdzie który która które kto czyj ile jaki jaka jakie"
+        " czy mogę możesz może można jest są masz macie"
+    ),
+)
+
+RUSSIAN = Lexicon(
+    "ru",
+    "Русский",
+    _words(
+        """
+        активировать активируй активируйте добавить добавь добавьте применить одобрить
+        архивировать назначить заблокировать заблокируй заблокируйте забронировать
+        забронируй забронируйте купить купи купите отменить отмени отмените изменить измени
+        измените поменять поменяй закрыть закрой закройте настроить настрой подключить
+        подключи создать создай создайте удалить удали удалите скачать скачай загрузить
+        загрузи редактировать отключить отключи выключить выключи включить включи
+        деактивировать экспортировать исправить исправь починить сгенерировать
+        импортировать установить установи пригласить открыть открой откройте оплатить
+        оплати заплатить распечатать напечатать опубликовать вернуть верни верните
+        зарегистрировать зарегистрируй отклонить убрать убери переименовать продлить продли
+        обновить обнови сбросить перезапустить перезагрузить восстановить отправить отправь
+        отправьте прислать пришли переслать поделиться подписать начать начни запустить
+        запусти остановить останови подписаться отписаться перевести переведи
+        разблокировать разблокируй проверить проверь подтвердить подтверди снять сними
+        заказать закажи поставить поставь
+        """
+    ),
+    _words(
+        """
+        объяснить объясни объясните описать опиши сравнить сравни определить сказать скажи
+        скажите рассказать расскажи показать покажи покажите знать понять понимать
+        означает значение разница отличие посоветовать посоветуй порекомендовать
+        подытожить
+        почему зачем где куда откуда какой какая какое какие который кто чей сколько
+        """
+    ),
+    _starts(
+        "что как почему зачем когда где куда откуда какой какая какое какие который кто чей"
+        " сколько можно могу можешь можете есть"
+    ),
+)
+
+CHINESE = Lexicon(
+    "zh",
+    "中文",
+    _words(
+        """
+        打开 开启 关闭 关掉 取消 添加 增加 删除 移除 修改 更改 更新 设定 预订 预定
+        订购 购买 支付 要退款 申请退款 发送 转账 下载 上传 安装 启动 启用 停用 禁用 停止
+        暂停 重启 重置 恢复 注册 登录 注销 订阅 退订 解锁 锁定 冻结 解冻 创建 新建 编辑
+        导出 导入 分享 签署 开始 播放 提交 申请 预约 升级 更换 兑换 提现 充值 挂失 开通
+        绑定 解绑 续费 续订 改签
+        打開 開啟 關閉 關掉 刪除 設定 申請退款 預訂 預定 訂購 購買 發送 轉賬 轉帳 下載 上傳
+        安裝 啟動 啟用 停用 暫停 重啟 恢復 註冊 登錄 登入 註銷 訂閱 退訂 解鎖 鎖定 凍結
+        解凍 創建 編輯 導出 匯出 導入 匯入 開始 提交 申請 預約 升級 更換 兌換 開通 綁定
+        解綁 續費 續訂
+        """
+    ),
+    _words(
+        """
+        解释 说明 介绍 描述 比较 对比 定义 告诉 显示 知道 了解 明白 意思 区别 差别 不同
+        推荐 建议 总结 什么 为什么 怎么 怎样 如何 哪 谁 多少 何时
+        解釋 說明 介紹 比較 對比 定義 告訴 顯示 區別 差別 推薦 建議 總結 什麼 為什麼 怎麼
+        怎樣 誰
+        """
+    ),
+    (),
+    r"[吗嗎呢][？?\s]*$|？\s*$|^\s*(?:什么|什麼|为什么|為什麼|怎么|怎麼|怎样|怎樣|如何|哪|谁|誰"
+    r"|多少|是否|能否|能不能|可不可以|是不是|有没有|有沒有)",
+)
+
+# Japanese acts are mostly a noun and "する" ("キャンセルする"): listed in the request and wish
+# forms ("キャンセルして", "キャンセルしたい"), not the noun, which names the thing as often
+# ("キャンセル料" a cancellation fee) nor the past ("キャンセルした注文" the cancelled order).
+_JAPANESE_SURU = """
+    キャンセル 解約 予約 購入 注文 変更 削除 追加 登録 解除 設定 送信 転送 返金 返品 交換 更新
+    停止 再起動 リセット ダウンロード アップロード インストール 再生
+"""
+
+JAPANESE = Lexicon(
+    "ja",
+    "日本語",
+    _words(
+        """
+        取り消して 取り消したい 開けて 開いて 閉じて 閉めて 止めて やめて 始めて 送って
+        送りたい つけて 消して 流して 変えて 変えたい 入れて 切って 戻して 返して 買って
+        買いたい 払って 払いたい 申し込んで 申し込みたい 振り込んで
+        """
+    )
+    | {f"{noun}{form}" for noun in _JAPANESE_SURU.split() for form in ("して", "したい")},
+    _words(
+        """
+        説明 教えて 知りたい 意味 違い 比較 比べて おすすめ 何 なぜ どうして どうやって
+        どうすれば どこ どれ どの どんな いつ 誰 いくら どのくらい
+        """
+    ),
+    (),
+    r"か[？?\s]*$|？\s*$",
+)
+
+LEXICONS: dict[str, Lexicon] = {
+    lex.code: lex
+    for lex in (
+        *(ENGLISH, SPANISH, FRENCH, GERMAN, PORTUGUESE),
+        *(ITALIAN, DUTCH, POLISH, RUSSIAN, CHINESE, JAPANESE),
+    )
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,12 +441,14 @@ class Mix:
 
 
 def question_pattern(starts: Iterable[str]) -> str:
-    """A question: ends with "?", opens with "¿" or with one of the words.
+    """A question: ends with "?" or opens with one of the words.
 
     The English list gives exactly `triage.DEFAULT_QUESTION_PATTERN`, so a profile that
     chooses English alone stores nothing new.
     """
     alternatives = "|".join(re.escape(word) for word in starts)
+    if not alternatives:  # an empty group would match every message's start
+        return r"(?i)\?\s*$"
     return rf"(?i)\?\s*$|^\s*(?:{alternatives})\b"
 
 
@@ -207,8 +463,9 @@ def mix(codes: Iterable[str]) -> Mix:
         raise KeyError("choose at least one language")
     starts = list(dict.fromkeys(word for lex in chosen for word in lex.question_starts))
     pattern = question_pattern(starts)
-    if any(lex.code == "es" for lex in chosen):  # Spanish opens a question with "¿"
-        pattern += r"|^\s*¿"
+    for lex in chosen:
+        if lex.question_extra:
+            pattern += "|" + lex.question_extra
     return Mix(
         frozenset().union(*(lex.action_verbs for lex in chosen)),
         frozenset().union(*(lex.knowledge_verbs for lex in chosen)),

@@ -2,18 +2,21 @@
 
 Each finding names a severity, the route (and JSON path) to fix, and one sentence saying
 what is wrong. Everything is computed from the pack alone, with the pack's own rules and
-scorer, so the studio and the command line agree.
+scorer, so the studio and the command line agree; the one exception is what the caller knows
+of its traffic (the languages recent messages were written in), passed in as counts, since
+this package never reads a database.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from routing_core.pack import Pack
+from routing_core import languages
+from routing_core.pack import Pack, Route
 from routing_core.router import Router
 from routing_core.rules import RuleSet
 from routing_core.scorers import _background, route_texts
@@ -25,6 +28,12 @@ MIN_EXAMPLES = 5
 # A profile with fewer out-of-scope examples of its own also learns the built-in background.
 OUT_OF_SCOPE_WANTED = _background.BACKGROUND_BELOW
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+# A language the routes should have examples in: this share of the recent messages whose
+# language is known, and at least this many of them (a handful of visitors is no audience).
+LANGUAGE_SHARE = 0.05
+LANGUAGE_MESSAGES = 10
+# Routes named in one language finding; the rest are counted.
+_NAMED_ROUTES = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +47,20 @@ class Finding:
     message: str
 
 
-def lint_pack(pack: Pack, router: Router | None = None) -> list[Finding]:
+def lint_pack(
+    pack: Pack,
+    router: Router | None = None,
+    traffic_languages: Mapping[str, int] | None = None,
+) -> list[Finding]:
     """Every finding for the pack, errors first.
 
     Args:
         pack: the pack to check.
         router: a compiled router for the pack (built when None); used to route `never`
             phrases the way production would.
+        traffic_languages: how many recent messages were written in each language (codes of
+            `routing_core.languages.detect`); routes with no examples in a language many of
+            them use are reported (`language_gaps`).
     """
     router = router or Router(pack)
     findings = [
@@ -57,8 +73,63 @@ def lint_pack(pack: Pack, router: Router | None = None) -> list[Finding]:
         *_shared_keywords(pack),
         *_stuck_default(pack),
         *_few_out_of_scope(pack),
+        *language_gaps(pack, traffic_languages or {}),
     ]
     return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.path))
+
+
+def language_gaps(pack: Pack, traffic_languages: Mapping[str, int]) -> list[Finding]:
+    """One warning per language that recent messages often use and some routes have no
+    example in: those messages reach those routes only through words shared across languages.
+
+    Counts of the empty code (language unclear) are left out of the shares. Needs the
+    `languages` extra to read the examples; without it there is nothing to say.
+    """
+    known = {code: n for code, n in traffic_languages.items() if code and n > 0}
+    total = sum(known.values())
+    wanted = [
+        (code, n)
+        for code, n in sorted(known.items(), key=lambda item: (-item[1], item[0]))
+        if n >= LANGUAGE_MESSAGES and n / total >= LANGUAGE_SHARE
+    ]
+    if not wanted or not languages.available():
+        return []
+    written = {route.name: route_languages(route) for route in pack.routes}
+    findings = []
+    for code, n in wanted:
+        missing = [route.name for route in pack.routes if code not in written[route.name]]
+        if missing:
+            findings.append(_language_gap(code, n / total, missing))
+    return findings
+
+
+def route_languages(route: Route) -> frozenset[str]:
+    """The languages a route's examples are written in.
+
+    An example too short to name alone ("cancel it") is read with the route's other unsure
+    ones, as one text: a route of short English examples is still a route in English.
+    """
+    detected = {example: languages.detect(example) for example in route.examples}
+    unsure = [example for example, code in detected.items() if code is None]
+    found = set(detected.values())
+    if unsure:
+        found.add(languages.detect("\n".join(unsure)))
+    return frozenset(code for code in found if code)
+
+
+def _language_gap(code: str, share: float, missing: list[str]) -> Finding:
+    name = languages.name(code)
+    named = ", ".join(missing[:_NAMED_ROUTES])
+    more = f" and {len(missing) - _NAMED_ROUTES} more" if len(missing) > _NAMED_ROUTES else ""
+    these = "this route has" if len(missing) == 1 else "these routes have"
+    return Finding(
+        "warning",
+        "language-gap",
+        None,
+        "routes",
+        f"{share:.0%} of recent messages (of those whose language is clear) are in {name};"
+        f" {these} no {name} examples: {named}{more}",
+    )
 
 
 def _normal(text: str) -> str:
@@ -202,7 +273,7 @@ def _few_examples(pack: Pack) -> list[Finding]:
             "few-examples",
             route.name,
             f"routes[{r}].examples",
-            f"{len(route.examples)} example(s): give at least {MIN_EXAMPLES} so the scorer "
+            f"{_how_many_examples(len(route.examples))}: give at least {MIN_EXAMPLES} so the scorer "
             "learns the route's range",
         )
         for r, route in enumerate(pack.routes)
@@ -246,6 +317,10 @@ def _stuck_default(pack: Pack) -> list[Finding]:
             "ends the conversation",
         )
     ]
+
+
+def _how_many_examples(count: int) -> str:
+    return f"{count} example" if count == 1 else f"{count} examples"
 
 
 def _few_out_of_scope(pack: Pack) -> list[Finding]:

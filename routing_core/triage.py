@@ -27,6 +27,7 @@ from typing import Any, Literal, NamedTuple
 
 from routing_core.keywords import KeywordGroups
 from routing_core.lexicons import ENGLISH, question_pattern
+from routing_core.scorers._terms import has_unspaced_script
 from routing_core.text import (
     RegexBudget,
     compile_user_regex,
@@ -124,6 +125,8 @@ class IntentClassifier:
         self.question = compile_user_regex(pattern)
         self._tools = ToolMatcher(tool_keywords or {})
         self._scripts = frozenset().union(*map(scripts, self.action_verbs | self.knowledge_verbs))
+        self._action_inside = _inside(self.action_verbs)
+        self._knowledge_inside = _inside(self.knowledge_verbs)
 
     def classify(
         self,
@@ -148,8 +151,16 @@ class IntentClassifier:
         tools = matcher.matches(message)
         found = search_bounded(self.question, message, budget, "triage.question_pattern")
         is_question = found is not None
-        action = _lane(tokens, self.action_verbs, bonus=bool(tools), bonus_name="tool")
-        knowledge = _lane(tokens, self.knowledge_verbs, bonus=is_question, bonus_name="question")
+        action = _lane(
+            tokens, self.action_verbs, self._action_inside, bonus=bool(tools), bonus_name="tool"
+        )
+        knowledge = _lane(
+            tokens,
+            self.knowledge_verbs,
+            self._knowledge_inside,
+            bonus=is_question,
+            bonus_name="question",
+        )
         verdict = self._resolve(action, knowledge, tools)
         if verdict.action_score == verdict.knowledge_score == 0:
             return self._uncovered(message, verdict) or verdict
@@ -208,9 +219,52 @@ def _lexicon(given: Iterable[str] | None, default: frozenset[str]) -> frozenset[
     return default if given is None else frozenset(w.lower() for w in given)
 
 
-def _lane(tokens: Sequence[str], lexicon: frozenset[str], *, bonus: bool, bonus_name: str) -> _Lane:
-    hits = tuple(dict.fromkeys(filter(lexicon.__contains__, tokens)))
-    first = tokens[0] in lexicon
+def _inside(lexicon: frozenset[str]) -> tuple[str, ...]:
+    """The lexicon's words in scripts without spaces: found inside tokens, not only as one."""
+    return tuple(sorted(w for w in lexicon if has_unspaced_script(w)))
+
+
+def _found_inside(token: str, inside: tuple[str, ...]) -> list[str]:
+    """The words of `inside` in the token, in order, leaving out one found only within a
+    longer one ("什么" within "为什么" is one question word, not two)."""
+    spans = []
+    for word in inside:
+        start = token.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word), word))
+            start = token.find(word, start + 1)
+    kept = [
+        (a, b, w)
+        for a, b, w in spans
+        if not any(c <= a and b <= d and (c, d) != (a, b) for c, d, _ in spans)
+    ]
+    return [w for _, _, w in sorted(kept)]
+
+
+def _hits(tokens: Sequence[str], lexicon: frozenset[str], inside: tuple[str, ...]) -> list[str]:
+    """The tokens in the lexicon and, within tokens in a script without spaces, the lexicon
+    words of that script they contain (docs/pack-format.md, Triage, step 4)."""
+    if not inside:
+        return [t for t in tokens if t in lexicon]
+    found = []
+    for token in tokens:
+        if token in lexicon:
+            found.append(token)
+        elif has_unspaced_script(token):
+            found += _found_inside(token, inside)
+    return found
+
+
+def _lane(
+    tokens: Sequence[str],
+    lexicon: frozenset[str],
+    inside: tuple[str, ...],
+    *,
+    bonus: bool,
+    bonus_name: str,
+) -> _Lane:
+    hits = tuple(dict.fromkeys(_hits(tokens, lexicon, inside)))
+    first = tokens[0] in lexicon or tokens[0].startswith(inside)
     score = (0.4 + 0.1 * min(len(hits) - 1, 3) if hits else 0.0) + (0.2 if first else 0.0)
     score += 0.3 if bonus else 0.0
     signals: tuple[str, ...] = ("verb",) if hits else ()

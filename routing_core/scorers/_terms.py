@@ -151,6 +151,13 @@ def is_segmented(text: str) -> bool:
     return _CHANGED_BY_SEGMENTING.search(text[:MAX_CHARS]) is not None
 
 
+def has_unspaced_script(text: str) -> bool:
+    """Whether the text has a letter of a script written without spaces (Han, kana, Thai,
+    Lao): triage finds such lexicon words inside a message's words (docs/pack-format.md,
+    Triage)."""
+    return _UNSPACED_RUN.search(text) is not None
+
+
 def is_content(word: str) -> bool:
     """True for a word that is not a stop word: worth scoring in any pack, and showing."""
     return word not in STOP_WORDS

@@ -27,6 +27,7 @@ from studio.models import (
     TrafficSettings,
 )
 from studio.publishing import queue_checks
+from studio.shared import languages
 from studio.shared.schemas import clean_text
 
 MAX_BATCH = 500
@@ -241,6 +242,8 @@ def _row(
         arm=trial.arm if trial is not None else "",
         shadow_route=(shadow.route or "") if shadow is not None else "",
         shadow_verdict=shadow.verdict if shadow is not None else "",
+        # Read from the text as sent, even when it is not kept: a language is not the words.
+        language=languages.detect(item.message) if item.message else "",
     )
 
 

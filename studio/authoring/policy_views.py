@@ -92,9 +92,18 @@ def _default(name: str) -> object:
     return None if value == [] else value  # an empty list reads "none"
 
 
+# A settings form posted without the version it was read at (an old page, a hand-made post).
+OUT_OF_DATE = (
+    "This form was out of date (it did not say which version it changed): reload the page."
+)
+
+
 def _save(request: HtmxHttpRequest, form: PackForm) -> int:
     if not form.is_valid():
         _add_pack_errors_too(form)
+        return 422
+    if form.cleaned_data["revision"] is None:  # not a conflict: no edit to compare with
+        form.add_error(None, OUT_OF_DATE)
         return 422
     profile: Profile = form.instance
     try:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from routing_core import PackError, load_pack
 from routing_core.importers import (
@@ -39,6 +41,8 @@ from studio.shared.labels import plain_problem, source_line
 PACK = "pack"  # an ImportJob's format for a Route Studio pack file
 STEPS = 3  # read, parse and validate, create
 CHECK_EVERY_S = 0.2
+# How long a refused import's file waits for its person to try again with other settings.
+KEEP_REFUSED_FOR = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -257,8 +261,59 @@ def cancel_requested(job: ImportJob) -> Callable[[], bool]:
 
 
 def _ended(fields: dict[str, Any]) -> dict[str, Any]:
-    """A finished job's fields: its upload is no longer needed once it has ended."""
+    """A finished job's fields: its upload is no longer needed once it has ended, unless the
+    import was refused: then the file waits (`kept_upload`) so that trying again with another
+    format, language or slug does not mean choosing the file again."""
+    if fields.get("status") == JobStatus.FAILED:
+        return fields
     return {**fields, "upload": b""}
+
+
+def keep_refused(
+    format: str,
+    data: bytes,
+    *,
+    user: Any,
+    filename: str,
+    errors: list[tuple[str, str]],
+    **typed: str,
+) -> ImportJob:
+    """Record an import the form refused before queueing it (a slug taken), with its file, so
+    the form shown again can offer the same file (`kept_upload`) instead of asking for it."""
+    return ImportJob.objects.create(
+        format=format,
+        filename=filename[:255],
+        upload=data,
+        started_by=user,
+        status=JobStatus.FAILED,
+        refusal="refused",
+        problems=[list(problem) for problem in errors],
+        error="Nothing was imported: " + "; ".join(f"{p}: {m}" for p, m in errors),
+        finished_at=timezone.now(),
+        total=STEPS,
+        **typed,
+    )
+
+
+def kept_upload(job_id: int, user: Any) -> ImportJob | None:
+    """The refused import `job_id` of `user` whose file still waits, or None.
+
+    Only the person who chose the file gets it back, for `KEEP_REFUSED_FOR`; older files
+    are emptied here, so a kept file never outlives its day by more than the next import.
+    """
+    since = timezone.now() - KEEP_REFUSED_FOR
+    waiting = ImportJob.objects.filter(status=JobStatus.FAILED).exclude(upload=b"")
+    waiting.filter(finished_at__lt=since).update(upload=b"")
+    return (
+        waiting.filter(pk=job_id, started_by=user, finished_at__gte=since)
+        .exclude(format=PACK)
+        .first()
+    )
+
+
+def release_kept(job: ImportJob) -> None:
+    """The file of a refused import was used again (or replaced): it is not kept twice."""
+    ImportJob.objects.filter(pk=job.pk).update(upload=b"")
 
 
 def problem_lines(job: ImportJob) -> list[str]:

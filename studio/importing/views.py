@@ -16,7 +16,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from routing_core.importers import LABELS
-from studio.importing.imports import PACK, problem_lines, start_import
+from studio.importing.imports import (
+    PACK,
+    keep_refused,
+    kept_upload,
+    problem_lines,
+    release_kept,
+    start_import,
+)
 from studio.importing.packs import MAX_IMPORT_BYTES
 from studio.jobs import cancel_job, recover_job
 from studio.models import ImportJob, JobStatus
@@ -31,7 +38,8 @@ NOTES = (("left out", "Left out"), ("kept aside", "Kept aside"), ("changed", "Ch
 
 class ImportFromForm(forms.Form):
     format = forms.ChoiceField(label="The file comes from", choices=list(LABELS.items()))
-    file = forms.FileField(label="Export file (.zip, .yml, .yaml or .json)")
+    # Not required: a form shown again after a refusal offers the file chosen then (`again`).
+    file = forms.FileField(label="Export file (.zip, .yml, .yaml or .json)", required=False)
     language = forms.RegexField(
         label="Language",
         regex=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$",
@@ -67,28 +75,76 @@ def import_from(request: HtmxHttpRequest) -> HttpResponse:
         request.FILES if posted else None,
         initial=_typed_before(request),
     )
+    kept = _kept(request)
     errors: list[str] = []
     if posted and form.is_valid():
         upload = form.cleaned_data["file"]
+        if upload is None and kept is None:
+            form.add_error("file", "choose the export file")
+            return _page(request, form, errors, kept)
+        if upload is not None:
+            data, filename = upload.read(MAX_IMPORT_BYTES + 1), upload.name or "upload"
+        else:
+            data, filename = bytes(kept.upload), kept.filename  # type: ignore[union-attr]
+        typed = {k: form.cleaned_data[k] for k in ("language", "slug", "name")}
         try:
             job = start_import(
-                form.cleaned_data["format"],
-                upload.read(MAX_IMPORT_BYTES + 1),
-                user=request.user,
-                filename=upload.name or "upload",
-                language=form.cleaned_data["language"],
-                slug=form.cleaned_data["slug"],
-                name=form.cleaned_data["name"],
+                form.cleaned_data["format"], data, user=request.user, filename=filename, **typed
             )
         except Refused as exc:
-            for path, message in exc.errors:
-                if path == "slug":  # taken: said beside the field, with what was typed kept
-                    form.add_error(path, message)
-                else:
-                    errors.append(source_line(path, message))
+            errors = _refusal(form, exc)
+            kept = _keep(request, form, kept, data, filename, exc, typed, new=upload is not None)
         else:
+            if kept is not None:
+                release_kept(kept)
             return redirect("import-job", pk=job.pk)
-    return _page(request, form, errors)
+    return _page(request, form, errors, kept)
+
+
+def _refusal(form: ImportFromForm, exc: Refused) -> list[str]:
+    """A refused import's problems: a taken slug beside its field, the rest above the form."""
+    errors = []
+    for path, message in exc.errors:
+        if path == "slug":  # taken: said beside the field, with what was typed kept
+            form.add_error(path, message)
+        else:
+            errors.append(source_line(path, message))
+    return errors
+
+
+def _keep(
+    request: HtmxHttpRequest,
+    form: ImportFromForm,
+    kept: ImportJob | None,
+    data: bytes,
+    filename: str,
+    exc: Refused,
+    typed: dict[str, str],
+    *,
+    new: bool,
+) -> ImportJob | None:
+    """The file to offer again on the refused form: the one just chosen (replacing any kept
+    before), or the kept one it reused. A file over the size limit is not kept."""
+    if not new:
+        return kept
+    if kept is not None:
+        release_kept(kept)
+    if len(data) > MAX_IMPORT_BYTES:
+        return None
+    return keep_refused(
+        form.cleaned_data["format"],
+        data,
+        user=request.user,
+        filename=filename,
+        errors=list(exc.errors),
+        **{k: v or "" for k, v in typed.items()},
+    )
+
+
+def _kept(request: HtmxHttpRequest) -> ImportJob | None:
+    """The refused import whose file this form offers again (`again`, in the query or posted)."""
+    again = request.POST.get("again") or request.GET.get("again", "")
+    return kept_upload(int(again), request.user) if again.isdigit() else None
 
 
 def _typed_before(request: HtmxHttpRequest) -> dict[str, str]:
@@ -102,8 +158,16 @@ def _typed_before(request: HtmxHttpRequest) -> dict[str, str]:
     return {"format": job.format, "language": job.language, "slug": job.slug, "name": job.name}
 
 
-def _page(request: HtmxHttpRequest, form: ImportFromForm, errors: list[str]) -> HttpResponse:
-    context = {"form": form, "errors": errors, "limit_kb": MAX_IMPORT_BYTES // 1024}
+def _page(
+    request: HtmxHttpRequest, form: ImportFromForm, errors: list[str], kept: ImportJob | None
+) -> HttpResponse:
+    context = {
+        "form": form,
+        "errors": errors,
+        "kept": kept,
+        "kept_kb": max(1, round(len(kept.upload) / 1024)) if kept else 0,
+        "limit_kb": MAX_IMPORT_BYTES // 1024,
+    }
     status = 422 if errors or form.errors else 200
     return render(request, "studio/importing/import_from.html", context, status=status)
 

@@ -95,6 +95,9 @@ class Event(models.Model):
     shadow_verdict = models.CharField(max_length=16, blank=True)
     # The user's next turn in the conversation repeated or corrected this one (routing_core.reasks).
     reasked = models.BooleanField(default=False)
+    # The message's language (routing_core.languages, at ingest); "" when unclear, when the agent
+    # sent no text, or for turns stored before languages were detected.
+    language = models.CharField(max_length=8, blank=True, default="")
 
     class Meta:
         ordering = ["-received", "-pk"]

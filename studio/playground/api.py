@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core import MAX_MESSAGE_CHARS
 from studio.playground.turns import route_turn
+from studio.shared import languages
 from studio.shared.api_access import USER_AUTH, profile_for
 from studio.shared.ratelimits import limit
 from studio.shared.schemas import SLUG_PATTERN, ErrorOut
@@ -53,6 +54,11 @@ class RouteMessageOut(BaseModel):
     why: str = Field(description="One sentence: why the turn went where it went.")
     menu_text: str | None = Field(description="What an agent puts in its prompt for a menu.")
     decision: dict[str, Any] = Field(description="`decision.to_event()`: schema route-decision/1.")
+    language: str | None = Field(
+        None,
+        description='The message\'s language, an ISO 639-1 code ("es"); null when it is '
+        "unclear (a short message) — docs/decisions.md, Detecting a message's language.",
+    )
 
 
 @router.post("/{slug}/route", response={200: RouteMessageOut, **ERRORS})
@@ -68,5 +74,8 @@ def route_message(
     outcome = route_turn(profile, payload.message, payload.incumbent, overrides)
     decision = outcome.decision
     return RouteMessageOut(
-        why=outcome.why, menu_text=decision.menu_text(), decision=decision.to_event()
+        why=outcome.why,
+        menu_text=decision.menu_text(),
+        decision=decision.to_event(),
+        language=languages.detect(payload.message) or None,
     )

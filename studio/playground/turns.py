@@ -17,6 +17,7 @@ from routing_core import Decision, Ranked, Router
 from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.playground.wording import Lead, lead_of, strength
+from studio.shared import languages
 from studio.shared.drafts import ModelPending, playground_router
 from studio.shared.labels import DECIDED_BY
 
@@ -110,6 +111,11 @@ class Outcome:
     @cached_property
     def why(self) -> str:
         return explain(self.decision)
+
+    @cached_property
+    def language(self) -> str:
+        """The message's language in plain words ("Spanish"), "" when unsure."""
+        return languages.name_of(self.message)
 
     @cached_property
     def headline(self) -> str:

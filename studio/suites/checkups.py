@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.urls import reverse
+from django.utils import timezone
 
 from routing_core import Finding, PackError, Router, lint_pack
 from routing_core.tuning import OBJECTIVES, SweepPoint, objective_for, suggest, sweep
@@ -25,6 +26,7 @@ from studio.models import ACTIVE, JobStatus, Profile, TuningRun
 from studio.shared.drafts import ModelPending, compiled_router
 from studio.shared.edits import save_profile
 from studio.shared.labels import place
+from studio.shared.languages import recent_languages
 from studio.suites.runs import suite_cases
 
 _RULE_PATH = re.compile(r"^rules\[(\d+)\]")
@@ -46,9 +48,10 @@ def lint_rows(profile: Profile) -> list[LintRow]:
     router = compiled_router(profile)
     routes = dict(profile.routes.values_list("name", "pk"))
     rules = list(profile.rules.values_list("pk", flat=True))
+    traffic = recent_languages(profile)
     return [
         LintRow(f, _href(profile.slug, f, routes, rules), place(f.path, router.pack))
-        for f in lint_pack(router.pack, router)
+        for f in lint_pack(router.pack, router, traffic_languages=traffic)
     ]
 
 
@@ -60,10 +63,12 @@ def cached_lint_rows(profile: Profile) -> list[LintRow] | None:
     """`lint_rows`, kept per (profile, draft revision) like the compiled router they come from.
 
     Every profile page's badge counts the errors, and the publish review polls while its suite
-    runs: linting once per draft is enough. An invalid draft has no rows (its problems say more);
+    runs: linting once per draft is enough. The traffic's languages (what the language findings
+    read) change slowly: they are read again each day. An invalid draft has no rows (its problems say more);
     None while the draft's model is still training (lint scores the examples with it).
     """
-    key = (profile.pk, profile.created_at.isoformat(), profile.draft_revision)
+    day = timezone.now().date().isoformat()
+    key = (profile.pk, f"{profile.created_at.isoformat()} {day}", profile.draft_revision)
     with _LINT_LOCK:
         if key in _LINT:
             return _LINT[key]

@@ -57,7 +57,7 @@ def turns_chart(
     x_ticks = [Tick(left + (i + 0.5) * step, f"{at:{fmt}}") for i, (at, _) in enumerate(buckets)][
         ::every
     ]
-    y_ticks = [Tick(bottom - (bottom - top) * f, f"{round(peak * f)}") for f in (0, 0.5, 1)]
+    y_ticks = [Tick(bottom - (bottom - top) * n / peak, str(n)) for n in _counts_to_mark(peak)]
     return BarChart(width, height, left, right, top, bottom, bars, x_ticks, y_ticks)
 
 
@@ -107,3 +107,10 @@ def share_chart(shares: Sequence[Share], width: int = 720) -> ShareChart:
             )
         )
     return ShareChart(width, max(len(rows), 1) * ROW_H, label_w, bar_w, rows)
+
+
+def _counts_to_mark(peak: int) -> list[int]:
+    """0, the peak and a whole number halfway when there is one: each label stands where its
+    count is (a rounded 0.5 once labelled the middle line "0" beside the bottom one)."""
+    middle = peak // 2
+    return [0, middle, peak] if 0 < middle < peak else [0, peak]

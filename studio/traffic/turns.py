@@ -14,6 +14,7 @@ from datetime import UTC, datetime, time, timedelta
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
+from routing_core.languages import NAMES
 from studio.models import Event, Profile
 
 BY_LABELS = {
@@ -25,6 +26,9 @@ BY_LABELS = {
     "default": "the default route",
     "none": "nobody (no menu under rails)",
 }
+
+# A turn's stored language code in words; "" is a message too short to tell, or none sent.
+LANGUAGE_LABELS = {**NAMES, "": "unclear (short, or no text sent)"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class Period:
     by: list[Share] = field(default_factory=list)
     routes: list[Share] = field(default_factory=list)
     tiers: list[Share] = field(default_factory=list)
+    languages: list[Share] = field(default_factory=list)
 
 
 def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Period:
@@ -99,6 +104,7 @@ def period(profile: Profile, days: int = 7, now: datetime | None = None) -> Peri
         by=shares("by", BY_LABELS),
         routes=shares("route"),
         tiers=shares("tier", {"": "no scoring tier (a rule, or none stood)"}),
+        languages=shares("language", LANGUAGE_LABELS),
     )
 
 

@@ -74,6 +74,7 @@ def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         outcome_chart=share_chart(figures.outcomes),
         by_chart=share_chart(figures.by),
         route_chart=share_chart(figures.routes),
+        language_chart=share_chart(figures.languages),
         tier_chart=share_chart(figures.tiers) if len(figures.tiers) > 1 else None,
         dropped=dropped_by_agents(profile),
         replays=list(profile.replay_runs.defer("report")[:5]),

@@ -36,6 +36,7 @@ def test_import_from_dialogflow_cx_runs_on_the_queue_and_shows_what_came_over(
     page.get_by_test_id("import-again").click()
     expect(page.get_by_label("Slug")).to_have_value("shop-assistant")
     expect(page.get_by_label("The file comes from")).to_have_value("dialogflow-cx")
+    expect(page.get_by_test_id("kept-file")).to_contain_text("notes.zip")  # a new one replaces it
 
     page.get_by_label("Export file").set_input_files(str(agent_zip))
     page.get_by_role("button", name="Import").click()
@@ -69,3 +70,28 @@ def test_import_from_dialogflow_cx_runs_on_the_queue_and_shows_what_came_over(
     page.goto(f"{live_server.url}/profiles/shop-assistant/playground/")
     page.get_by_label("Message").press_sequentially("what is the weather in Lisbon", delay=20)
     expect(page.get_by_test_id("verdict-kind")).to_have_text("unmatched")
+
+
+def test_a_file_refused_for_the_wrong_tool_is_imported_again_without_choosing_it_again(
+    live_server, demo, page: Page, tmp_path
+) -> None:
+    export = tmp_path / "nlu.yml"
+    export.write_text(
+        "version: '3.1'\nnlu:\n- intent: baggage\n  examples: |\n    - my bag is lost\n"
+        "    - how many bags can I take\n- intent: greet\n  examples: |\n    - hello there\n"
+    )
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/import/from/")
+    page.get_by_label("The file comes from").select_option("dialogflow-es")  # the wrong tool
+    page.get_by_label("Export file").set_input_files(str(export))
+    page.get_by_label("Slug").fill("airline")
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_test_id("import-errors")).to_be_visible()
+
+    page.get_by_test_id("import-again").click()
+    expect(page.get_by_test_id("kept-file")).to_contain_text("nlu.yml")
+    page.get_by_label("The file comes from").select_option("rasa")
+    page.get_by_role("button", name="Import").click()  # no file chosen: the kept one is used
+
+    expect(page.get_by_test_id("job-state")).to_contain_text("Created airline with 2 routes")
+    assert Profile.objects.get(slug="airline").routes.count() == 2

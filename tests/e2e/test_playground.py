@@ -233,3 +233,15 @@ def test_in_a_conversation_a_yes_stays_and_a_new_topic_moves_each_saying_why(
     expect(turns.nth(2).get_by_test_id("transcript-why")).to_contain_text("hotel")
     expect(page.get_by_test_id("verdict-why")).to_contain_text("hotel")
     _shot(page, "playground-conversation-reasons.png")
+
+
+def test_the_playground_says_which_language_a_message_is_in(page: Page, live_server, demo) -> None:
+    open_playground(page, live_server.url)
+    message = page.get_by_label("Message")
+
+    message.fill("¿Por qué me cobraron dos veces este mes en la tarjeta?")
+    expect(page.get_by_test_id("verdict-language")).to_have_text("Written in Spanish.")
+
+    message.fill("ok")  # too short to tell: nothing is said rather than a guess
+    expect(page.get_by_test_id("verdict-route")).to_be_visible()
+    expect(page.get_by_test_id("verdict-language")).to_have_count(0)

@@ -173,6 +173,21 @@ def test_lint_lists_findings_and_exits_1_on_errors(tmp_path):
     assert result.stdout.strip().endswith("error(s)")
 
 
+def test_lint_with_recent_messages_names_routes_missing_their_language(tmp_path):
+    messages = tmp_path / "recent.txt"
+    spanish = "¿Por qué me cobraron dos veces este mes en la tarjeta?"
+    english = "I would like to know why I was charged twice this month"
+    messages.write_text("\n".join([spanish] * 12 + [english] * 40 + ["ok", ""]), encoding="utf-8")
+
+    result = cli("lint", SUPPORT, "--messages", str(messages))
+
+    assert (
+        "23% of recent messages (of those whose language is clear) are in Spanish;"
+        " these routes have no Spanish examples" in result.stdout
+    )
+    assert "Spanish" not in cli("lint", SUPPORT).stdout
+
+
 def test_lint_of_the_sample_pack_has_no_errors():
     result = cli("lint", SUPPORT)
     assert result.returncode == 0, result.stdout

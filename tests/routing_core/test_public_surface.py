@@ -81,6 +81,7 @@ PUBLIC_MODULES = {
     "routing_core.canary",
     "routing_core.fleet_status",
     "routing_core.importers",
+    "routing_core.languages",
     "routing_core.lexicons",
     "routing_core.remote",
     "routing_core.repair",

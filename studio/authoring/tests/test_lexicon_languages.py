@@ -72,3 +72,15 @@ def test_a_saved_spanish_mix_triages_spanish_in_the_playground(profile, editor, 
     label = re.compile(r'data-testid="triage-label">(\w+)<')
     reply = client.post(playground, {"message": "Cancela mi suscripción"}).content.decode()
     assert label.findall(reply) == ["action"]  # the English default said "ambiguous"
+
+
+def test_a_post_without_the_version_it_edited_is_out_of_date_not_a_conflict(
+    profile, editor, client_for
+):
+    response = client_for(editor).post(_url(profile), {"action_verbs": "cancel book"})
+
+    page = response.content.decode()
+    assert response.status_code == 422
+    assert "This form was out of date" in page and "changed by" not in page
+    assert set(_box(page, "action_verbs").split()) == {"cancel", "book"}  # what was typed stays
+    assert Profile.objects.get(pk=profile.pk).action_verbs is None

@@ -275,3 +275,13 @@ def test_a_first_publish_folds_the_whole_pack_away_from_the_confirm_button(
     assert folded is not None and 'id="diff-body"' in folded.group(0)
     assert "Everything in this first version (3 routes)" in first
     assert 'class="first-diff"' not in later and 'id="diff-body"' in later
+
+
+def test_each_lint_finding_on_the_review_names_its_route_with_a_link(profile, owner, client_for):
+    html = client_for(owner).get(_publish_url(profile)).content.decode()
+
+    findings = re.findall(r'<li data-testid="gate-finding">(.*?)</li>', html, re.S)
+    human = Route.objects.get(profile=profile, name="human")
+    few = [f for f in findings if "1 example: give at least 5" in f]
+    assert few and f'href="/profiles/shop/routes/{human.pk}/' in few[0] and ">human</a>:" in few[0]
+    assert not any("example(s)" in f for f in findings)

@@ -207,8 +207,8 @@ PAGES: dict[str, list[Call]] = {
         Call("post", _edit(302), {"action": "apply", "near_tie_margin": "0.2"}),
     ],
     "policy": [Call("get", VIEWER), Call("post", _edit(422))],
-    # An empty post carries no revision: the page answers as to an edit conflict (409).
-    "lexicons": [Call("get", VIEWER), Call("post", _edit(409))],
+    # An empty post carries no revision: the form is out of date (422), not an edit conflict.
+    "lexicons": [Call("get", VIEWER), Call("post", _edit(422))],
     "pack-badge": [Call("get", VIEWER)],
     "audit": [Call("get", VIEWER)],
     "audit-restore": [Call("post", _edit(302))],

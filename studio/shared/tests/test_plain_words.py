@@ -72,3 +72,26 @@ def test_a_later_turn_says_where_it_moved_from_and_a_tie_why_it_stayed(profile, 
     # A near-tie alone; the incumbent's prior now settles it (docs/decisions.md, "Routing
     # that follows the conversation").
     assert by_testid(stayed, "verdict-words") == ["Stayed on shipping · the scores decided"]
+
+
+def test_no_template_comment_spans_lines_so_none_is_shown_to_people():
+    """Django's `{# #}` comments end at the line's end: one that runs on is printed on the
+    page as text (a playground once showed its own comment above the scores)."""
+    from django.conf import settings
+
+    folder = settings.BASE_DIR / "templates"
+    runs_on = [
+        f"{path.relative_to(folder)}:{number}"
+        for path in sorted(folder.rglob("*.html"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "{#" in line and "#}" not in line.split("{#", 1)[1]
+    ]
+    assert runs_on == []
+
+
+def test_the_playground_shows_no_template_source(profile, viewer, client_for):
+    page = client_for(viewer).get(
+        reverse("playground", args=[profile.slug]), {"message": "where is my parcel"}
+    )
+
+    assert "{#" not in page.content.decode() and "{%" not in page.content.decode()

@@ -441,3 +441,14 @@ def test_the_days_are_the_viewers(zone, offset, profile, viewer, client_for):
     local = sent + timedelta(hours=offset)  # Honolulu keeps no summer time
     assert f"<title>{local:%a %d %b}: 200 turns</title>" in html
     assert f"Days in {zone} time." in html
+
+
+@pytest.mark.parametrize(("peak", "labels"), [(0, ["0", "1"]), (1, ["0", "1"]), (3, ["0", "1", "3"]), (8, ["0", "4", "8"])])  # fmt: skip
+def test_the_turns_axis_labels_each_line_with_the_count_it_stands_at(peak, labels):
+    start = datetime(2026, 12, 2, tzinfo=UTC)
+    chart = turns_chart([(start, peak), (start + timedelta(days=1), 0)], hourly=False)
+
+    assert [t.label for t in chart.y_ticks] == labels
+    for tick in chart.y_ticks:  # a label's height is its count's share of the axis
+        share = (chart.bottom - tick.at) / (chart.bottom - chart.top)
+        assert share == pytest.approx(int(tick.label) / max(peak, 1))

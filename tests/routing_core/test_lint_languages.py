@@ -1,0 +1,83 @@
+"""The lint says which routes have no examples in a language the traffic uses.
+
+The profile and its examples are this file's own.
+"""
+
+from __future__ import annotations
+
+from routing_core import load_pack
+from routing_core.lint import LANGUAGE_MESSAGES, lint_pack, route_languages
+
+ENGLISH_BILLING = [
+    "why was I charged twice this month",
+    "I need a copy of my last invoice please",
+    "there is a payment on my card I do not recognise",
+    "can I get a refund for the duplicate charge",
+    "how do I update the card you bill",
+]
+SPANISH_BILLING = ["¿por qué me cobraron dos veces este mes?", "necesito una copia de mi factura"]
+ENGLISH_SHIPPING = [
+    "where is my parcel",
+    "my order has not arrived yet",
+    "how long does delivery take to Canada",
+    "the tracking number does not work",
+    "can you ship to a post office box",
+]
+
+
+def pack(billing_extra: list[str] | None = None):
+    return load_pack(
+        {
+            "profile": {"slug": "shop", "name": "Shop"},
+            "routes": [
+                {"name": "billing", "examples": ENGLISH_BILLING + (billing_extra or [])},
+                {"name": "shipping", "examples": ENGLISH_SHIPPING},
+            ],
+            "out_of_scope": [f"something unrelated number {i}" for i in range(20)],
+        }
+    )
+
+
+def gaps(p, traffic):
+    return [f for f in lint_pack(p, traffic_languages=traffic) if f.kind == "language-gap"]
+
+
+def test_routes_with_no_examples_in_a_common_traffic_language_are_named():
+    (finding,) = gaps(pack(SPANISH_BILLING), {"en": 88, "es": 12, "": 40})
+
+    assert finding.severity == "warning" and finding.route is None
+    assert finding.message == (
+        "12% of recent messages (of those whose language is clear) are in Spanish; this route has no Spanish examples: shipping"
+    )
+
+
+def test_every_route_missing_is_listed():
+    (finding,) = gaps(pack(), {"en": 70, "es": 30})
+    assert finding.message.endswith("these routes have no Spanish examples: billing, shipping")
+
+
+def test_a_language_few_messages_use_is_not_reported():
+    assert gaps(pack(), {"en": 990, "es": 10}) == []  # 1%
+    assert gaps(pack(), {"es": LANGUAGE_MESSAGES - 1}) == []  # too few to be an audience
+    assert gaps(pack(), {}) == []
+    assert gaps(pack(), {"": 500}) == []  # languages unclear
+
+
+def test_the_profiles_own_language_is_not_a_gap_even_in_short_examples():
+    # Every example is too short to name alone; read together they are English.
+    short = load_pack(
+        {
+            "profile": {"slug": "s", "name": "S"},
+            "routes": [{"name": "cancel", "examples": ["cancel it", "stop my plan", "end it now"]}],
+        }
+    )
+    assert route_languages(short.routes[0]) == {"en"}
+    assert gaps(short, {"en": 100}) == []
+
+
+def test_a_route_in_several_languages_has_them_all():
+    assert route_languages(pack(SPANISH_BILLING).routes[0]) == {"en", "es"}
+
+
+def test_without_traffic_languages_the_lint_is_as_before():
+    assert lint_pack(pack()) == lint_pack(pack(), traffic_languages={})
