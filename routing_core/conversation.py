@@ -138,11 +138,9 @@ def carries_no_topic(text: str) -> bool:
     quiet = _NO_TOPIC_WORDS
     if quiet.issuperset(found):
         return True
-    # Only the words outside the lexicon are left to be numbers ("7pm"), and a number starts
-    # with a digit (`\d` is a decimal digit): most turns have a topic word, and the first
-    # that starts with a letter settles it without the regex.
-    rest = set(found) - quiet
-    return all(w[0].isdecimal() for w in rest) and all(map(_NUMBER.fullmatch, rest))
+    # Only the words outside the lexicon are left to be numbers ("7pm"); most turns have a
+    # topic word, and the first of them that is no number settles it.
+    return all(map(_NUMBER.fullmatch, set(found) - quiet))
 
 
 def no_topic_reason(incumbent: str) -> str:
