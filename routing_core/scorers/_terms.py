@@ -6,7 +6,6 @@ tested on their own, and so that the scorer module stays about weighting and sco
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import lru_cache
 
 import regex
@@ -98,7 +97,7 @@ _CHARACTER = regex.compile(r"\P{M}\p{M}*")
 _CHANGED_BY_SEGMENTING = regex.compile(rf"[\p{{M}}{_UNSPACED_SCRIPTS}]")
 
 
-def message_words(text: str) -> Sequence[str]:
+def message_words(text: str) -> list[str]:
     """The lowercased words of a message, capped at MAX_CHARS characters (MAX_WORD_CHARS each).
 
     A word in a script without spaces comes out as its character bigrams ("我想退款" as
@@ -108,7 +107,7 @@ def message_words(text: str) -> Sequence[str]:
     if text.isascii() or _CHANGED_BY_SEGMENTING.search(text) is None:
         # The same words (tested), ten times faster than the rules below; a turn's message
         # was usually tokenised already by triage (`turn_words` remembers it).
-        found: Sequence[str] = turn_words(text)
+        found = list(turn_words(text))  # a list, as the rules below give
     else:
         found = marked_words(text)
     if len(text) <= MAX_WORD_CHARS:  # no word can be too long: the common case costs nothing
