@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SETUP = """
 from django.contrib.auth import get_user_model
-from studio.publishing.versions import import_pack, promote, publish
+from studio.importing.packs import import_pack
+from studio.publishing.versions import promote, publish
 from studio.shared.tokens import create_read_token
 user = get_user_model().objects.create_user("bench", password="bench")
 profile = import_pack(open({pack!r}, "rb").read(), user=user, slug="clinc")

@@ -26,6 +26,8 @@ Public modules, each for one job whose names read best beside the module's:
 - `routing_core.suggest`: examples and never-phrases proposed by a language model.
 - `routing_core.languages`: which language a message is written in (the `languages` extra).
 - `routing_core.lexicons`: the built-in triage lexicons per language, and their mixes.
+- `routing_core.limits`: every limit on a pack, one place the schema, the studio and the
+  fetcher read (docs/pack-format.md, Limits), and the bound they put on a pack's size.
 - `routing_core.server`: `routing-core serve`, the route server for agents in any language
   (its configuration; the `server` extra).
 - `routing_core.conformance`: the suite every runtime must pass (generate and check).
@@ -38,11 +40,13 @@ Public modules, each for one job whose names read best beside the module's:
 Constants exported here: `FORMAT_VERSION` and `FORMAT_MINOR` (the pack format this reader
 writes, docs/pack-format.md), `ROUTE_NAME_PATTERN` (what a route identifier and a profile
 slug may be, docs/pack-format.md, Names), `MAX_ROUTES` and `MAX_ITEMS` (a pack's size limits),
-`MAX_MESSAGE_CHARS` (what a router reads of a message), `MENU` and `UNMATCHED` (a test
+`MAX_MESSAGE_CHARS` (what a router reads of a message; every limit is in
+`routing_core.limits`), `MENU` and `UNMATCHED` (a test
 case's expected route for a menu or for no route), and `DEFAULT_ACTION_VERBS`,
 `DEFAULT_KNOWLEDGE_VERBS` and `DEFAULT_QUESTION_PATTERN` (triage's built-in English), and
 `OUT_OF_SCOPE_WANTED` (the out-of-scope examples a profile needs before the lexical scorer
-stops learning its built-in background; `starter_out_of_scope` suggests some).
+stops learning its built-in background; `starter_out_of_scope` suggests some;
+`background_left_out` says why a profile learns no background).
 
 `import routing_core` loads what routing a message needs (pydantic and numpy, no scipy):
 the names that need more (building a pack trains a model, the remote router and reporter
@@ -67,11 +71,10 @@ from routing_core.evaluate import (
     WrongTurn,
     evaluate,
 )
+from routing_core.limits import MAX_ITEMS, MAX_MESSAGE_CHARS, MAX_ROUTES
 from routing_core.pack import (
     FORMAT_MINOR,
     FORMAT_VERSION,
-    MAX_ITEMS,
-    MAX_ROUTES,
     ROUTE_NAME_PATTERN,
     LexicalScorerSettings,
     LlmScorerSettings,
@@ -80,7 +83,7 @@ from routing_core.pack import (
     new_scorer_settings,
 )
 from routing_core.policy import Policy, Ranked
-from routing_core.router import MAX_MESSAGE_CHARS, Router
+from routing_core.router import Router
 from routing_core.rules import RuleSet
 from routing_core.storable import unstorable_reason
 from routing_core.triage import (
@@ -91,7 +94,13 @@ from routing_core.triage import (
 
 if TYPE_CHECKING:
     from routing_core.build import build_pack, build_pack_file
-    from routing_core.lint import OUT_OF_SCOPE_WANTED, Finding, lint_pack, starter_out_of_scope
+    from routing_core.lint import (
+        OUT_OF_SCOPE_WANTED,
+        Finding,
+        background_left_out,
+        lint_pack,
+        starter_out_of_scope,
+    )
     from routing_core.overlap import overlap_checkup
     from routing_core.redaction import redact, scrub_evidence
     from routing_core.remote import PackFetcher, RemoteRouter
@@ -108,6 +117,7 @@ _LAZY = {
     "Finding": "routing_core.lint",
     "lint_pack": "routing_core.lint",
     "starter_out_of_scope": "routing_core.lint",
+    "background_left_out": "routing_core.lint",
     "OUT_OF_SCOPE_WANTED": "routing_core.lint",
     "overlap_checkup": "routing_core.overlap",
     "redact": "routing_core.redaction",
@@ -151,6 +161,7 @@ __all__ = [
     "RuleSet",
     "UNMATCHED",
     "WrongTurn",
+    "background_left_out",
     "build_pack",
     "build_pack_file",
     "case_from_mapping",

@@ -21,13 +21,15 @@ def build_pack(
     description: str = "",
     out_of_scope: list[str] | None = None,
     progress: Callable[[float], None] | None = None,
+    no_background: bool = False,
 ) -> Pack:
     """A pack with default policy, scorer and triage around `[{"name", "examples", "description"?}]`.
 
     The lexical scorer's learned weights are stored in the pack (`scorer.model`), with the
     out-of-scope floor and the near-tie margin fitted on held-out texts (the margin becomes
     the policy's); `out_of_scope`: messages that belong to no route, learned as such (the
-    pack's `out_of_scope`); `progress` is told the fraction learned (see
+    pack's `out_of_scope`); `no_background`: learn no built-in background (the pack's
+    field of that name); `progress` is told the fraction learned (see
     `stored.with_model`).
 
     Raises:
@@ -40,6 +42,7 @@ def build_pack(
             "profile": {"slug": slug, "name": name or slug, "description": description},
             "routes": routes,
             "out_of_scope": out_of_scope or [],
+            "no_background": no_background,
         }
     )
     # Learn the scorer's weights now, so the pack loads in a fraction of a second.

@@ -330,17 +330,40 @@ def _few_out_of_scope(pack: Pack) -> list[Finding]:
     own = sum(1 for text in pack.out_of_scope if text.strip())
     if own >= _background.BACKGROUND_BELOW:
         return []
+    why = background_left_out([len(r.examples) for r in pack.routes], own, pack.no_background)
     return [
         Finding(
             "info",
             "few-out-of-scope",
             None,
             "out_of_scope",
-            f"{own} out-of-scope example(s): until there are {_background.BACKGROUND_BELOW},"
-            " routing also learns a built-in set of off-topic messages (weather, jokes, sports"
-            " and the like); add messages your users send that no route is for",
+            f"{own} out-of-scope example{'' if own == 1 else 's'}{BACKGROUND_WORDS[why]};"
+            " add messages your users send that no route is for",
         )
     ]
+
+
+# What a profile with few out-of-scope examples is told of the built-in background, by
+# `background_left_out`'s answer (None: it is learned).
+BACKGROUND_WORDS = {
+    None: f": until there are {_background.BACKGROUND_BELOW}, routing also learns a built-in set"
+    " of off-topic messages (weather, jokes, sports and the like)",
+    "off": ", and the built-in set of off-topic messages is left out (policy)",
+    "few": f", and the built-in set of off-topic messages is not learned until the routes have"
+    f" {_background.SMALLEST_ROUTES} examples each on average: meanwhile nothing tells"
+    " off-topic messages from the routes",
+    "many": "; with this many examples a route the built-in set of off-topic messages is not"
+    " learned (it moved nothing at that size)",
+    "enough": "",
+}
+
+
+def background_left_out(examples: list[int], own: int, off: bool = False) -> str | None:
+    """Why routing does not learn the built-in background of off-topic text for routes of
+    `examples` examples each and `own` out-of-scope examples, or None when it does: "off"
+    (the pack leaves it out), "enough" (own examples suffice), "few" (routes of fewer than
+    five examples on average), "many" (of more than thirty)."""
+    return _background.left_out_because(examples, own, off)
 
 
 def starter_out_of_scope(pack: Pack, limit: int = 12) -> list[str]:

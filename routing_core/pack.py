@@ -23,6 +23,21 @@ from pydantic import (
 )
 
 from routing_core._stored_arrays import check_model
+from routing_core.limits import (
+    MAX_ALL_MATCHES,
+    MAX_DESCRIPTION,
+    MAX_DISPLAY_NAME,
+    MAX_ITEMS,
+    MAX_LEXICON_WORD,
+    MAX_MODEL_CELLS,
+    MAX_MODEL_TERM_CHARS,
+    MAX_MODEL_TERMS,
+    MAX_NAME,
+    MAX_ROUTES,
+    MAX_TEXT,
+    MAX_TOOL_NAME,
+    total_errors,
+)
 from routing_core.policy import Policy
 from routing_core.text import compile_user_regex
 
@@ -31,7 +46,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 9
+FORMAT_MINOR = 10
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -45,6 +60,7 @@ MINOR_CHANGES: dict[int, str] = {
     7: "scorer.model.fitted_on",
     8: "policy.conversation",
     9: "a route's display_name",
+    10: "no_background",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -67,12 +83,9 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("scorer", "model", "fitted_on"): 7,
     ("policy", "conversation"): 8,
     ("routes", "*", "display_name"): 9,
+    ("no_background",): 10,
 }
 
-MAX_ROUTES = 2_000
-MAX_ITEMS = 5_000  # examples, keywords, never-phrases per route; rules; tools; lexicon words
-MAX_TEXT = 2_000  # one example, keyword, phrase or regex
-MAX_DESCRIPTION = 8_000
 
 ROUTE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 AGENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$"
@@ -109,7 +122,7 @@ def _matches(pattern: str, explanation: str) -> AfterValidator:
 
 RouteName = Annotated[
     str,
-    StringConstraints(max_length=64),
+    StringConstraints(max_length=MAX_NAME),
     _matches(
         ROUTE_NAME_PATTERN,
         "an identifier uses only the letters a to z (no accents), digits, '-' and '_', no"
@@ -118,18 +131,18 @@ RouteName = Annotated[
 ]
 AgentId = Annotated[
     str,
-    StringConstraints(max_length=128),
+    StringConstraints(max_length=MAX_TOOL_NAME),
     _matches(AGENT_ID_PATTERN, "an agent id is letters, digits and . _ : @ / - (no spaces)"),
 ]
 ToolName = Annotated[
     str,
-    StringConstraints(max_length=128),
+    StringConstraints(max_length=MAX_TOOL_NAME),
     _matches(TOOL_NAME_PATTERN, "a tool name is letters, digits, '_', '.' or '-', no spaces"),
 ]
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 # What people read for a route, in any language and script ("Réclamations"); never routes.
 DisplayName = Annotated[
-    str, StringConstraints(min_length=1, max_length=200), AfterValidator(_not_blank)
+    str, StringConstraints(min_length=1, max_length=MAX_DISPLAY_NAME), AfterValidator(_not_blank)
 ]
 Phrase = Annotated[str, StringConstraints(max_length=MAX_TEXT), AfterValidator(_not_blank)]
 Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)]
@@ -137,7 +150,7 @@ Regex = Annotated[
     str, StringConstraints(min_length=1, max_length=MAX_TEXT), AfterValidator(_compiles)
 ]
 LexiconWord = Annotated[
-    str, StringConstraints(max_length=64), AfterValidator(_single_lowercase_token)
+    str, StringConstraints(max_length=MAX_LEXICON_WORD), AfterValidator(_single_lowercase_token)
 ]
 
 
@@ -205,7 +218,7 @@ class RegexMatch(_Model):
 class AllMatch(_Model):
     """Every one of the nested matches (nested `all` is flattened at compile time)."""
 
-    all: tuple[Match, ...] = Field(min_length=1, max_length=64)
+    all: tuple[Match, ...] = Field(min_length=1, max_length=MAX_ALL_MATCHES)
 
 
 def _match_kind(value: Any) -> str | None:
@@ -256,7 +269,10 @@ class TriageSettings(_Model):
     question_pattern: Regex | None = None
 
 
-MAX_MODEL_TERMS = 2_000_000
+def _base64_chars(n_bytes: int) -> int:
+    return 4 * ((n_bytes + 2) // 3)
+
+
 ModelTerm = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
 
 
@@ -311,7 +327,9 @@ class LexicalModel(_Model):
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
     fingerprint: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
-    routes: int = Field(ge=1, le=MAX_ROUTES)
+    # The pack's routes, plus one column for the out-of-scope class when there is one (its own
+    # out-of-scope examples or the built-in background): a pack of MAX_ROUTES routes has one.
+    routes: int = Field(ge=1, le=MAX_ROUTES + 1)
     temperature: float = Field(gt=0.0, le=1000.0, allow_inf_nan=False)
     calibrated: bool = False
     stale: bool = False
@@ -319,8 +337,8 @@ class LexicalModel(_Model):
     margin: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)
     terms: tuple[ModelTerm, ...] = Field(max_length=MAX_MODEL_TERMS)
     idf: str
-    cells: str
-    weights: str
+    cells: Annotated[str, StringConstraints(max_length=_base64_chars(4 * MAX_MODEL_CELLS))]
+    weights: Annotated[str, StringConstraints(max_length=_base64_chars(2 * MAX_MODEL_CELLS))]
     bias: str | None = None
     semantic: SemanticView | None = None
     fitted_on: int | None = Field(None, ge=1, le=2**31)
@@ -334,6 +352,11 @@ class LexicalModel(_Model):
 
     @model_validator(mode="after")
     def _check_arrays(self) -> LexicalModel:
+        if sum(map(len, self.terms)) > MAX_MODEL_TERM_CHARS:
+            raise ValueError(
+                f"model.terms hold more than {MAX_MODEL_TERM_CHARS:,} characters in all"
+                " (docs/pack-format.md, Limits)"
+            )
         check_model(self)
         return self
 
@@ -511,6 +534,14 @@ class Pack(_Model):
     # Messages that belong to no route (Dialogflow's negative intent): the lexical scorer
     # learns them as a class of their own that is never offered, and evaluation counts them.
     out_of_scope: tuple[Text, ...] = Field((), max_length=MAX_ITEMS)
+    # True: the lexical scorer learns only `out_of_scope`, never the engine's built-in
+    # background of off-topic text (docs/pack-format.md, "Lexical scorer"; minor 10).
+    no_background: bool = Field(
+        False,
+        description="True: the lexical scorer learns only out_of_scope, never the built-in"
+        " background of off-topic text (learned by default while a profile has fewer than 20"
+        " out-of-scope examples and routes of 5 to 30 examples on average).",
+    )
     rules: tuple[Rule, ...] = Field((), max_length=MAX_ITEMS)
     default_route: RouteName | None = None
     policy: Policy = Policy()
@@ -518,17 +549,16 @@ class Pack(_Model):
     triage: TriageSettings = TriageSettings()
     tools: tuple[Tool, ...] = Field((), max_length=MAX_ITEMS)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _check_regex_total(cls, data: Any) -> Any:
+        # Before any field: too many regex characters are refused before any is compiled.
+        _refuse(total_errors(data, ("regex",)))
+        return data
+
     @model_validator(mode="after")
     def _check_references(self) -> Pack:
-        problems = reference_errors(self)
-        if problems:
-            from pydantic_core import PydanticCustomError
-
-            raise PydanticCustomError(
-                "pack_references",
-                "; ".join(f"{p}: {m}" for p, m in problems),
-                {"problems": problems},
-            )
+        _refuse(total_errors(self, ("texts", "chars")) + reference_errors(self))
         return self
 
     @property
@@ -540,6 +570,18 @@ class Pack(_Model):
     def checksum(self) -> str:
         """`sha256:<hex>` of the canonical JSON of the pack (everything but the checksum)."""
         return content_checksum(self)
+
+
+def _refuse(problems: list[tuple[str, str]]) -> None:
+    """Raise the pack's own problems as one error that the codec reports path by path."""
+    if problems:
+        from pydantic_core import PydanticCustomError
+
+        raise PydanticCustomError(
+            "pack_references",
+            "; ".join(f"{p}: {m}" for p, m in problems),
+            {"problems": problems},
+        )
 
 
 def _known_format_version(version: int) -> int:

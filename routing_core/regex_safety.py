@@ -132,6 +132,14 @@ _PROBES = [chr(c) for c in range(128)] + list(
 )
 
 
+# What each one-character atom matches, by its parsed form and flags: compiling an atom and
+# trying every probe costs ~40 µs, and the longest patterns repeat few distinct atoms, so
+# validating a pack of the longest regexes stays milliseconds each (docs/pack-format.md,
+# Limits). Bounded, so that no stream of patterns grows it without end.
+_ATOMS: dict[tuple[str, int], frozenset[str]] = {}
+_MAX_ATOMS = 4096
+
+
 def _adjacent_reason(items: list[Any], state: Any) -> str | None:
     """Unbounded repeats of one character in a row that overlap (`\\d*\\d*`, `\\w+1\\d+`).
 
@@ -151,9 +159,9 @@ def _adjacent_reason(items: list[Any], state: Any) -> str | None:
             open_set = chars
         elif name in _REPEATS and arg[0] == 0:
             continue  # an optional item can match nothing: the run goes on
-        else:
+        elif open_set is not None:  # only an open run needs to know what this item matches
             chars = _single_chars([(op, arg)], state)
-            if chars is None or open_set is None or not chars & open_set:
+            if chars is None or not chars & open_set:
                 open_set = None
     return None
 
@@ -164,5 +172,11 @@ def _single_chars(items: list[Any], state: Any) -> frozenset[str] | None:
         items = list(items[0][1][3])
     if len(items) != 1 or str(items[0][0]) not in ("LITERAL", "NOT_LITERAL", "IN", "ANY"):
         return None
-    compiled = sre_compile.compile(sre_parse.SubPattern(state, items), state.flags)
-    return frozenset(c for c in _PROBES if compiled.fullmatch(c))
+    key = (repr(items[0]), state.flags)
+    found = _ATOMS.get(key)
+    if found is None:
+        compiled = sre_compile.compile(sre_parse.SubPattern(state, items), state.flags)
+        found = frozenset(c for c in _PROBES if compiled.fullmatch(c))
+        if len(_ATOMS) < _MAX_ATOMS:
+            _ATOMS[key] = found
+    return found

@@ -19,6 +19,9 @@ from routing_core.codec import load_pack
 from routing_core.decision import Decision
 from routing_core.errors import PackError
 from routing_core.fleet_status import STATUS_HEADER, AgentStatus
+
+# The most a pack document may take: above the most any pack within the limits takes.
+from routing_core.limits import MAX_PACK_BYTES as MAX_PACK_BYTES
 from routing_core.pack import Pack
 from routing_core.policy import Policy
 from routing_core.reporting import EventReporter
@@ -37,8 +40,6 @@ from routing_core.signing import SIGNATURE_HEADER, PublicKeys, SignatureError
 from routing_core.version import user_agent
 
 log = logging.getLogger("routing_core.remote")
-
-MAX_PACK_BYTES = 64 * 1024 * 1024
 
 
 class LiveRouter:
@@ -172,7 +173,7 @@ class PackFetcher:
         except (zlib.error, EOFError) as exc:
             raise _Refused(f"the compressed pack does not decode: {exc}") from None
         if len(body) > MAX_PACK_BYTES:
-            raise _Refused("pack larger than 64 MB refused")
+            raise _Refused(f"pack larger than {MAX_PACK_BYTES // 2**20} MiB refused")
         key_id = None
         if self.keys is not None:
             try:

@@ -27,6 +27,7 @@ from routing_core.decision import (
     ToolRecord,
 )
 from routing_core.errors import PackError
+from routing_core.limits import MAX_MESSAGE_CHARS
 from routing_core.pack import Pack, Route
 from routing_core.policy import Policy, Ranking, Verdict, VerdictKind, softmax
 from routing_core.rules import RuleSet
@@ -37,9 +38,9 @@ from routing_core.text import RegexBudget
 from routing_core.tools import estimate_dropped_tokens, narrow_tools
 from routing_core.triage import IntentClassifier, TriageVerdict
 
-# Longer messages are clipped before any tier looks at them: routing cost stays bounded
-# whatever an upstream system sends, and no real turn needs more to be routed.
-MAX_MESSAGE_CHARS = 16_384
+# Longer messages are clipped before any tier looks at them (MAX_MESSAGE_CHARS, from
+# routing_core.limits): routing cost stays bounded whatever an upstream system sends, and no
+# real turn needs more to be routed.
 EXPLAIN_TERMS = 5
 
 

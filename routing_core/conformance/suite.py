@@ -389,6 +389,10 @@ def _synthetic_turns() -> tuple[Turn, ...]:
         Turn("pay it", incumbent="utility_pay"),
         Turn("and the water bill", incumbent="utility_check"),
         Turn("the flight", incumbent="travel_cancel"),
+        # The out-of-scope class leads on the whole (its "what is the biggest ..." frames), a
+        # route on the content words: taken back (docs/pack-format.md, lexical scoring, step 7).
+        Turn("what is the biggest thermostat"),
+        Turn("how old is the oldest credit card"),
     ]
     return tuple(turns)
 

@@ -16,7 +16,16 @@ from typing import Any, Literal
 
 from routing_core.errors import PackError
 from routing_core.importers.files import check_cancelled
-from routing_core.pack import MAX_DESCRIPTION, MAX_ITEMS, MAX_ROUTES, MAX_TEXT, Pack
+from routing_core.limits import (
+    MAX_DESCRIPTION,
+    MAX_ITEMS,
+    MAX_PACK_CHARS,
+    MAX_PACK_REGEX_CHARS,
+    MAX_PACK_TEXTS,
+    MAX_ROUTES,
+    MAX_TEXT,
+)
+from routing_core.pack import Pack
 from routing_core.storable import unstorable_reason
 from routing_core.text import compile_user_regex, words
 
@@ -120,6 +129,11 @@ class ImportResult:
         return with_model(load_pack(self.to_document(slug=slug, name=name)))
 
 
+# The characters an import's texts, descriptions and regexes may take: the pack's total less
+# what the profile's own description may take (it is added when the pack is made).
+_CHARS = MAX_PACK_CHARS - MAX_DESCRIPTION
+
+
 class Collector:
     """Gathers one import's routes and notes; `finish()` makes the `ImportResult`."""
 
@@ -137,6 +151,21 @@ class Collector:
         self._items = 0
         self._examples: dict[str, set[str]] = {}  # route name -> its examples, to find repeats
         self._out_of_scope: set[str] = set()
+        # The pack's totals so far (docs/pack-format.md, Limits): past them a text is left
+        # out with a note, as one past a field's limit is, rather than the import refused.
+        self._texts = 0
+        self._chars = 0
+        self._regex_chars = 0
+
+    def _room_for(self, text: str) -> str | None:
+        """Why one more text of the pack cannot hold `text`, or None (then it is counted)."""
+        if self._texts >= MAX_PACK_TEXTS:
+            return f"a pack holds at most {MAX_PACK_TEXTS:,} texts (examples, keywords, ...) in all"
+        if self._chars + len(text) > _CHARS:
+            return f"a pack holds at most {MAX_PACK_CHARS:,} characters of text in all"
+        self._texts += 1
+        self._chars += len(text)
+        return None
 
     def _count(self) -> None:
         """One more item of the export gone through; beyond MAX_IMPORT_ITEMS the import stops.
@@ -199,6 +228,8 @@ class Collector:
             self.left_out(path, f"repeats an example of {route.name!r}")
         elif len(route.examples) >= MAX_ITEMS:
             self.left_out(path, f"{route.name!r} already has {MAX_ITEMS} examples")
+        elif full := self._room_for(text):
+            self.left_out(path, full)
         else:
             route.examples.append(text)
             seen.add(text)
@@ -208,7 +239,10 @@ class Collector:
         text = " ".join(text.split())
         if len(text) > MAX_DESCRIPTION or _has_giant_word(text):
             self.left_out(path, "description too long, or with a word that is not a word")
+        elif self._chars - len(route.description) + len(text) > _CHARS:
+            self.left_out(path, f"a pack holds at most {MAX_PACK_CHARS:,} characters of text")
         else:
+            self._chars += len(text) - len(route.description)
             route.description = text
 
     def add_out_of_scope(self, text: str, path: str) -> None:
@@ -229,6 +263,8 @@ class Collector:
             self.left_out(path, "repeats an out-of-scope example")
         elif len(self.out_of_scope) >= MAX_ITEMS:
             self.left_out(path, f"a pack holds at most {MAX_ITEMS} out-of-scope examples")
+        elif full := self._room_for(text):
+            self.left_out(path, full)
         else:
             self.out_of_scope.append(text)
             self._out_of_scope.add(text)
@@ -258,6 +294,16 @@ class Collector:
         if len(pattern) > MAX_TEXT:
             self.left_out(path, f"regex longer than {MAX_TEXT} characters")
             return
+        if self._regex_chars + len(pattern) > MAX_PACK_REGEX_CHARS:
+            self.left_out(
+                path, f"a pack's regexes hold at most {MAX_PACK_REGEX_CHARS:,} characters"
+            )
+            return
+        if self._chars + len(pattern) > _CHARS:
+            self.left_out(path, f"a pack holds at most {MAX_PACK_CHARS:,} characters of text")
+            return
+        self._regex_chars += len(pattern)
+        self._chars += len(pattern)
         self.rules.append({"route": route.name, "match": {"regex": pattern}})
 
     def _unique(self, name: str) -> str:
@@ -332,7 +378,11 @@ class Collector:
         for word, owners in given.items():
             if word not in shared:
                 route = owners[0][1]
-                if word not in route.keywords and len(route.keywords) < MAX_ITEMS:
+                if (
+                    word not in route.keywords
+                    and len(route.keywords) < MAX_ITEMS
+                    and self._room_for(word) is None
+                ):
                     route.keywords.append(word)
         self._note_lexicons(given, shared)
 

@@ -60,7 +60,7 @@ def build_scorer(pack: Pack, settings: TierSettings | None = None) -> Scorer:
     chosen = settings or pack.scorer
     if isinstance(chosen, CascadeScorerSettings):
         chosen = chosen.tiers[0]
-    return _build(route_texts(pack), chosen, "scorer", pack.out_of_scope)
+    return _build(route_texts(pack), chosen, "scorer", pack.out_of_scope, not pack.no_background)
 
 
 def build_tiers(pack: Pack) -> tuple[Tier, ...]:
@@ -77,7 +77,7 @@ def build_tiers(pack: Pack) -> tuple[Tier, ...]:
     texts = route_texts(pack)
     return tuple(
         Tier(
-            _build(texts, s, where, pack.out_of_scope),
+            _build(texts, s, where, pack.out_of_scope, not pack.no_background),
             getattr(s, "floor", None),
             getattr(s, "near_tie_margin", None),
         )
@@ -96,17 +96,22 @@ def build_decider(pack: Pack) -> LlmDecider | None:
 
 
 def _build(
-    texts: list[RouteText], settings: TierSettings, where: str, out_of_scope: Sequence[str] = ()
+    texts: list[RouteText],
+    settings: TierSettings,
+    where: str,
+    out_of_scope: Sequence[str] = (),
+    background: bool = True,
 ) -> Scorer:
+    """`background`: whether a lexical scorer (or half) may learn the built-in background."""
     if isinstance(settings, LlmScorerSettings):
         from routing_core.scorers.llm import LlmScorer
 
         return LlmScorer.build(texts, settings)
     if isinstance(settings, EmbeddingScorerSettings | HybridScorerSettings):
-        return _build_embedding(texts, settings, where, out_of_scope)
+        return _build_embedding(texts, settings, where, out_of_scope, background)
     from routing_core.scorers.lexical import LexicalScorer
 
-    return LexicalScorer.build(texts, settings.model, out_of_scope)
+    return LexicalScorer.build(texts, settings.model, out_of_scope, background)
 
 
 def _build_embedding(
@@ -114,6 +119,7 @@ def _build_embedding(
     settings: EmbeddingScorerSettings | HybridScorerSettings,
     where: str,
     out_of_scope: Sequence[str] = (),
+    background: bool = True,
 ) -> Scorer:
     from routing_core.scorers.embedding import (
         EmbeddingScorer,
@@ -132,5 +138,10 @@ def _build_embedding(
     if isinstance(settings, EmbeddingScorerSettings):
         return embedding
     return HybridScorer.build(
-        texts, embedding, settings.embedding_weight, out_of_scope, settings.fit_weight
+        texts,
+        embedding,
+        settings.embedding_weight,
+        out_of_scope,
+        settings.fit_weight,
+        background=background,
     )

@@ -67,17 +67,32 @@ def texts() -> tuple[str, ...]:
     return tuple(block[i] for i in range(longest) for block in blocks if i < len(block))
 
 
+def left_out_because(examples: Sequence[int], own: int, off: bool = False) -> str | None:
+    """Why a profile of routes with `examples` examples each and `own` out-of-scope examples
+    does not learn the background, or None when it does: "off" (the pack says so),
+    "enough" (it has BACKGROUND_BELOW of its own), "few" (its routes have fewer than
+    SMALLEST_ROUTES examples on average), "many" (more than LARGEST_ROUTES). The same tests
+    as `background_for`, so what a page says of the background is what routing does."""
+    if off:
+        return "off"
+    if own >= BACKGROUND_BELOW:
+        return "enough"
+    if not examples or sum(examples) < SMALLEST_ROUTES * len(examples):
+        return "few"
+    if sum(examples) > LARGEST_ROUTES * len(examples):
+        return "many"
+    return None
+
+
 def background_for(routes: Sequence[RouteText], own: Sequence[str]) -> tuple[str, ...]:
     """The background texts this profile learns as out of scope beside its `own` examples:
     none when it has BACKGROUND_BELOW of its own or routes of fewer than SMALLEST_ROUTES or
     more than LARGEST_ROUTES examples on average,
     else the first of those not close to any route text (SIZE_RATIO)."""
-    if sum(1 for text in own if text.strip()) >= BACKGROUND_BELOW or not routes:
+    counted = sum(1 for text in own if text.strip())
+    if left_out_because([len(r.examples) for r in routes], counted) is not None:
         return ()
     route_texts = [t for r in routes for t in (r.name_words, *r.examples, *r.keywords) if t.strip()]
-    examples = sum(len(r.examples) for r in routes)
-    if not SMALLEST_ROUTES * len(routes) <= examples <= LARGEST_ROUTES * len(routes):
-        return ()
     far = far_from(routes)
     return far[: max(1, round(SIZE_RATIO * len(route_texts) / len(routes)))]
 

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from routing_core._stored_arrays import pack_array, unpack_array
 from routing_core._types import Float32Array
+from routing_core.limits import MAX_MODEL_CELLS, MAX_MODEL_TERM_CHARS, MAX_MODEL_TERMS
 from routing_core.pack import LexicalModel, SemanticView
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._sparse import BlockWeights
@@ -101,7 +102,12 @@ def encode(
         cells_here = np.flatnonzero(np.abs(flat) > PRUNE)
         kept.append(flat[cells_here])
         found.append(cells_here + first * width)
-    cells = np.concatenate(found).astype("<u4")
+    cells, values, kept_terms = within_budget(
+        np.concatenate(found), np.concatenate(kept), [len(t) for t in terms], width
+    )
+    if kept_terms is not None:
+        terms = [t for t, keep in zip(terms, kept_terms, strict=True) if keep]
+        idf = idf[kept_terms]
     return LexicalModel(
         fingerprint=known_fingerprint or fingerprint(routes),
         routes=len(routes),
@@ -111,12 +117,47 @@ def encode(
         margin=margin,
         terms=tuple(terms),
         idf=pack_array(idf.astype("<f2")),
-        cells=pack_array(cells),
-        weights=pack_array(np.concatenate(kept).astype("<f2")),
+        cells=pack_array(cells.astype("<u4")),
+        weights=pack_array(values.astype("<f2")),
         bias=None if bias is None else pack_array(bias.astype("<f2")),
         semantic=None if semantic is None else _semantic_field(semantic),
         fitted_on=fitted_on,
     )
+
+
+def within_budget(
+    cells: npt.NDArray[np.int64], values: Float32Array, term_sizes: list[int], width: int
+) -> tuple[npt.NDArray[np.int64], Float32Array, npt.NDArray[np.bool_] | None]:
+    """The stored cells, their values and the terms kept (None: all) within the model's limits.
+
+    A stored model holds at most MAX_MODEL_CELLS cells, MAX_MODEL_TERMS terms and
+    MAX_MODEL_TERM_CHARS characters of terms (docs/pack-format.md, Limits), so that a pack's
+    size is bounded by construction. Past them the weakest cells go first (the largest
+    weights are kept, as pruning keeps them), then the terms whose strongest cell is weakest
+    (a term without cells last of all). A model within them, which is every model of a pack
+    of up to 2,000 routes of 25 examples measured (docs/reliability.md, "Pack limits"), is
+    stored exactly as learned.
+    """
+    if len(values) > MAX_MODEL_CELLS:
+        strongest = np.argpartition(-np.abs(values), MAX_MODEL_CELLS - 1)[:MAX_MODEL_CELLS]
+        keep = np.sort(strongest)
+        cells, values = cells[keep], values[keep]
+    sizes = np.asarray(term_sizes, np.int64)
+    if len(sizes) <= MAX_MODEL_TERMS and int(sizes.sum()) <= MAX_MODEL_TERM_CHARS:
+        return cells, values, None
+    term_of = cells // max(width, 1)
+    strength = np.full(len(sizes), -1.0, np.float32)  # no cell: below every stored weight
+    np.maximum.at(strength, term_of, np.abs(values))
+    order = np.argsort(-strength, kind="stable")
+    fits = (np.cumsum(sizes[order]) <= MAX_MODEL_TERM_CHARS) & (
+        np.arange(len(order)) < MAX_MODEL_TERMS
+    )
+    kept_terms = np.zeros(len(sizes), np.bool_)
+    kept_terms[order[fits]] = True
+    on = kept_terms[term_of]
+    renumber = np.cumsum(kept_terms) - 1
+    cells = renumber[term_of[on]] * width + cells[on] % max(width, 1)
+    return cells, values[on], kept_terms
 
 
 def _semantic_field(semantic: Semantic) -> SemanticView:

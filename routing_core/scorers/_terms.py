@@ -18,7 +18,7 @@ MAX_CHARS = 4096
 
 # A word longer than this is cut to its first MAX_WORD_CHARS characters, so that every term
 # (a stem, a bigram of two words and a space) fits the stored model's term limit
-# (`routing_core.pack.MAX_TEXT`, 2,000): a route text of one 2,000-character word must build.
+# (`routing_core.limits.MAX_TEXT`, 2,000): a route text of one 2,000-character word must build.
 # No word of real text comes near it, so the cut changes no term of normal text.
 MAX_WORD_CHARS = 999
 

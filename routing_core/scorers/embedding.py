@@ -575,20 +575,23 @@ class HybridScorer:
         weight: float = HYBRID_WEIGHT,
         out_of_scope: Sequence[str] = (),
         fit: bool = False,
+        *,
+        background: bool = True,
     ) -> HybridScorer:
         """Both halves learn from the routes; the lexical half also from the out-of-scope
         examples (a message that class leads scores zero on it); then the mixture is
         calibrated on the embedding's held-out examples. `weight`: the embedding's share;
         with `fit`, it is fitted on the same held-out examples (`fit_weight`), and `weight`
-        is kept only by a pack too small to hold enough out."""
+        is kept only by a pack too small to hold enough out. `background`: whether the
+        lexical half may learn the built-in background (the pack's `no_background`)."""
         from routing_core.scorers.lexical import LexicalScorer
 
-        lexical = LexicalScorer.build(routes, None, out_of_scope)
+        lexical = LexicalScorer.build(routes, None, out_of_scope, background)
         held = embedding.held_out
         if held is None:
             return cls(lexical, embedding, weight)
         kept = _without(routes, held)
-        trial = LexicalScorer.build(kept, None, out_of_scope)
+        trial = LexicalScorer.build(kept, None, out_of_scope, background)
         names = list(embedding.names)
         lexical_rows = np.array([trial.score(text, names) for text in held.texts], np.float64)
         # a text an out-of-scope class claimed (a half scores zero everywhere): no fit

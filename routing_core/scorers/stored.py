@@ -103,7 +103,7 @@ def with_stale_model(draft: Pack, trained: Pack) -> Pack:
 
 def _learning_texts(pack: Pack) -> list[RouteText]:
     """What a pack's lexical model learns from: its routes, then its out-of-scope examples."""
-    return learning_texts(route_texts(pack), pack.out_of_scope)
+    return learning_texts(route_texts(pack), pack.out_of_scope, not pack.no_background)
 
 
 def _monotone(progress: Callable[[float], None] | None) -> Callable[[float], None] | None:

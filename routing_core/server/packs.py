@@ -18,8 +18,9 @@ from pathlib import Path
 
 from routing_core.codec import load_pack
 from routing_core.errors import PackError
+from routing_core.limits import MAX_PACK_BYTES
 from routing_core.pack import Pack
-from routing_core.remote import MAX_PACK_BYTES, PackFetcher
+from routing_core.remote import PackFetcher
 from routing_core.rollout import Rollout, Serving
 from routing_core.router import Router
 from routing_core.signing import PublicKeys, SignatureError, signature_path, verify_pack_file
@@ -224,7 +225,7 @@ class FileWatcher(_Poller):
         reason recorded) when refused."""
         try:
             if self.path.stat().st_size > MAX_PACK_BYTES:
-                raise PackError([("$", "pack larger than 64 MB refused")])
+                raise PackError([("$", f"pack larger than {MAX_PACK_BYTES // 2**20} MiB refused")])
             key_id = None
             if self.keys is None:
                 body = self.path.read_bytes()

@@ -1,10 +1,16 @@
-"""The pack pull's hot path: one query says who the token is and what its environment serves.
+"""The pack pull's hot path: one small query says who the token is and whether what its
+environment serves changed.
 
-Agents pull in a loop, and a pull (above all a 304) is nearly all per-request work. Profiled in
-a test-client loop, building two ORM queries (the token, then the environment) was about 60 % of
-a 304's time and each is a round trip to the database. So a read token is checked here with one
-hand-written query that joins token, profile, environment and version. Nothing is cached: the
-token row is read on every pull, so a revocation, or a promotion, takes effect on the next one.
+Agents pull in a loop, and a pull (above all a 304) is nearly all per-request work. The token
+is read on every pull, joined to its profile and environment, so a revocation takes effect on
+the next one. What the environment serves (its version's checksum and number, a rollout beside
+it and its candidate) takes three more joins, and planning that six-table query was most of
+the database's time per pull (docs/lab/benchmarks.md, "Pulls from a cached ETag"). So each
+process keeps it per environment, with the environment's `served_stamp` and version: every
+change to the version or a rollout draws a new stamp in the database (`studio.models.
+served_changed`), the pull reads it in its one query, and a different stamp or version
+reads the rest again. A promotion, a rollout started, changed, halted or promoted thus
+reaches the very next pull, in every process and on every machine.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from studio.shared.encodings import choose, encoded
 from studio.shared.signing import signature_for, signing_key_id
 from studio.shared.tokens import READ_PREFIX, TOUCH_EVERY, digest
 
+_STATUS_META = "HTTP_" + STATUS_HEADER.upper().replace("-", "_")  # its key in request.META
+
 
 @dataclass(frozen=True, slots=True)
 class PullGrant:
@@ -52,21 +60,43 @@ class PullGrant:
 def _grant_sql() -> str:
     # LEFT JOINs: a live token of *another* profile still finds its row (readable false), so
     # the endpoint answers 404 as for a missing profile, not 401 as for a bad token.
-    # The environment's served rollout (at most one: a constraint) and its candidate join too,
-    # so a rollout costs a pull no second round trip.
-    served = ", ".join(f"'{s}'" for s in SERVED)
     return (
-        "SELECT t.id, t.profile_id, p.id, e.version_id, v.checksum, v.number,"
-        " r.id, r.mode, r.share, r.candidate_id, c.checksum, c.number"
+        "SELECT t.id, t.profile_id, p.id, e.id, e.version_id, e.served_stamp"
         f" FROM {ReadToken._meta.db_table} t"
         f" LEFT JOIN {Profile._meta.db_table} p ON p.id = t.profile_id AND p.slug = %s"
         f" LEFT JOIN {Environment._meta.db_table} e ON e.profile_id = p.id AND e.name = %s"
-        f" LEFT JOIN {Version._meta.db_table} v ON v.id = e.version_id"
-        f" LEFT JOIN {RolloutRow._meta.db_table} r ON r.environment_id = e.id"
-        f" AND r.status IN ({served})"
-        f" LEFT JOIN {Version._meta.db_table} c ON c.id = r.candidate_id"
         " WHERE t.digest = %s AND t.revoked_at IS NULL AND t.scope = %s"
     )
+
+
+def _served_sql() -> str:
+    # The environment's served rollout (at most one: a constraint) and its candidate.
+    served = ", ".join(f"'{s}'" for s in SERVED)
+    return (
+        "SELECT v.checksum, v.number, r.id, r.mode, r.share, r.candidate_id, c.checksum, c.number"
+        f" FROM {Version._meta.db_table} v"
+        f" LEFT JOIN {RolloutRow._meta.db_table} r ON r.environment_id = %s"
+        f" AND r.status IN ({served})"
+        f" LEFT JOIN {Version._meta.db_table} c ON c.id = r.candidate_id"
+        " WHERE v.id = %s"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What an environment serves, as of its `served_stamp`."""
+
+    checksum: str
+    number: int
+    rollout: Rollout | None
+    candidate_id: int | None
+
+
+# (environment id, version id, served stamp) -> what it serves: this process's copy. A changed
+# stamp or version is another key, so an entry is never stale, only unused; the map is
+# emptied when full rather than kept in order (a fleet has few environments).
+_served: dict[tuple[int, int, int], Served] = {}
+_MAX_ENVIRONMENTS = 10_000
 
 
 def find_grant(secret: str, slug: str, environment: str) -> PullGrant | None:
@@ -78,23 +108,47 @@ def find_grant(secret: str, slug: str, environment: str) -> PullGrant | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    token_id, profile_id, readable, version_id, checksum, number = row[:6]
+    token_id, profile_id, readable, environment_id, version_id, stamp = row
     _touch(token_id, token_digest)
-    rollout_id, mode, share, candidate_id, candidate_checksum, candidate_number = row[6:]
-    rollout = None
-    if rollout_id is not None:
-        rollout = Rollout(rollout_id, mode, share, candidate_number, candidate_checksum)
+    served = None if version_id is None else _served_now(environment_id, version_id, stamp)
     return PullGrant(
         token_id,
         profile_id,
         token_digest,
         readable is not None,
-        version_id,
-        checksum,
-        number,
-        rollout,
-        candidate_id,
+        version_id if served is not None else None,
+        served.checksum if served else None,
+        served.number if served else None,
+        served.rollout if served else None,
+        served.candidate_id if served else None,
     )
+
+
+def _served_now(environment_id: int, version_id: int, stamp: int) -> Served | None:
+    """What the environment serves at this stamp: this process's copy, else read once."""
+    key = (environment_id, version_id, stamp)
+    found = _served.get(key)
+    if found is not None:
+        return found
+    with connection.cursor() as cursor:
+        cursor.execute(_served_sql(), [environment_id, version_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None  # (the version went in between: the endpoint answers 404 as for none)
+    checksum, number, rollout_id, mode, share, candidate_id, candidate_sum, candidate_no = row
+    rollout = None
+    if rollout_id is not None:
+        rollout = Rollout(rollout_id, mode, share, candidate_no, candidate_sum)
+    found = Served(checksum, number, rollout, candidate_id)
+    if len(_served) >= _MAX_ENVIRONMENTS:
+        _served.clear()
+    _served[key] = found
+    return found
+
+
+def forget_served() -> None:
+    """Forget this process's copies of what environments serve (tests that count queries)."""
+    _served.clear()
 
 
 # token digest -> when this process last wrote its `last_used_at` (monotonic seconds).
@@ -147,12 +201,15 @@ def pull_answer(request: HttpRequest, grant: PullGrant, environment: str) -> Htt
         raise Http404  # another profile's token: the same answer as a missing profile
     if grant.version_id is None or grant.checksum is None:
         raise Http404
+    # META rather than `request.headers`: building the latter from every header was ~5 % of a
+    # 304 (docs/lab/benchmarks.md, "Pulls from a cached ETag").
+    meta = request.META
     record_pull(
         grant,
         environment,
-        request.headers.get("User-Agent", ""),
+        meta.get("HTTP_USER_AGENT", ""),
         grant.number,
-        request.headers.get(STATUS_HEADER, ""),
+        meta.get(_STATUS_META, ""),
     )
     return pack_answer(request, grant.version_id, grant.checksum, grant.rollout)
 

@@ -13,8 +13,8 @@ PROFILE = {
     "name": "Customer support",
     "description": "Storefront support agent: billing, refunds, shipping, orders and accounts.",
     # Messages no route is for: the scorer learns them, so messages like them stay unmatched.
-    # (Few of them open with "what is": in a profile this small, a message that shares only
-    # its opening words with them would lean to them, "what is it about my refund" included.)
+    # Written by topic: their opening words count for little (the out-of-scope class must
+    # also lead on a message's content words, docs/pack-format.md), their topics do.
     "out_of_scope": [
         "what's the weather like today",
         "will it rain tomorrow",

@@ -148,6 +148,7 @@ class PolicyForm(PackForm):
         "ambiguity_confidence_floor": "ambiguity_confidence_floor",
         "min_action_signals": "min_action_signals",
         "out_of_scope": "out_of_scope",
+        "no_background": "no_background",
     }
     out_of_scope = LinesField(
         label="Out-of-scope examples",
@@ -164,6 +165,7 @@ class PolicyForm(PackForm):
             "scorer_kind",
             "floor",
             "out_of_scope",
+            "no_background",
             "near_tie_margin",
             "menu_size",
             "strictness",
@@ -171,7 +173,9 @@ class PolicyForm(PackForm):
             "ambiguity_confidence_floor",
             "min_action_signals",
         ]
+        labels = {"no_background": "Leave out the built-in off-topic examples"}
         help_texts = {
+            "no_background": "Until this profile has 20 out-of-scope examples of its own, routing also learns a built-in set of everyday off-topic messages (weather, jokes, sports and the like), so that such messages stay unmatched. Tick this to count only your own examples: for an agent that answers small talk itself, say.",
             "scorer_kind": "Which scorer ranks the routes when no rule decides; lexical needs no model.",
             "floor": "How sure the scorer must be before a route counts at all. A turn where no route clears it is unmatched: it goes to the default route, or the agent asks. Leave empty for the scorer's own: for lexical, the one fitted on the examples, shown below.",
             "near_tie_margin": "How far ahead the best route must be to win on its own. When the runner-up is closer than this, the turn is too close to call: the conversation stays where it is, or the agent offers a menu. Larger means more menus.",

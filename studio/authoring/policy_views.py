@@ -89,6 +89,8 @@ def _add_pack_errors_too(form: PackForm) -> None:
 def _default(name: str) -> object:
     field = Profile._meta.get_field(name)
     value = field.get_default() if isinstance(field, models.Field) else None
+    if isinstance(value, bool):  # a box: said as a person sees it
+        return "ticked" if value else "not ticked"
     return None if value == [] else value  # an empty list reads "none"
 
 

@@ -120,6 +120,7 @@ def _apply(profile: Profile, pack: Pack, user: Any) -> None:
     profile.name, profile.description = pack.profile.name, pack.profile.description
     profile.default_route = pack.default_route or ""
     profile.out_of_scope = list(pack.out_of_scope)
+    profile.no_background = pack.no_background
     policy, triage = pack.policy, pack.triage
     profile.floor, profile.near_tie_margin = policy.floor, policy.near_tie_margin
     profile.menu_size, profile.strictness = policy.menu_size, policy.strictness

@@ -60,6 +60,8 @@ class Profile(Editable):
     floor = models.FloatField(null=True, blank=True)
     # Messages that belong to no route (the pack's `out_of_scope`): the scorer learns them.
     out_of_scope = models.JSONField(default=list, blank=True)
+    # The pack's `no_background`: learn no built-in off-topic background (docs/pack-format.md).
+    no_background = models.BooleanField(default=False)
     near_tie_margin = models.FloatField(default=0.15)
     menu_size = models.PositiveSmallIntegerField(default=3)
     strictness = models.CharField(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.conf import settings
@@ -75,6 +76,11 @@ class PackEncoding(models.Model):
         return f"{self.version_id} {self.coding}"
 
 
+def new_stamp() -> int:
+    """A fresh `Environment.served_stamp`."""
+    return secrets.randbits(63)
+
+
 class EnvironmentName(models.TextChoices):
     STAGING = "staging"
     PRODUCTION = "production"
@@ -88,6 +94,13 @@ class Environment(Editable):
     version = models.ForeignKey(
         Version, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # Drawn anew at every change to what a pull is answered with (the version, a rollout
+    # beside it), so a pull reads it in its one query and answers from its process's copy of
+    # the rest while it is unchanged (studio.agents.pulls). Random rather than counted, so
+    # that another database (a restored one, a test's) cannot repeat a stamp with other
+    # contents; only ever set in the database (`served_changed`), never from an instance, so
+    # that saving a stale instance cannot set an old one back.
+    served_stamp = models.PositiveBigIntegerField(default=new_stamp, editable=False)
 
     class Meta:
         ordering = ["profile", "name"]
@@ -98,6 +111,30 @@ class Environment(Editable):
     def __str__(self) -> str:
         # The history shows this beside the versions moved between: "production (v1 → v2)".
         return str(self.name)
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save every field but `served_stamp`, then draw it anew: a save may change the version."""
+        if (
+            self.pk is not None
+            and not kwargs.get("force_insert")
+            and not kwargs.get("update_fields")
+        ):
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name != "served_stamp"
+            ]
+        super().save(*args, **kwargs)
+        served_changed(self.pk)
+
+
+def served_changed(environment_id: int) -> None:
+    """Draw the environment's `served_stamp` anew: what its pulls answer changed (or may have).
+
+    Every write that changes an environment's version or one of its rollouts goes through a
+    model's `save` or `delete`, which calls this; a queryset `update()` of those fields must too.
+    """
+    Environment.objects.filter(pk=environment_id).update(served_stamp=new_stamp())
 
 
 class TokenBase(models.Model):

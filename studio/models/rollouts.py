@@ -8,12 +8,14 @@ that decided it (docs/pack-format.md, "Rollouts over HTTP").
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
 from studio.models.jobs import Job
 from studio.models.profiles import Profile
-from studio.models.publishing import Environment, Version
+from studio.models.publishing import Environment, Version, served_changed
 
 
 class RolloutMode(models.TextChoices):
@@ -74,6 +76,17 @@ class Rollout(models.Model):
 
     def __str__(self) -> str:
         return f"{self.environment_id} {self.mode} v{self.candidate_id} ({self.status})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, and tell pulls of the environment: its rollout header may have changed."""
+        super().save(*args, **kwargs)
+        served_changed(self.environment_id)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        environment_id = self.environment_id
+        deleted = super().delete(*args, **kwargs)
+        served_changed(environment_id)
+        return deleted
 
     @property
     def is_served(self) -> bool:

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studio.models import Rollout, Version
+from studio.publishing.rollout_chart import chart_summary, rollout_chart
 from studio.publishing.rollout_guards import figures, moves, over_time, samples
 from studio.publishing.rollouts import (
     Conditions,
@@ -65,6 +66,7 @@ def rollout_page(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
         Rollout.objects.select_related("environment", "candidate", "live"), profile=profile, pk=pk
     )
     found = figures(rollout) if rollout.is_served else rollout.figures
+    hours = [] if request.htmx else over_time(rollout)  # the 5-second refresh redraws figures
     context = _context(
         request,
         profile,
@@ -72,7 +74,9 @@ def rollout_page(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
         figures=found,
         moves=moves(rollout),
         samples=samples(rollout),
-        hours=over_time(rollout),
+        hours=hours,
+        chart=rollout_chart(hours),
+        chart_summary=chart_summary(hours),
         errors={},
         data={},
     )

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from django.db import IntegrityError, models, transaction
 from django.db.models import F
 
+from routing_core.limits import TOTAL_KINDS, pack_totals, total_kind
 from studio.models import (
     Profile,
     ProfileItem,
@@ -166,8 +167,29 @@ def _retrain(profile_pk: int) -> None:
 
 
 def _refuse_new_problems(profile: Profile, candidate: dict[str, Any], prefix: str = "") -> None:
-    before = set(check_pack(build_pack_dict(profile)))
-    new = [p for p in check_pack(candidate) if p not in before]
+    """Refuse the edit when it adds a problem the draft did not have.
+
+    A per-pack total (docs/pack-format.md, Limits) is refused at the item edited, not at the
+    place the whole pack's count happens to cross it; a profile already past one (saved before
+    the total existed) may still take edits that do not grow that count (a deletion must go
+    through).
+    """
+    draft = build_pack_dict(profile)
+    known = set(check_pack(draft))
+    grew = {
+        kind
+        for kind, old, now in zip(
+            TOTAL_KINDS, pack_totals(draft), pack_totals(candidate), strict=True
+        )
+        if now > old
+    }
+    new = []
+    for path, message in check_pack(candidate):
+        kind = total_kind(message)
+        if kind is None and (path, message) not in known:
+            new.append((path, message))
+        elif kind is not None and kind in grew:
+            new.append((prefix or path, message))
     if new:
         raise Refused(new, prefix)
 

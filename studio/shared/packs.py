@@ -53,6 +53,7 @@ def build_pack_dict(
         "created_at": None,
         "routes": [_route_dict(r) for r in routes],
         "out_of_scope": list(profile.out_of_scope or []),
+        "no_background": profile.no_background,
         "rules": [_rule_dict(r) for r in rules],
         "default_route": profile.default_route or None,
         "policy": {

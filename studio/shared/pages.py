@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
-from routing_core import OUT_OF_SCOPE_WANTED
+from routing_core import OUT_OF_SCOPE_WANTED, background_left_out
 from studio.models import Profile
 from studio.shared.packs import pack_report
 from studio.shared.roles import can_edit, can_view
@@ -61,7 +61,12 @@ def own_out_of_scope(profile: Profile) -> dict[str, object]:
     """What a profile page says of its own out-of-scope examples: how many, how many the
     engine wants, and whether routing still leans on its built-in background (too few)."""
     own = sum(1 for text in profile.out_of_scope if str(text).strip())
-    return {"own": own, "wanted": OUT_OF_SCOPE_WANTED, "few": own < OUT_OF_SCOPE_WANTED}
+    few = own < OUT_OF_SCOPE_WANTED
+    why = None
+    if few:  # why routing does or does not lean on the background, as the engine decides it
+        counts = [len(e or []) for e in profile.routes.values_list("examples", flat=True)]
+        why = background_left_out(counts, own, bool(profile.no_background))
+    return {"own": own, "wanted": OUT_OF_SCOPE_WANTED, "few": few, "background": why or "learned"}
 
 
 def fragment(

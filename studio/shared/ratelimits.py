@@ -24,7 +24,7 @@ class RateLimited(Exception):
 
 def caller_key(request: HttpRequest) -> str:
     """Who is calling: the bearer token (never stored raw), else the signed-in user."""
-    header = request.headers.get("Authorization", "")
+    header = request.META.get("HTTP_AUTHORIZATION", "")  # (not `headers`: built per request)
     if header.lower().startswith("bearer "):
         return "token:" + hashlib.sha256(header[7:].strip().encode()).hexdigest()
     return f"user:{getattr(request.user, 'pk', None)}"

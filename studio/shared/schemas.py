@@ -11,6 +11,7 @@ from ninja import Schema
 from ninja.params import functions as params
 from pydantic import AfterValidator, Field
 
+from routing_core.limits import MAX_DESCRIPTION
 from routing_core.repair import EditKind
 
 MAX_INT = 2**31 - 1
@@ -41,7 +42,7 @@ def _clean_json(value: Any) -> Any:
 Name = Annotated[str, Field(max_length=64), AfterValidator(clean_text)]
 Long = Annotated[str, Field(max_length=128), AfterValidator(clean_text)]
 DisplayName = Annotated[str, Field(max_length=200), AfterValidator(clean_text)]
-Text = Annotated[str, Field(max_length=8000), AfterValidator(clean_text)]
+Text = Annotated[str, Field(max_length=MAX_DESCRIPTION), AfterValidator(clean_text)]
 Slug = Annotated[str, Field(min_length=1, max_length=64, pattern=SLUG_PATTERN)]
 Revision = Annotated[int, Field(ge=1, le=MAX_INT)]
 Finite = Annotated[float, Field(allow_inf_nan=False, ge=-1e6, le=1e6)]
@@ -85,6 +86,7 @@ class ProfileOut(Schema):
     default_route: str
     floor: float | None
     out_of_scope: list[str]
+    no_background: bool
     near_tie_margin: float
     menu_size: int
     strictness: str
@@ -109,6 +111,7 @@ class ProfilePatch(Schema):
     default_route: Name | None = None
     floor: Finite | None = None
     out_of_scope: list[Text] | None = None
+    no_background: bool | None = None
     near_tie_margin: Finite | None = None
     menu_size: Small | None = None
     strictness: Strictness | None = None

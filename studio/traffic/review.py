@@ -32,6 +32,17 @@ CONTEXT_TURNS = 3  # turns shown (and saved with a conversation) before the revi
 SHORT_WORDS = 3  # a turn this short is shown with the turns before it open
 
 SaveAs = Literal["test", "example", "conversation"]
+
+# The reasons a turn is in the inbox, in the words the inbox shows; a filter names one by its key.
+REASONS = {
+    "unmatched": "nothing matched",
+    "menu": "a menu was offered",
+    "near_tie": "a near tie",
+    "left": "the next turn left this route at once",
+    # The user's next turn said the same again or corrected it (routing_core.reasks): the
+    # cheapest sign from production that the route did not serve them (docs/pack-format.md).
+    "reasked": "the user re-asked after this route",
+}
 SAVE_AS: dict[str, SaveAs] = {"test": "test", "example": "example", "conversation": "conversation"}
 
 
@@ -54,8 +65,9 @@ def row_key(event: Event) -> tuple[str, str]:
     return " ".join((event.message or "").split()).casefold(), event.route
 
 
-def review_queue(profile: Profile, limit: int = 50) -> list[ReviewItem]:
-    """Unanswered turns with text worth a look, newest first, one row per message and route."""
+def review_queue(profile: Profile, limit: int = 50, reason: str = "") -> list[ReviewItem]:
+    """Unanswered turns with text worth a look, newest first, one row per message and route;
+    with `reason` (a key of REASONS), only the turns that are here for that reason."""
     margin = profile.near_tie_margin
     recent = list(
         Event.objects.filter(profile=profile, message__isnull=False)
@@ -68,6 +80,8 @@ def review_queue(profile: Profile, limit: int = 50) -> list[ReviewItem]:
         if e.reviewed_at is not None or e.dismissed_at is not None:
             continue
         reasons = _reasons(e, margin, nxt.get((e.conversation, (e.turn or 0) + 1)))
+        if reason in REASONS and REASONS[reason] not in reasons:
+            continue
         key = row_key(e)
         if reasons and (key in rows or len(rows) < limit):  # past the limit, only counted
             rows.setdefault(key, []).append((e, reasons))
@@ -86,11 +100,11 @@ def review_queue(profile: Profile, limit: int = 50) -> list[ReviewItem]:
 def _reasons(e: Event, margin: float, following: Event | None) -> list[str]:
     reasons = []
     if e.verdict == "unmatched":
-        reasons.append("nothing matched")
+        reasons.append(REASONS["unmatched"])
     if e.verdict == "menu":
-        reasons.append("a menu was offered")
+        reasons.append(REASONS["menu"])
     elif e.gap is not None and not e.decisive and e.gap < margin:
-        reasons.append("a near tie")
+        reasons.append(REASONS["near_tie"])
     if (
         e.conversation
         and e.route
@@ -99,7 +113,9 @@ def _reasons(e: Event, margin: float, following: Event | None) -> list[str]:
         and following.verdict == "move"
         and following.route != e.route
     ):
-        reasons.append("the next turn left this route at once")
+        reasons.append(REASONS["left"])
+    if e.reasked:
+        reasons.append(REASONS["reasked"])
     return reasons
 
 

@@ -7,6 +7,7 @@ profile's data settings the publisher role. Replays change nothing, so viewers m
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -32,6 +33,7 @@ from studio.suites import interrupt_stale
 from studio.traffic.charts import share_chart, turns_chart
 from studio.traffic.replays import start_replay
 from studio.traffic.review import (
+    REASONS,
     SAVE_AS,
     confirm_turn,
     dismiss_turn,
@@ -116,10 +118,14 @@ def review_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 def _review(request: HtmxHttpRequest, profile: Profile, status: int = 200) -> HttpResponse:
+    reason = _reason(request)
     context = profile_context(
         request,
         profile,
-        items=review_queue(profile),
+        items=review_queue(profile, reason=reason),
+        reasons=REASONS,
+        reason=reason,
+        reason_words=REASONS.get(reason, ""),
         reviewed=reviewed_count(profile),
         route_names=list(profile.routes.values_list("name", flat=True)),
     )
@@ -141,7 +147,7 @@ def review_label(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     how, right = request.POST.get("as", "test"), request.POST.get("route", "")[:64]
     if how in ("confirm", "dismiss"):
         _close(request, event, how)
-        return redirect("traffic-review", slug=slug)
+        return _back_to_review(request, slug)
     save_as = SAVE_AS.get(how, "test")
     try:
         label_turn(event, right, save_as=save_as, user=request.user)
@@ -154,7 +160,20 @@ def review_label(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
     else:
         where = f"an example of {right}" if save_as == "example" else SAVED_AS[save_as]
         messages.success(request, f"Saved “{event.message}” as {where}.")
-    return redirect("traffic-review", slug=slug)
+    return _back_to_review(request, slug)
+
+
+def _reason(request: HtmxHttpRequest) -> str:
+    """The inbox's filter (a key of REASONS); an unknown one shows every turn."""
+    reason = request.GET.get("reason") or request.POST.get("reason") or ""
+    return reason if reason in REASONS else ""
+
+
+def _back_to_review(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The inbox after an answer, with the filter the person was using."""
+    reason = _reason(request)
+    url = reverse("traffic-review", args=[slug])
+    return redirect(f"{url}?{urlencode({'reason': reason})}" if reason else url)
 
 
 def _close(request: HtmxHttpRequest, event: Event, how: str) -> None:

@@ -1,4 +1,5 @@
-"""A publisher starts a shadow rollout, reads the disagreements, sets a condition, watches it halt."""
+"""A publisher starts a shadow rollout, reads the disagreements and the chart of live against
+candidate over time, sets a condition, watches it halt."""
 
 from __future__ import annotations
 
@@ -79,6 +80,17 @@ def test_a_publisher_starts_a_shadow_rollout_sets_a_condition_and_watches_it_hal
     expect(page.get_by_test_id("disagreement-rate")).to_contain_text("on 5 of 5 turns (100.0%)")
     expect(page.get_by_test_id("rollout-samples")).to_contain_text(lost[0])
     expect(page.get_by_test_id("rollout-moves")).to_contain_text("none")
+    # Live against candidate over time: a chart that names itself, its figures one click away.
+    chart = page.get_by_role("img", name=re.compile("Share of turns nothing matched, per hour"))
+    expect(chart).to_be_visible()
+    expect(chart.locator("circle.s-acc")).not_to_have_count(0)  # the live pack's hours
+    expect(chart.locator("circle.s-menu")).not_to_have_count(0)  # the candidate's
+    expect(chart.locator("desc")).to_contain_text("The candidate pack: nothing matched on 100%")
+    hours = page.get_by_test_id("rollout-hours")
+    expect(hours).to_be_hidden()
+    page.get_by_text("The same figures as a table").click()
+    expect(hours).to_be_visible()
+    expect(hours).to_contain_text("100.0%")
 
     conditions = page.locator("#rollout-conditions")
     conditions.get_by_label("Halt if the unmatched rate rises by more than").fill("5")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from routing_core import Pack, Router
+from routing_core import Pack, Router, dump_pack, lint_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.scorers import _background
 from routing_core.scorers.base import RouteText
@@ -28,6 +28,52 @@ def test_a_profile_without_out_of_scope_examples_leaves_off_topic_messages_unmat
 def test_its_own_messages_still_route(airline: Pack, message: str, route: str) -> None:
     decision = Router(airline).route(message)
     assert (decision.verdict, decision.route) == ("move", route)
+
+
+# A route's one content word among words of any message ("what is it about my ..."): the
+# background's "what is ..." and "tell me ..." lines must not outweigh it (docs/pack-format.md,
+# "Scoring with a stored model", step 7).
+CONTENT_WORD = {
+    "what is it about my refund": "refund",
+    "tell me about my refund": "refund",
+    "tell me about my miles": "loyalty",
+}
+
+
+@pytest.mark.parametrize(("message", "route"), CONTENT_WORD.items())
+def test_the_backgrounds_stop_words_do_not_outweigh_a_routes_content_word(
+    airline: Pack, message: str, route: str
+) -> None:
+    decision = Router(airline).route(message)
+    assert (decision.verdict, decision.route) == ("move", route)
+
+
+def test_a_pack_can_leave_the_background_out() -> None:
+    pack = build_pack(AIRLINE_ROUTES, slug="airline", no_background=True)
+    assert pack.scorer.model.routes == len(AIRLINE_ROUTES)  # type: ignore[union-attr]
+    assert Router(pack).route(OFF_TOPIC[1]).verdict == "move"  # nothing tells it apart now
+    written = dump_pack(pack)
+    assert '"no_background":true' in written and '"format_minor":10' in written
+    assert load_pack(written).no_background is True
+
+
+def test_lint_says_when_the_background_is_left_out() -> None:
+    pack = load_pack({"profile": {"slug": "a", "name": "A"}, "routes": AIRLINE_ROUTES})
+    (learns,) = [f for f in lint_pack(pack) if f.kind == "few-out-of-scope"]
+    assert "routing also learns a built-in set of off-topic messages" in learns.message
+    left_out = pack.model_copy(update={"no_background": True})
+    (told,) = [f for f in lint_pack(left_out) if f.kind == "few-out-of-scope"]
+    assert "0 out-of-scope examples, and the built-in set" in told.message
+    assert "left out" in told.message and "also learns" not in told.message
+
+
+def test_a_pack_that_does_not_say_learns_the_background_as_before(airline: Pack) -> None:
+    written = dump_pack(airline)
+    assert (
+        "no_background" not in written
+    )  # the default is not written: a pack of minor 9 reads alike
+    assert load_pack(written).no_background is False
+    assert airline.scorer.model.routes == len(AIRLINE_ROUTES) + 1  # type: ignore[union-attr]
 
 
 def test_the_background_speaks_only_where_the_profile_has_no_route() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from routing_core import load_pack
-from routing_core.lint import lint_pack, starter_out_of_scope
+from routing_core.lint import background_left_out, lint_pack, starter_out_of_scope
 
 FIVE = ["one example", "two example", "three example", "four example", "five example"]
 
@@ -41,7 +41,7 @@ def test_a_profile_with_few_out_of_scope_examples_is_told_so():
     few = doc(route("billing"), route("shipping"), out_of_scope=OWN_OUT_OF_SCOPE[:3])
     assert kinds(few) == {"few-out-of-scope": [("info", None, "out_of_scope")]}
     (finding,) = lint_pack(load_pack(few))
-    assert finding.message.startswith("3 out-of-scope example(s): until there are 20")
+    assert finding.message.startswith("3 out-of-scope examples: until there are 20")
 
 
 def test_the_starter_out_of_scope_set_leaves_out_what_a_route_is_for():
@@ -159,3 +159,24 @@ def test_errors_come_first(severity_first):
     d = doc(route("billing", FIVE[:2]), route("refunds", ["one example", "x"]))
     findings = lint_pack(load_pack(d))
     assert findings[0].severity == severity_first
+
+
+def _note(document) -> str:
+    (finding,) = [f for f in lint_pack(load_pack(document)) if f.kind == "few-out-of-scope"]
+    return finding.message
+
+
+def test_what_lint_says_of_the_background_is_what_routing_learns():
+    """Routes of three examples learn no background (routing_core.scorers._background): lint
+    must not say that a built-in set keeps off-topic messages out there."""
+    three = [route(n, [f"{n} {x}" for x in ("one", "two", "three")]) for n in ("a", "b")]
+    thirty_one = [route(n, [f"{n} {i}" for i in range(31)]) for n in ("a", "b")]
+
+    assert "not learned until the routes have 5 examples each" in _note(doc(*three))
+    assert "until there are 20, routing also learns" in _note(doc(route("a"), route("b")))
+    assert "this many examples a route" in _note(doc(*thirty_one))
+    for document in (doc(*three), doc(route("a"), route("b")), doc(*thirty_one)):
+        learned = (
+            background_left_out([len(r["examples"]) for r in document["routes"]], own=0) is None
+        )
+        assert ("routing also learns" in _note(document)) == learned

@@ -85,7 +85,7 @@ def test_a_gzip_bomb_is_cut_at_the_size_limit(
 ) -> None:
     import routing_core.remote as remote
 
-    monkeypatch.setattr(remote, "MAX_PACK_BYTES", 1000)  # the real limit is 64 MB
+    monkeypatch.setattr(remote, "MAX_PACK_BYTES", 1000)  # the real limit is 83 MiB
     server.body = gzip.compress(b" " * 100_000)
 
     result = PackFetcher(server.url).fetch()

@@ -49,6 +49,10 @@ MESSAGES = [
     "lamp lamp lamp",
     "a guitar and a piano",
     "the hurricane and the candle",
+    # The out-of-scope class leads on the whole, and is judged again on the content words.
+    "what is it about my refund",
+    "tell me about the capital of my invoice",
+    "who won the match yesterday",
 ]
 
 
@@ -124,11 +128,29 @@ def _vector(counts: dict[str, int], idf: np.ndarray, terms: dict[str, int]) -> d
 
 def spec_scores(model: dict[str, Any], message: str, n_routes: int) -> list[float]:
     """Steps 1-7 of the specification's lexical scoring."""
+    logit = _logits(model, message)
+    if logit is None:
+        return [0.0] * n_routes
+    z = logit / model["temperature"]
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    if model["routes"] > n_routes and int(p.argmax()) >= n_routes:
+        words = _words(message)
+        content = [w for w in words if w not in _stop_words()]
+        again = _logits(model, " ".join(content)) if 0 < len(content) < len(words) else None
+        lead = -math.inf if again is None else (again[:n_routes].max() - again[n_routes:].max())
+        if not lead / model["temperature"] >= 2:
+            return [0.0] * n_routes
+    return [float(v) for v in p[:n_routes]]
+
+
+def _logits(model: dict[str, Any], message: str) -> np.ndarray | None:
+    """Steps 1-6: the message's logits over every column, or None with nothing to score."""
     terms = {t: i for i, t in enumerate(model["terms"])}
     counts = _counts(message, terms)
     stop = _stop_words()
     if not counts or (not model["calibrated"] and all(w in stop for w in _words(message))):
-        return [0.0] * n_routes
+        return None
     columns = model["routes"]
     weights = np.zeros(len(terms) * columns)
     cells = np.frombuffer(base64.b64decode(model["cells"]), dtype="<u4").astype(np.int64)
@@ -143,12 +165,7 @@ def spec_scores(model: dict[str, Any], message: str, n_routes: int) -> list[floa
         matrix = _array(view["matrix"], "<f2").reshape(-1, columns)
         meaning = _static.table(view["table"]).vector(message).astype(np.float64)
         logit = logit + meaning @ matrix + _array(view["bias"], "<f2")
-    z = logit / model["temperature"]
-    p = np.exp(z - z.max())
-    p /= p.sum()
-    if columns > n_routes and int(p.argmax()) >= n_routes:
-        return [0.0] * n_routes
-    return [float(v) for v in p[:n_routes]]
+    return np.asarray(logit, np.float64)
 
 
 @pytest.fixture(scope="module")

@@ -228,6 +228,25 @@ def test_a_policy_conflict_keeps_my_floor_and_takes_their_menu_size(
     assert (stored.menu_size, stored.floor) == (4, 0.05)
 
 
+def test_a_policy_conflict_takes_their_ticked_background_box_and_keeps_my_floor(
+    profile, owner, editor, client_for
+):
+    url = reverse("policy", args=[profile.slug])
+    maria, me = client_for(owner), client_for(editor)
+    theirs = form_values(maria.get(url).content.decode(), url)
+    mine = form_values(me.get(url).content.decode(), url)
+    assert "no_background" not in mine  # unticked by default: the background is learned
+    maria.post(url, {**theirs, "no_background": "on"})
+
+    refused = me.post(url, {**mine, "floor": "0.05"})
+
+    shown = form_values(refused.content.decode(), url)
+    assert refused.status_code == 409 and shown.get("no_background") == "on"
+    me.post(url, shown)
+    stored = type(profile).objects.get(pk=profile.pk)
+    assert (stored.no_background, stored.floor) == (True, 0.05)
+
+
 def test_a_profile_settings_conflict_keeps_my_name_and_takes_their_description(
     profile, owner, editor, client_for
 ):

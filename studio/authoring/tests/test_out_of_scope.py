@@ -13,6 +13,7 @@ from studio.models import Profile, Route
 from studio.shared import drafts
 from studio.shared.drafts import compiled_router
 from studio.shared.packs import release_pack
+from tests.routing_core.airline_profile import AIRLINE_ROUTES
 from tests.routing_core.conftest import TEMPLATES, TOPICS
 from tests.studio.fixtures import htmx, policy_form
 
@@ -244,3 +245,72 @@ def test_the_lint_finding_links_to_where_out_of_scope_examples_are_edited(
     html = client_for(viewer).get(reverse("lint", args=[large.slug])).content.decode()
     assert 'data-kind="few-out-of-scope"' in html
     assert reverse("policy", args=[large.slug]) in html
+
+
+@pytest.fixture
+def airline(db: Any) -> Profile:
+    """A first-day profile (12 routes of 8 examples, no out-of-scope examples): it learns the
+    built-in background unless told not to."""
+    p = Profile.objects.create(slug="airline", name="Airline")
+    for order, route in enumerate(AIRLINE_ROUTES):
+        Route.objects.create(profile=p, name=route["name"], order=order, examples=route["examples"])
+    return p
+
+
+def test_an_editor_leaves_out_the_built_in_background_and_the_pack_says_so(
+    airline: Profile, editor: Any, client_for: Any
+) -> None:
+    client = client_for(editor)
+    assert compiled_router(airline).scorer.info.details["out_of_scope_examples"] is True
+    off_topic = "tell me a joke"
+    assert compiled_router(airline).route(off_topic).verdict == "unmatched"
+    page = client.get(reverse("policy", args=[airline.slug])).content.decode()
+    assert "Leave out the built-in off-topic examples" in page
+
+    response = client.post(reverse("policy", args=[airline.slug]), policy_form(no_background="on"))
+
+    assert response.status_code == 302
+    airline.refresh_from_db()
+    assert airline.no_background is True
+    assert release_pack(airline).no_background is True
+    router = compiled_router(airline)
+    assert router.scorer.info.details["out_of_scope_examples"] is False  # nothing learned as such
+    assert router.route(off_topic).verdict != "unmatched"  # nothing of the kind to tell it by
+    html = client.get(reverse("policy", args=[airline.slug])).content.decode()
+    assert "The built-in set of off-topic messages is left out" in html
+    client.post(reverse("policy", args=[airline.slug]), policy_form(revision="2"))
+    airline.refresh_from_db()
+    assert airline.no_background is False  # unticked: learned again
+
+
+def test_a_script_leaves_out_the_background_and_an_imported_pack_keeps_it_out(
+    airline: Profile, owner: Any
+) -> None:
+    from django.test import Client
+
+    from studio.shared.tokens import create_api_token
+
+    script = Client(HTTP_AUTHORIZATION=f"Bearer {create_api_token(owner, 'ci')[1]}")
+    body = {"revision": 1, "no_background": True}
+    response = script.patch("/api/profiles/airline", body, content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response.json()["no_background"] is True
+    airline.refresh_from_db()
+    pack = release_pack(airline)
+    assert pack.no_background is True and '"no_background":true' in dump_pack(pack)
+    copy = import_pack(dump_pack(pack), user=owner, slug="airline-copy")
+    assert copy.no_background is True
+
+
+def test_routes_of_three_examples_are_told_the_background_is_not_learned_yet(
+    profile: Profile, editor: Any, client_for: Any
+) -> None:
+    """The notice says what routing does: the shop's routes have 1-3 examples, too few for the
+    built-in background (routing_core.background_left_out), so no 'routing also learns'."""
+    html = client_for(editor).get(reverse("profile-detail", args=[profile.slug])).content.decode()
+
+    assert 'data-testid="background-not-learned"' in html
+    assert "routing also learns a built-in set" not in html
+    Route.objects.filter(profile=profile).update(examples=[f"example {i}" for i in range(6)])
+    html = client_for(editor).get(reverse("profile-detail", args=[profile.slug])).content.decode()
+    assert "routing also learns a built-in set" in html

@@ -452,3 +452,48 @@ def test_the_turns_axis_labels_each_line_with_the_count_it_stands_at(peak, label
     for tick in chart.y_ticks:  # a label's height is its count's share of the axis
         share = (chart.bottom - tick.at) / (chart.bottom - chart.top)
         assert share == pytest.approx(int(tick.label) / max(peak, 1))
+
+
+def test_a_re_asked_turn_is_in_the_inbox_in_plain_words_and_can_be_shown_alone(
+    profile, viewer, client_for
+):
+    store(profile, [
+        {"message": "where is my parcel", "conversation": "r1", "turn": 1},
+        {"message": "no, I meant my invoice", "conversation": "r1", "turn": 2,
+         "incumbent": "shipping"},
+    ])  # fmt: skip
+    store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
+    re_asked = "the user re-asked after this route"
+    reasons = {item.event.message: item.reasons for item in review_queue(profile)}
+    assert re_asked in reasons["where is my parcel"]
+    assert reasons["what is the weather"] == ["nothing matched"]
+    only = review_queue(profile, reason="reasked")
+    assert [item.event.message for item in only] == ["where is my parcel"]
+
+    client = client_for(viewer)
+    url = reverse("traffic-review", args=["shop"])
+    page = client.get(url, {"reason": "reasked"}).content.decode()
+    assert page.count('data-testid="review-item"') == 1
+    assert "“where is my parcel”" in page and re_asked in page
+    assert "what is the weather" not in page
+    assert '<option value="reasked" selected>' in page
+    everything = client.get(url, {"reason": "nonsense"}).content.decode()
+    assert "what is the weather" in everything and "where is my parcel" in everything
+    Event.objects.update(reasked=False)
+    none_left = client.get(url, {"reason": "reasked"}).content.decode()
+    assert "No turn waiting for review with “the user re-asked after this route”" in none_left
+
+
+def test_an_answer_from_a_filtered_inbox_goes_back_to_it(profile, editor, client_for):
+    store(profile, [
+        {"message": "where is my parcel", "conversation": "r2", "turn": 1},
+        {"message": "where is my parcel", "conversation": "r2", "turn": 2,
+         "incumbent": "shipping"},
+    ])  # fmt: skip
+    event = Event.objects.get(conversation="r2", turn=1)
+    assert event.reasked
+    answer = client_for(editor).post(
+        reverse("traffic-label", args=["shop", event.pk]), {"as": "dismiss", "reason": "reasked"}
+    )
+    assert answer.status_code == 302
+    assert answer["Location"] == reverse("traffic-review", args=["shop"]) + "?reason=reasked"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from routing_core import load_pack
 from routing_core.importers.result import MAX_WORD, Collector
-from routing_core.pack import MAX_ITEMS, MAX_TEXT
+from routing_core.limits import MAX_ITEMS, MAX_PACK_TEXTS, MAX_TEXT
 from tests.routing_core.importers.conftest import notes
 
 
@@ -80,3 +81,27 @@ def test_any_texts_make_a_pack_with_each_kept_one_once(texts):
     # every text is either kept or named in a note: nothing is dropped silently
     assert len(kept) + len(notes(result, "left out")) == len(texts)
     assert result.to_pack().out_of_scope == kept
+
+
+def test_texts_past_the_pack_total_are_left_out_with_a_note_and_the_rest_is_a_valid_pack():
+    collect = Collector("test")
+    per_route = MAX_ITEMS
+    n_routes = MAX_PACK_TEXTS // per_route
+    for r in range(n_routes):
+        route = collect.route(f"intent_{r}", f"nlu[{r}]")
+        for i in range(per_route):
+            collect.add_example(route, f"example {r} {i}", f"nlu[{r}].examples[{i}]")
+    extra = collect.route("one_more", f"nlu[{n_routes}]")
+    collect.add_example(extra, "one example more", f"nlu[{n_routes}].examples[0]")
+    collect.add_out_of_scope("tell me a joke", "fallback[0]")
+
+    result = collect.finish()
+
+    assert sum(len(r.examples) for r in result.routes) == MAX_PACK_TEXTS
+    assert notes(result, "left out")[-3:-1] == [
+        f"nlu[{n_routes}].examples[0]: a pack holds at most"
+        f" {MAX_PACK_TEXTS:,} texts (examples, keywords, ...) in all",
+        f"fallback[0]: a pack holds at most {MAX_PACK_TEXTS:,} texts (examples, keywords, ...)"
+        " in all",
+    ]  # and then the intent that came over empty
+    assert load_pack(result.to_document(slug="imported"))  # validated, not learned (bench's job)
