@@ -1,7 +1,8 @@
 """route() at 2,000 routes, pass by pass: CPU p50 / p99 / max and what the collector did.
 
 Usage: .venv/bin/python bench/bench_turn.py [--pack clinc|among|generated] [--gc freeze|off]
-       [--passes 3] [--save /tmp/pack.json | --load /tmp/pack.json]
+       [--passes 3] [--save /tmp/pack.json | --load /tmp/pack.json | --pack-file pack.json]
+       [--conversation]
 
 `clinc`: the real CLINC150 pack; `among`: CLINC150's 150 routes plus 1,850 generated ones
 (`bench_scale.py`'s `clinc+1850x25` row), both routed with 2,000 CLINC150 test messages;
@@ -14,8 +15,15 @@ question (docs/lab/benchmarks.md): compare the default with `--gc freeze`, and w
 `OPENBLAS_NUM_THREADS=1` in the environment. `--conversation` measures instead what following
 the conversation costs: each message routed as a first turn (no incumbent), mid-conversation
 (an incumbent drawn from the pack's routes, the default policy), and mid-conversation with
-`conversation: ignore`, the three calls interleaved message by message (each first in turn)
-so that the machine's load and the CPU's caches fall on all three alike. Prints figures; asserts nothing.
+`conversation: ignore`, block by block (100 messages routed by one variant, then by the
+next; each variant first in turn), so that the machine's load falls on all three alike and no
+call finds its message's terms still cached from the call before; it prints each
+variant's p50 / p99 and the differences of the p50s. `--pack-file` routes with a pack written
+by `routing-core build` (the product's path); `--pack clinc` builds the same pack in process
+(`with_model` on CLINC150's routes: the same learned model, only the slug differs). A pack
+saved (`--save`) by an older version keeps the model it was built with, which may lack what
+later versions learn (the semantic view): rebuild it before comparing. Prints figures;
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -40,8 +48,8 @@ from routing_core import Router, dump_pack, load_pack  # noqa: E402
 from routing_core.scorers.stored import with_model  # noqa: E402
 
 
-def pack_and_messages(data: Path, kind: str) -> tuple[Any, list[str]]:
-    """The pack to route on (with its model) and the messages to route."""
+def pack_and_messages(data: Path, kind: str, build: bool = True) -> tuple[Any, list[str]]:
+    """The pack to route on (with its model; None when not `build`) and the messages."""
     lines = (data / "clinc150" / "test.jsonl").read_text(encoding="utf-8").splitlines()
     clinc_messages = [json.loads(line)["text"] for line in lines[:2000]]
     real = json.loads((data / "clinc150" / "routes.json").read_text(encoding="utf-8"))
@@ -52,6 +60,8 @@ def pack_and_messages(data: Path, kind: str) -> tuple[Any, list[str]]:
     else:
         routes, pairs = generated(data, 2000, 25)
         messages = [m for _, m in pairs[:2000]]
+    if not build:
+        return None, messages
     plain = load_pack({"profile": {"slug": "turn", "name": "turn"}, "routes": routes})
     return with_model(plain), messages
 
@@ -83,31 +93,48 @@ def one_pass(router: Router, messages: list[str]) -> str:
     return f"{p50:.0f} / {p99:.0f} / {costs[-1]:,.0f} µs; collections: {seen or 'none'}"
 
 
+# Messages routed in a row by one variant before the next variant routes them.
+BLOCK = 100
+
+
 def conversation_pass(router: Router, messages: list[str], incumbents: list[str]) -> str:
-    """CPU p50 of route() as a first turn, mid-conversation, and mid-conversation ignoring it."""
+    """CPU p50 / p99 of route() as a first turn, mid-conversation, and mid-conversation
+    ignoring it."""
     ignore = router.policy_with(conversation="ignore")
     costs: dict[str, list[float]] = {"first turn": [], "mid, follow": [], "mid, ignore": []}
-    for number, (message, incumbent) in enumerate(zip(messages, incumbents, strict=True)):
-        calls = [
-            ("first turn", (None, None)),
-            ("mid, follow", (incumbent, None)),
-            ("mid, ignore", (incumbent, ignore)),
-        ]
-        # Each variant goes first a third of the time: a message's first call warms the CPU's
-        # caches for the next two, which would otherwise favour whichever runs second.
-        shift = number % len(calls)
-        for label, args in calls[shift:] + calls[:shift]:
-            start = time.thread_time_ns()
-            router.route(message, args[0], policy=args[1])
-            costs[label].append((time.thread_time_ns() - start) / 1000)
-    p50 = {label: sorted(c)[len(c) // 2] for label, c in costs.items()}
-    shown = " / ".join(f"{label} {value:.1f}" for label, value in p50.items())
+    variants = [
+        ("first turn", False, None),
+        ("mid, follow", True, None),
+        ("mid, ignore", True, ignore),
+    ]
+    for number, begin in enumerate(range(0, len(messages), BLOCK)):
+        block = range(begin, min(begin + BLOCK, len(messages)))
+        # Block by block, each variant first in turn, so that the machine's load falls on
+        # all three alike. Never the same message twice in a row: the scorer keeps the last
+        # message's terms (for `explain`), and a second call would find them computed and
+        # measure a cheaper turn than any real one (a third of the calls paid full price,
+        # and the p50 of that mixture moved by whole microseconds for nothing).
+        shift = number % len(variants)
+        for label, follows, policy in variants[shift:] + variants[:shift]:
+            for index in block:
+                incumbent = incumbents[index] if follows else None
+                start = time.thread_time_ns()
+                router.route(messages[index], incumbent, policy=policy)
+                costs[label].append((time.thread_time_ns() - start) / 1000)
+    p50 = {label: _percentile(c, 0.5) for label, c in costs.items()}
+    p99 = {label: _percentile(c, 0.99) for label, c in costs.items()}
+    shown = " / ".join(f"{label} {p50[label]:.1f} / {p99[label]:.0f}" for label in costs)
     extra = p50["mid, follow"] - p50["first turn"]
     features = p50["mid, follow"] - p50["mid, ignore"]
     return (
-        f"p50 {shown} µs; mid-conversation minus first turn {extra:+.1f} µs, "
+        f"p50 / p99: {shown} µs; mid-conversation minus first turn {extra:+.1f} µs (p50), "
         f"following minus ignoring the conversation {features:+.1f} µs"
     )
+
+
+def _percentile(costs: list[float], share: float) -> float:
+    ordered = sorted(costs)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> None:
@@ -118,11 +145,19 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--save", help="write the built pack and messages here, then stop")
     parser.add_argument("--load", help="a pack and messages written by --save")
+    parser.add_argument(
+        "--pack-file",
+        help="a pack written by `routing-core build` (or a studio publish), routed with "
+        "CLINC150's first 2,000 test messages instead of the pack --pack builds",
+    )
     parser.add_argument("--conversation", action="store_true", help="first vs later turns")
     args = parser.parse_args()
     if args.load:
         saved = json.loads(Path(args.load).read_text(encoding="utf-8"))
         pack, messages = load_pack(saved["pack"]), saved["messages"]
+    elif args.pack_file:
+        pack = load_pack(Path(args.pack_file).read_text(encoding="utf-8"))
+        messages = pack_and_messages(Path(args.data), "clinc", build=False)[1]
     else:
         pack, messages = pack_and_messages(Path(args.data), args.pack)
     if args.save:
@@ -135,7 +170,9 @@ def main() -> None:
         gc.collect()
         gc.freeze()
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
-    print(f"{args.pack}, gc {args.gc}, OPENBLAS_NUM_THREADS {threads}, load {os.getloadavg()}")
+    source = args.pack_file or args.load or args.pack
+    print(f"{source}, gc {args.gc}, OPENBLAS_NUM_THREADS {threads}, load {os.getloadavg()}")
+    print(f"scorer: {router.scorer.info.details}")
     if args.conversation:
         names = router.pack.route_names
         incumbents = [random.Random(number).choice(names) for number in range(len(messages))]

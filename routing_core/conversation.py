@@ -31,7 +31,7 @@ from functools import cache
 import numpy as np
 
 from routing_core._types import Float64Array
-from routing_core.text import words
+from routing_core.text import turn_words
 
 # The prior's weight against the message's (1): the prior's odds count as their square root,
 # so the message's own evidence outweighs it. Not tuned per data set (docs/decisions.md).
@@ -123,6 +123,9 @@ def no_topic_words() -> frozenset[str]:
     return frozenset(" ".join((*every, _TIME_WORDS)).split())
 
 
+_NO_TOPIC_WORDS = no_topic_words()
+
+
 def carries_no_topic(text: str) -> bool:
     """True when every word of the turn is an acknowledgement, function, number or time word.
 
@@ -131,8 +134,13 @@ def carries_no_topic(text: str) -> bool:
     few examples a route, most of a pack's real words are unknown to it, and the scorer's
     character n-grams still read "charged" as "charges".
     """
-    quiet = no_topic_words()
-    return all(w in quiet or _NUMBER.fullmatch(w) for w in words(text))
+    found = turn_words(text)  # usually tokenised already, by triage
+    quiet = _NO_TOPIC_WORDS
+    if quiet.issuperset(found):
+        return True
+    # Only the words outside the lexicon are left to be numbers ("7pm"); most turns have a
+    # topic word, and the first of them that is no number settles it.
+    return all(map(_NUMBER.fullmatch, set(found) - quiet))
 
 
 def no_topic_reason(incumbent: str) -> str:
@@ -191,6 +199,30 @@ def pool(scores: Float64Array, prior: Float64Array | Prior) -> Float64Array:
     return pooled
 
 
+def pooled_turn(scores: Float64Array, prior: Prior) -> tuple[Float64Array, int] | None:
+    """The message's scores pooled with the prior, and the message's own top index, when the
+    prior reads this turn: `is_distribution(scores)`, not `is_new_topic(scores)`, then
+    `pool(scores, prior)`. None when it does not (the turn is judged alone).
+
+    The same checks and arithmetic as those three, each reduction done once and without
+    numpy's Python wrappers: they are what a turn after the first costs over a first turn
+    (docs/benchmarks.md, "Following the conversation").
+    """
+    if not len(scores) or len(prior) != len(scores):
+        return None
+    total = float(np.add.reduce(scores))
+    if not 0.0 < total <= 1.0 + _SUM_TOLERANCE or not float(np.minimum.reduce(scores)) >= 0.0:
+        return None
+    alone = int(scores.argmax())
+    if float(scores[alone]) >= NEW_TOPIC_SHARE:  # the first of the highest: `scores.max()`
+        return None
+    pooled: Float64Array = scores * prior.weights
+    pooled_total = float(np.add.reduce(pooled))
+    if pooled_total > 0.0:
+        pooled *= total / pooled_total
+    return pooled, alone
+
+
 def prior_text(name: str, description: str) -> str:
     """The incumbent's own text as the prior reads it: its name's words, then its description."""
     words_of_name = name.replace("_", " ").replace("-", " ")
@@ -206,5 +238,6 @@ __all__ = [
     "no_topic_reason",
     "no_topic_words",
     "pool",
+    "pooled_turn",
     "prior_text",
 ]

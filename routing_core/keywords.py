@@ -360,6 +360,8 @@ class KeywordGroups:
 
     def matches(self, message: str) -> tuple[str, ...]:
         """Names of the groups with a keyword in `message`, in the groups' order."""
+        if not self._names:  # a pack without tools: every turn asks
+            return ()
         goal = _Groups(self._matcher.indexes, self._owner)
         if self._matcher.indexes:
             self._matcher._scan(message, goal)

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from routing_core._types import Float64Array, IndexArray, ScoreArray
-from routing_core.conversation import Prior, is_distribution, is_new_topic, pool
+from routing_core.conversation import Prior, pooled_turn
 
 VerdictKind = Literal["move", "stay", "menu", "unmatched"]
 Strictness = Literal["assist", "guard", "rails"]
@@ -235,26 +235,15 @@ def decide_scores(
     names = names if isinstance(names, tuple) else tuple(names)  # the ranking keeps them
     raw = np.array(scores, dtype=np.float64)  # a copy: the ranking keeps it
     message_top: str | None = None
-    if _pools(prior, incumbent, policy, raw):
-        assert prior is not None
-        alone = int(raw.argmax())
-        raw = pool(raw, prior)
-        if int(raw.argmax()) != alone:
-            message_top = names[alone]
+    if prior is not None and incumbent is not None and policy.follows_conversation:
+        pooled = pooled_turn(raw, prior if isinstance(prior, Prior) else Prior.of(prior))
+        if pooled is not None:
+            raw, alone = pooled
+            if int(raw.argmax()) != alone:
+                message_top = names[alone]
     return _judge(
         names, raw, incumbent, policy, scorer_floor, categorical, temperature, message_top
     )
-
-
-def _pools(
-    prior: Float64Array | Prior | None, incumbent: str | None, policy: Policy, raw: Float64Array
-) -> bool:
-    """Whether the incumbent's prior reads this turn: mid-conversation, when the policy
-    follows the conversation, the message's scores are a distribution like the prior, and
-    the message alone is not sure of a new topic (`is_new_topic`)."""
-    if prior is None or incumbent is None or not policy.follows_conversation:
-        return False
-    return len(prior) == len(raw) and is_distribution(raw) and not is_new_topic(raw)
 
 
 def _judge(
@@ -326,14 +315,15 @@ def _rank(
     """
     finite = np.isfinite(raw)
     # Scorers' scores are nearly always all finite: then the raw array ranks as it is, and
-    # the floor alone says who is alive (two passes over 2,000 routes fewer).
-    if finite.all():
+    # the floor alone says who is alive (two passes over 2,000 routes fewer). The ufuncs'
+    # own reductions, not the array methods, which go through Python wrappers each turn.
+    if np.logical_and.reduce(finite):
         rankable = raw
         living = finite if floor is None else raw > floor
     else:
         rankable = np.where(finite, raw, -np.inf)
         living = finite if floor is None else finite & (raw > floor)
-    alive = np.flatnonzero(living)  # ascending: a stable sort keeps ties in declaration order
+    alive = living.nonzero()[0]  # ascending: a stable sort keeps ties in declaration order
     alive = alive[np.argsort(-raw[alive], kind="stable")]
     ranking = Ranking(names, raw, None, rankable=rankable, temperature=temperature)
     return ranking, alive.tolist()

@@ -81,6 +81,8 @@ class Router:
         self._triage = _classifier(self.pack)
         self._always = tuple(t.name for t in self.pack.tools if t.always_include)
         self._tool_names = tuple(t.name for t in self.pack.tools)
+        # A pack without tools records the same (empty) narrowing on every turn: made once.
+        self._no_tools = ToolRecord(self.pack.triage.mode, (), (), (), 0)
         self._descriptions = MappingProxyType({r.name: r.description for r in self.pack.routes})
         self._identity = (self.pack.profile.slug, self.pack.version, self.pack.checksum)
 
@@ -282,6 +284,8 @@ class Router:
 
     def _tools(self, triage: TriageVerdict | None) -> ToolRecord:
         tools, names, mode = self.pack.tools, self._tool_names, self.pack.triage.mode
+        if not tools:
+            return self._no_tools
         if triage is None:
             return ToolRecord(mode, names, names, (), 0)
         kept = narrow_tools(triage, tools, self._always)
@@ -348,6 +352,8 @@ def _regex_report(budget: RegexBudget) -> RegexReport:
 
 
 def _total(records: list[TierRecord]) -> Usage:
+    if len(records) == 1:  # one tier ran (the usual turn): its usage is the total
+        return records[0].usage
     total = NO_USAGE
     for record in records:
         total += record.usage

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Iterable
 
@@ -113,6 +114,26 @@ class RegexBudget:
 def words(text: str) -> list[str]:
     """Lowercased word tokens, split on anything that is not a letter or a digit."""
     return _WORD.findall(text.lower())
+
+
+# The last text `turn_words` tokenised, and its words, per thread.
+_LAST_WORDS = threading.local()
+
+
+def turn_words(text: str) -> tuple[str, ...]:
+    """`words(text)` as a tuple, remembered for the last text this thread asked about.
+
+    One turn reads its message's words three times: triage, the no-topic check of a turn
+    after the first, and the lexical scorer. Tokenising once spares the other two (the cost
+    of following a conversation, docs/benchmarks.md). A tuple, so no reader can change what
+    the next one reads; per thread, so threads never share an entry.
+    """
+    last: tuple[str, tuple[str, ...]] | None = getattr(_LAST_WORDS, "pair", None)
+    if last is not None and last[0] == text:
+        return last[1]
+    found = tuple(_WORD.findall(text.lower()))
+    _LAST_WORDS.pair = (text, found)
+    return found
 
 
 def keyword_pattern(keyword: str) -> str:

@@ -23,7 +23,7 @@ import dataclasses
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from routing_core.keywords import KeywordGroups
 from routing_core.lexicons import ENGLISH, question_pattern
@@ -32,7 +32,7 @@ from routing_core.text import (
     RegexBudget,
     compile_user_regex,
     search_bounded,
-    words,
+    turn_words,
 )
 
 Label = Literal["action", "knowledge", "ambiguous"]
@@ -74,8 +74,9 @@ class TriageVerdict:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Lane:
+class _Lane(NamedTuple):
+    """One lane's score and what fired (a tuple: two are made on every turn)."""
+
     score: float
     hits: tuple[str, ...]
     first: bool
@@ -143,7 +144,7 @@ class IntentClassifier:
         """
         if not message or not message.strip():
             return _ambiguous("empty query")
-        tokens = words(message)
+        tokens = turn_words(message)
         if not tokens:
             return _ambiguous("no tokens")
         matcher = self._tools if tool_keywords is None else ToolMatcher(tool_keywords)
@@ -240,7 +241,7 @@ def _found_inside(token: str, inside: tuple[str, ...]) -> list[str]:
     return [w for _, _, w in sorted(kept)]
 
 
-def _hits(tokens: list[str], lexicon: frozenset[str], inside: tuple[str, ...]) -> list[str]:
+def _hits(tokens: Sequence[str], lexicon: frozenset[str], inside: tuple[str, ...]) -> list[str]:
     """The tokens in the lexicon and, within tokens in a script without spaces, the lexicon
     words of that script they contain (docs/pack-format.md, Triage, step 4)."""
     if not inside:
@@ -255,7 +256,7 @@ def _hits(tokens: list[str], lexicon: frozenset[str], inside: tuple[str, ...]) -
 
 
 def _lane(
-    tokens: list[str],
+    tokens: Sequence[str],
     lexicon: frozenset[str],
     inside: tuple[str, ...],
     *,
@@ -266,11 +267,11 @@ def _lane(
     first = tokens[0] in lexicon or tokens[0].startswith(inside)
     score = (0.4 + 0.1 * min(len(hits) - 1, 3) if hits else 0.0) + (0.2 if first else 0.0)
     score += 0.3 if bonus else 0.0
-    signals = tuple(
-        name
-        for name, fired in (("verb", bool(hits)), ("first-word", first), (bonus_name, bonus))
-        if fired
-    )
+    signals: tuple[str, ...] = ("verb",) if hits else ()
+    if first:
+        signals += ("first-word",)
+    if bonus:
+        signals += (bonus_name,)
     return _Lane(min(score, _LANE_CAP), hits, first, signals)
 
 

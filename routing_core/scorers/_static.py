@@ -99,7 +99,8 @@ class StaticTable:
             ids.extend(pieces)
         if not ids:
             return np.zeros(self.dimensions, np.float32)
-        out: Float32Array = self.pieces.take(ids[:MAX_PIECES], axis=0).sum(axis=0)
+        # The ufunc's reduction: `.sum(axis=0)` goes through a Python wrapper every turn.
+        out: Float32Array = np.add.reduce(self.pieces.take(ids[:MAX_PIECES], axis=0), axis=0)
         norm = math.sqrt(float(out @ out))
         if norm > 0.0:
             out /= np.float32(norm)

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import regex
 
-from routing_core.text import words
+from routing_core.text import turn_words
 
 # Longer messages are scored on their first MAX_CHARS characters: a routing request states
 # its intent early, and a cap keeps a pasted megabyte from stalling the turn.
@@ -105,7 +105,9 @@ def message_words(text: str) -> list[str]:
     """
     text = text[:MAX_CHARS]
     if text.isascii() or _CHANGED_BY_SEGMENTING.search(text) is None:
-        found = words(text)  # the same words (tested), ten times faster than the rules below
+        # The same words (tested), ten times faster than the rules below; a turn's message
+        # was usually tokenised already by triage (`turn_words` remembers it).
+        found = list(turn_words(text))  # a list, as the rules below give
     else:
         found = marked_words(text)
     if len(text) <= MAX_WORD_CHARS:  # no word can be too long: the common case costs nothing

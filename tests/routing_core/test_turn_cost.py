@@ -1,0 +1,147 @@
+"""The shortcuts that make a turn cheaper give exactly what the long way gives.
+
+A turn's words are tokenised once and shared (`turn_words`); a turn after the first pools
+with one reduction each (`pooled_turn`); a message without repeated terms is weighted
+without counting them (`_Vocabulary.vector`). Each is checked against the plain way it
+replaced, value for value, so a shortcut that drifted would move a decision.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from routing_core.conversation import (
+    Prior,
+    carries_no_topic,
+    is_distribution,
+    is_new_topic,
+    no_topic_words,
+    pool,
+    pooled_turn,
+)
+from routing_core.scorers.base import RouteText
+from routing_core.scorers.lexical import WORD_BLOCK_WEIGHT, LexicalScorer
+from routing_core.text import turn_words, words
+
+TEXTS = [
+    "will i get getting my new card anytime soon",
+    "the the the the",
+    "yes please",
+    "at 7pm on the 2nd",
+    "ça va très bien merci",
+    "",
+    "Book a table, then BOOK a taxi",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_turn_words_are_the_words(text: str) -> None:
+    assert turn_words(text) == tuple(words(text))
+    assert turn_words(text) == tuple(words(text))  # remembered: the same answer again
+
+
+def test_turn_words_follow_the_text_they_are_asked_about() -> None:
+    assert turn_words("cancel my card") == ("cancel", "my", "card")
+    assert turn_words("yes please") == ("yes", "please")
+    assert carries_no_topic("yes please")
+    assert not carries_no_topic("cancel my card")
+
+
+def test_turn_words_are_per_thread() -> None:
+    seen: list[tuple[str, ...]] = []
+    turn_words("a message on this thread")
+    worker = threading.Thread(target=lambda: seen.append(turn_words("another one")))
+    worker.start()
+    worker.join()
+    assert seen == [("another", "one")]
+    assert turn_words("a message on this thread") == ("a", "message", "on", "this", "thread")
+
+
+def _slow_no_topic(text: str) -> bool:
+    """The check as first written: every word quiet or a number, in order."""
+    import re
+
+    number = re.compile(r"\d+(?:st|nd|rd|th|am|pm|h|h\d+|er|e|º|ª)?")
+    quiet = no_topic_words()
+    return all(w in quiet or number.fullmatch(w) for w in words(text))
+
+
+@given(st.lists(st.sampled_from(["yes", "ok", "7pm", "2nd", "the", "hotel", "19h30", "x7", "😀"])))
+@settings(max_examples=200, deadline=None)
+def test_no_topic_check_is_the_word_by_word_one(parts: list[str]) -> None:
+    text = " ".join(parts)
+    assert carries_no_topic(text) == _slow_no_topic(text)
+
+
+def _slow_pooled(scores: np.ndarray, prior: Prior) -> tuple[np.ndarray, int] | None:
+    """The three steps as the policy first called them."""
+    if len(prior) != len(scores) or not is_distribution(scores) or is_new_topic(scores):
+        return None
+    return pool(scores, prior), int(scores.argmax())
+
+
+_SCORE = st.one_of(
+    st.floats(0.0, 1.0), st.just(0.0), st.just(-0.1), st.just(math.nan), st.just(math.inf)
+)
+
+
+@given(st.lists(_SCORE, min_size=0, max_size=8), st.integers(0, 2**32 - 1))
+@settings(max_examples=300, deadline=None)
+def test_pooled_turn_is_check_then_pool(values: list[float], seed: int) -> None:
+    scores = np.array(values, np.float64)
+    if len(scores) and math.isfinite(scores.sum()) and scores.sum() > 0 and min(values) >= 0:
+        scores = scores / scores.sum() * np.random.default_rng(seed).uniform(0.3, 1.0)
+    prior = Prior.of(np.random.default_rng(seed).dirichlet(np.ones(max(1, len(scores)))))
+    fast, slow = pooled_turn(scores, prior), _slow_pooled(scores, prior)
+    if slow is None or len(scores) == 0:
+        assert fast is None
+        return
+    assert fast is not None
+    assert fast[1] == slow[1]
+    assert fast[0].tobytes() == slow[0].tobytes()
+
+
+def _counted_vector(vocabulary, resolved):  # type: ignore[no-untyped-def]
+    """The message's vector by counting every term, as before the no-repeat shortcut."""
+    occurrences: list[int] = []
+    for _, stem_id, grams, pair_id in resolved:
+        occurrences += [stem_id] if stem_id >= 0 else []
+        occurrences += [pair_id] if pair_id >= 0 else []
+        occurrences.extend(grams)
+    counts = Counter(occurrences)
+    ids = np.fromiter(counts.keys(), np.int64, len(counts))
+    tf = np.fromiter(counts.values(), np.float32, len(counts))
+    values = (1.0 + np.log(tf)) * vocabulary.idf[ids]
+    is_char = vocabulary.is_char[ids]
+    word_sq, char_sq = np.bincount(is_char, values * values, minlength=2).tolist()
+    word_norm, char_norm = math.sqrt(word_sq), math.sqrt(char_sq)
+    total = math.hypot(WORD_BLOCK_WEIGHT if word_norm else 0.0, 1.0 if char_norm else 0.0)
+    scales = np.array(
+        [WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total, 1.0 / (char_norm or 1.0) / total],
+        np.float32,
+    )
+    return ids, (values * np.take(scales, is_char)).astype(np.float32)
+
+
+def test_a_vector_without_repeats_is_the_counted_one() -> None:
+    routes = [
+        RouteText("card_status", "where a card is", ("when will my new card arrive",)),
+        RouteText("book_table", "book a table", ("book a table for two tonight",)),
+    ]
+    vocabulary = LexicalScorer.build(routes)._vocabulary
+    for text in [*TEXTS, "new card", "book book book a table", "my card my card"]:
+        resolved = vocabulary.resolve(text)[0]
+        ids, values = vocabulary.vector(resolved)
+        if not len(ids):
+            continue
+        want_ids, want_values = _counted_vector(vocabulary, resolved)
+        assert ids.tolist() == want_ids.tolist(), text
+        assert values.dtype == np.float32
+        assert values.tobytes() == want_values.tobytes(), text
