@@ -29,7 +29,7 @@ from studio.models import (
 from studio.publishing import queue_checks
 from studio.shared import languages
 from studio.shared.schemas import clean_text
-from studio.traffic.rollups import count_turns, forget_before
+from studio.traffic import count_turns, forget_before
 
 MAX_BATCH = 500
 MAX_MESSAGE = 4000

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from studio.suites.reports import Chart, Dot, Series, Tick
+from studio.suites import Chart, Dot, Series, Tick
 
 # The y axis ends at the first of these above the highest rate, so a few points of
 # difference stay visible instead of lying flat along 0 on a 0–100 % axis.

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from studio.suites.cases import Turn, add_test_case, delete_case, save_case, save_conversation
 from studio.suites.checkups import LintRow, cached_lint_rows
-from studio.suites.reports import Tick
+from studio.suites.reports import Chart, Dot, Series, Tick
 from studio.suites.runs import interrupt_stale, start_run, suite_cases
 
 __all__ = [
+    "Chart",
+    "Dot",
     "LintRow",
+    "Series",
     "Tick",
     "Turn",
     "add_test_case",
