@@ -11,6 +11,7 @@ from routing_core.triage import (
     DEFAULT_KNOWLEDGE_VERBS,
     NOUN_LIKE_VERBS,
     IntentClassifier,
+    _found_inside,
 )
 
 TOOLS = {"delete_file": ["delete"], "refund_order": ["refund", "money back"]}
@@ -200,3 +201,29 @@ def test_a_threshold_outside_its_design_range_is_refused(settings):
 )
 def test_the_ends_of_each_range_are_accepted(settings):
     IntentClassifier(**settings)
+
+
+def _inside_by_pairs(token: str, inside: tuple[str, ...]) -> list[str]:
+    """docs/pack-format.md's rule read literally: every occurrence, less those lying wholly
+    within another occurrence."""
+    spans = [
+        (start, start + len(word), word)
+        for word in inside
+        for start in range(len(token))
+        if token.startswith(word, start)
+    ]
+    kept = [
+        (a, b, w)
+        for a, b, w in spans
+        if not any(c <= a and b <= d and (c, d) != (a, b) for c, d, _ in spans)
+    ]
+    return [w for _, _, w in sorted(kept)]
+
+
+@given(
+    st.text(alphabet="为什么了解不同吗", max_size=40),
+    st.sets(st.text(alphabet="为什么了解不同吗", min_size=1, max_size=3), max_size=6),
+)
+def test_words_inside_an_unspaced_token_follow_the_specs_longest_rule(token, words):
+    inside = tuple(sorted(words))
+    assert _found_inside(token, inside) == _inside_by_pairs(token, inside)
