@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
+from dataclasses import dataclass
+from functools import cached_property, wraps
 from typing import Any
 
 from django.contrib import messages
@@ -57,16 +58,34 @@ def profile_context(request: HttpRequest, profile: Profile, **extra: Any) -> dic
     }
 
 
-def own_out_of_scope(profile: Profile) -> dict[str, object]:
+@dataclass(frozen=True)
+class OutOfScopeCount:
     """What a profile page says of its own out-of-scope examples: how many, how many the
     engine wants, and whether routing still leans on its built-in background (too few)."""
-    own = sum(1 for text in profile.out_of_scope if str(text).strip())
-    few = own < OUT_OF_SCOPE_WANTED
-    why = None
-    if few:  # why routing does or does not lean on the background, as the engine decides it
-        counts = [len(e or []) for e in profile.routes.values_list("examples", flat=True)]
-        why = background_left_out(counts, own, bool(profile.no_background))
-    return {"own": own, "wanted": OUT_OF_SCOPE_WANTED, "few": few, "background": why or "learned"}
+
+    profile: Profile
+    own: int
+    wanted: int = OUT_OF_SCOPE_WANTED
+
+    @property
+    def few(self) -> bool:
+        return self.own < self.wanted
+
+    @cached_property
+    def background(self) -> str:
+        """Why routing does or does not learn the background, as the engine decides it
+        ("learned", or `background_left_out`'s reason). Read only by the two pages that show
+        the notice: it reads every route's examples."""
+        examples = self.profile.routes.values_list("examples", flat=True)
+        why = background_left_out(
+            [len(e or []) for e in examples], self.own, bool(self.profile.no_background)
+        )
+        return why or "learned"
+
+
+def own_out_of_scope(profile: Profile) -> OutOfScopeCount:
+    """The profile's `OutOfScopeCount`."""
+    return OutOfScopeCount(profile, sum(1 for text in profile.out_of_scope if str(text).strip()))
 
 
 def fragment(
