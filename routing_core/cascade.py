@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from routing_core._types import ScoreArray
 from routing_core.conversation import Prior, is_distribution
 from routing_core.decision import TierRecord
-from routing_core.policy import Policy, Verdict, decide_scores, gap
+from routing_core.policy import Policy, Verdict, VerdictKind, decide_scores, gap
 from routing_core.scorers.base import NO_USAGE, Scored, Tier, Usage, measure
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What the cascade concluded: the standing verdict (None: every tier failed) and records."""
+class Outcome(NamedTuple):
+    """What the cascade concluded: the standing verdict (None: every tier failed) and records.
+
+    A named tuple: the router makes one on every turn (docs/benchmarks.md, "A cheaper turn").
+    """
 
     verdict: Verdict | None
     tier: Tier
@@ -44,12 +46,18 @@ class Outcome:
         return total
 
 
-@dataclass(frozen=True, slots=True)
-class _Standing:
+class _Standing(NamedTuple):
+    """The verdict that stands so far, its tier, that tier's policy and the index of its record."""
+
     verdict: Verdict
     tier: Tier
     policy: Policy
-    index: int
+    record: int
+
+
+# One tier's run, kept until the cascade knows which tier decided: its name, verdict kind,
+# time (µs), usage, error and note. Each becomes one `TierRecord`, made once, at the end.
+_Ran = tuple[str, VerdictKind | None, int, Usage, str | None, str | None]
 
 
 class Cascade:
@@ -91,31 +99,28 @@ class Cascade:
                 (a rule has already decided; the ranking is only for the record).
         """
         standing: _Standing | None = None
-        records: list[TierRecord] = []
+        ran: list[_Ran] = []
         errors: list[str] = []
         for index, tier in enumerate(self.tiers):
-            if not self._should_run(tier, standing, first_only, bool(records)):
+            if not self._should_run(tier, standing, first_only, bool(ran)):
                 break
             candidates = self._candidates(tier, standing, incumbent)
             started = time.perf_counter_ns()
+            tier_policy = tier.policy(policy)
             try:
                 scored = measure(tier.scorer, text, candidates)
                 prior = self._prior(index, tier, candidates, incumbent, policy)
-                verdict = self._judge(tier, scored, candidates, incumbent, policy, prior)
+                verdict = self._judge(tier, scored, candidates, incumbent, tier_policy, prior)
             except Exception as exc:  # noqa: BLE001 - a failing tier is recorded, never raised
                 message = f"{type(exc).__name__}: {exc}"[:300]
                 errors.append(f"{tier.name}: {message}" if len(self.tiers) > 1 else message)
                 usage = getattr(exc, "usage", NO_USAGE)
-                records.append(TierRecord(tier.name, False, None, _since(started), usage, message))
+                ran.append((tier.name, None, _since(started), usage, message, None))
                 continue
-            records.append(
-                TierRecord(
-                    tier.name, False, verdict.kind, _since(started), scored.usage, None, scored.note
-                )
-            )
+            ran.append((tier.name, verdict.kind, _since(started), scored.usage, None, scored.note))
             if not (standing is not None and _abstained(tier, verdict)):
-                standing = _Standing(verdict, tier, tier.policy(policy), len(records) - 1)
-        return self._outcome(standing, records, errors, policy)
+                standing = _Standing(verdict, tier, tier_policy, len(ran) - 1)
+        return self._outcome(standing, ran, errors, policy)
 
     def _should_run(
         self, tier: Tier, standing: _Standing | None, first_only: bool, any_ran: bool
@@ -178,9 +183,11 @@ class Cascade:
         scored: Scored,
         candidates: Sequence[str],
         incumbent: str | None,
-        policy: Policy,
+        tier_policy: Policy,
         prior: Prior | None = None,
     ) -> Verdict:
+        """The policy's verdict on the tier's scores (`tier_policy`: the turn's policy with
+        the tier's own thresholds, `Tier.policy`)."""
         if len(scored) != len(candidates):
             raise ValueError(f"{len(scored)} scores for {len(candidates)} routes")
         scores: Sequence[float] | ScoreArray = (
@@ -191,26 +198,33 @@ class Cascade:
             scores = [float(by_name.get(n, 0.0)) for n in self._names]
         info = tier.scorer.info
         return decide_scores(
-            self._names, scores, incumbent, tier.policy(policy), info.floor, info.categorical,
+            self._names, scores, incumbent, tier_policy, info.floor, info.categorical,
             info.temperature, prior,
         )  # fmt: skip
 
     def _outcome(
         self,
         standing: _Standing | None,
-        records: list[TierRecord],
+        ran: list[_Ran],
         errors: list[str],
         policy: Policy,
     ) -> Outcome:
         error = "; ".join(errors) if errors else None
+        decided = -1 if standing is None else standing.record
+        # Each record made once, knowing whether its verdict stood (one tier: no loop).
+        if len(ran) == 1:
+            records: tuple[TierRecord, ...] = (_record(ran[0], decided == 0),)
+        else:
+            records = tuple(_record(r, i == decided) for i, r in enumerate(ran))
         if standing is None:
             first = self.tiers[0]
-            return Outcome(None, first, first.policy(policy), tuple(records), error)
-        r = records[standing.index]  # built by hand: dataclasses.replace costs more, every turn
-        records[standing.index] = TierRecord(
-            r.name, True, r.verdict, r.elapsed_us, r.usage, r.error, r.note
-        )
-        return Outcome(standing.verdict, standing.tier, standing.policy, tuple(records), error)
+            return Outcome(None, first, first.policy(policy), records, error)
+        return Outcome(standing.verdict, standing.tier, standing.policy, records, error)
+
+
+def _record(ran: _Ran, decided: bool) -> TierRecord:
+    name, kind, elapsed, usage, error, note = ran
+    return TierRecord(name, decided, kind, elapsed, usage, error, note)
 
 
 def contenders(verdict: Verdict, policy: Policy, incumbent: str | None) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
+from collections import Counter, _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -124,6 +124,12 @@ class _Vocabulary:
     idf: Float32Array
     is_char: npt.NDArray[np.bool_]
     words: dict[str, _Word] = field(default_factory=dict, compare=False)
+    # `is_char` as 0 / 1 bytes: a message's blocks index a two-entry table and count in
+    # `bincount` without a cast from bool (made once, at load).
+    blocks: npt.NDArray[np.uint8] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", self.is_char.astype(np.uint8))
 
     def word(self, word: str) -> _Word:
         """The word's stem, stem id, known n-gram ids and content flag (cached)."""
@@ -163,28 +169,35 @@ class _Vocabulary:
             if pair_id >= 0:
                 occurrences.append(pair_id)
             occurrences.extend(grams)
-        distinct = dict.fromkeys(occurrences)  # first-seen order, as counting them keeps
-        if not distinct:
+        if not occurrences:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        ids = np.fromiter(distinct, np.int64, len(distinct))
-        if len(distinct) == len(occurrences):
-            # No term repeats (most messages): every tf is 1 and 1 + log(1) is exactly 1, so
-            # the weights are the idf as it is, without counting, a log and a product.
+        # Counted in first-seen order, as `Counter` counts (its own C loop, without the
+        # class's Python layers): the keys are the distinct terms, the values their tf.
+        counts: dict[int, int] = {}
+        _count_elements(counts, occurrences)
+        if len(counts) == len(occurrences):
+            # No term repeats (most messages): the occurrences are the distinct terms in
+            # first-seen order, every tf is 1 and 1 + log(1) is exactly 1, so the weights
+            # are the idf as it is, without a log and a product.
+            ids = np.fromiter(occurrences, np.int64, len(occurrences))
             values: Float32Array = self.idf[ids]
         else:
-            tf = np.fromiter(Counter(occurrences).values(), np.float32, len(distinct))
+            ids = np.fromiter(counts, np.int64, len(counts))
+            tf = np.fromiter(counts.values(), np.float32, len(counts))
             values = ((1.0 + np.log(tf)) * self.idf[ids]).astype(np.float32, copy=False)
-        is_char = self.is_char[ids]
+        blocks = self.blocks[ids]
         # One row: the same weighting as `_normalise`, without its per-row bookkeeping. Both
         # blocks' squared norms come from one bincount (0: words, 1: character n-grams) and
-        # each value's scale from one `where` (float32, as the values).
-        word_sq, char_sq = np.bincount(is_char, values * values, minlength=2).tolist()
+        # each value's scale from a two-entry table (float32, as the values).
+        word_sq, char_sq = np.bincount(blocks, values * values, 2).tolist()
         word_norm, char_norm = math.sqrt(word_sq), math.sqrt(char_sq)
         total = math.hypot(WORD_BLOCK_WEIGHT if word_norm else 0.0, 1.0 if char_norm else 0.0)
         word_scale = WORD_BLOCK_WEIGHT / (word_norm or 1.0) / total
         char_scale = 1.0 / (char_norm or 1.0) / total
-        scales = np.where(is_char, np.float32(char_scale), np.float32(word_scale))
-        scaled: Float32Array = (values * scales).astype(np.float32, copy=False)
+        scales = np.array((word_scale, char_scale), np.float32)
+        scaled: Float32Array = values * scales[blocks]
+        if scaled.dtype != np.float32:  # an idf of another type (the built ones are float32)
+            scaled = scaled.astype(np.float32)
         return ids, scaled
 
 

@@ -145,3 +145,27 @@ def test_a_vector_without_repeats_is_the_counted_one() -> None:
         assert ids.tolist() == want_ids.tolist(), text
         assert values.dtype == np.float32
         assert values.tobytes() == want_values.tobytes(), text
+
+
+_ROUTES = [
+    RouteText("card_status", "where a card is", ("when will my new card arrive",)),
+    RouteText("book_table", "book a table", ("book a table for two tonight", "a table, a booking")),
+]
+_VOCABULARY = LexicalScorer.build(_ROUTES)._vocabulary
+_WORDS = ["book", "books", "a", "table", "card", "my", "new", "ta", "boo", "tonight", "zzz", "two"]
+
+
+@given(st.lists(st.sampled_from(_WORDS), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_vector_counted_in_one_pass_is_the_counted_one(parts: list[str]) -> None:
+    """Whether its terms repeat or not (one count tells), a message's vector is the one
+    `Counter` gives, id for id and bit for bit."""
+    resolved = _VOCABULARY.resolve(" ".join(parts))[0]
+    ids, values = _VOCABULARY.vector(resolved)
+    if not len(ids):
+        assert not any(s >= 0 or p >= 0 or g for _, s, g, p in resolved)
+        return
+    want_ids, want_values = _counted_vector(_VOCABULARY, resolved)
+    assert ids.tolist() == want_ids.tolist()
+    assert values.dtype == np.float32
+    assert values.tobytes() == want_values.tobytes()
