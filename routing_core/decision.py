@@ -21,6 +21,8 @@ EvidenceSource = Literal["rule", "scorer", "conversation"]
 EVENT_SCHEMA = "route-decision/1"
 
 _NO_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({})
+# Sets a slot of a read-only record (whose own `__setattr__` refuses).
+_SET = object.__setattr__
 _MENU_NOTE = (
     "These scores are a hint from an offline scorer that cannot see the conversation; "
     "choose the route that fits the user's need."
@@ -80,12 +82,18 @@ class Evidence:
         explain: Callable[[], Sequence[Term]] | None = None,
         reason: str | None = None,
     ) -> None:
-        values = (source, route, rule, match, text, keyword, span)
-        for name, value in zip(self._FIELDS, values, strict=False):
-            object.__setattr__(self, name, value)
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "_terms", None if explain is not None else tuple(terms))
-        object.__setattr__(self, "_explain", explain)
+        # One call per slot, without a loop over the names: a scorer's turn makes one.
+        put = _SET
+        put(self, "source", source)
+        put(self, "route", route)
+        put(self, "rule", rule)
+        put(self, "match", match)
+        put(self, "text", text)
+        put(self, "keyword", keyword)
+        put(self, "span", span)
+        put(self, "reason", reason)
+        put(self, "_terms", None if explain is not None else tuple(terms))
+        put(self, "_explain", explain)
 
     @property
     def terms(self) -> tuple[Term, ...]:

@@ -323,10 +323,25 @@ def _rank(
     else:
         rankable = np.where(finite, raw, -np.inf)
         living = finite if floor is None else finite & (raw > floor)
-    alive = living.nonzero()[0]  # ascending: a stable sort keeps ties in declaration order
-    alive = alive[np.argsort(-raw[alive], kind="stable")]
     ranking = Ranking(names, raw, None, rankable=rankable, temperature=temperature)
-    return ranking, alive.tolist()
+    return ranking, _best_first(raw, living.nonzero()[0])
+
+
+# Up to this many alive routes are sorted as Python floats: a calibrated floor above one half
+# leaves at most one alive, and numpy's sort of one or two cost more than the whole list's.
+SMALL_SORT = 16
+
+
+def _best_first(raw: Float64Array, alive: IndexArray) -> list[int]:
+    """The alive indexes (ascending, finite scores) by score, best first, ties in declaration
+    order: `argsort(-raw[alive], kind="stable")`, which a stable descending sort is."""
+    if len(alive) > SMALL_SORT:
+        ordered: list[int] = alive[np.argsort(-raw[alive], kind="stable")].tolist()
+        return ordered
+    indexes: list[int] = alive.tolist()
+    if len(indexes) > 1:
+        indexes.sort(key=raw.item, reverse=True)  # `reverse` keeps ties in their order
+    return indexes
 
 
 def _pick(names: Sequence[str], indexes: list[int]) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ from routing_core.pack import Pack, Route
 from routing_core.policy import Policy, Ranking, Verdict, VerdictKind, softmax
 from routing_core.rules import RuleSet
 from routing_core.scorers import Tier, build_decider, build_tiers
-from routing_core.scorers.base import NO_USAGE, Scorer, Usage
+from routing_core.scorers.base import NO_USAGE, Scorer, ScorerInfo, Usage
 from routing_core.scorers.llm import STAY, LlmDecider
 from routing_core.text import RegexBudget
 from routing_core.tools import estimate_dropped_tokens, narrow_tools
@@ -85,6 +85,8 @@ class Router:
         self._no_tools = ToolRecord(self.pack.triage.mode, (), (), (), 0)
         self._descriptions = MappingProxyType({r.name: r.description for r in self.pack.routes})
         self._identity = (self.pack.profile.slug, self.pack.version, self.pack.checksum)
+        # id(ScorerInfo) -> (that info, its report without an error): see `_report`.
+        self._reports: dict[int, tuple[ScorerInfo, ScorerReport]] = {}
 
     def policy_with(self, **overrides: Any) -> Policy:
         """The pack's policy with some values replaced, validated.
@@ -269,7 +271,7 @@ class Router:
             usage=_total(turn.records),
             policy=policy,
             floor=policy.floor if policy.floor is not None else info.floor,
-            scorer=ScorerReport(info.name, info.categorical, info.floor, turn.error),
+            scorer=self._report(info, turn.error),
             elapsed_us=(time.perf_counter_ns() - turn.started) // 1000,
             dropped_incumbent=turn.dropped,
             descriptions=self._descriptions,
@@ -277,6 +279,17 @@ class Router:
             tiers=tuple(turn.records),
             regex=_regex_report(turn.regex),
         )
+
+    def _report(self, info: ScorerInfo, error: str | None) -> ScorerReport:
+        """The decision's scorer report: a tier's report without an error is the same on
+        every turn (a frozen record), so it is made once per tier's `info`, not per turn."""
+        if error is not None:
+            return ScorerReport(info.name, info.categorical, info.floor, error)
+        made = self._reports.get(id(info))
+        if made is None or made[0] is not info:
+            made = (info, ScorerReport(info.name, info.categorical, info.floor))
+            self._reports[id(info)] = made  # the info held, so that its id is not reused
+        return made[1]
 
     def _uniform(self) -> Ranking:
         names = list(self._names)

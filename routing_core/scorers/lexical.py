@@ -146,16 +146,29 @@ class _Vocabulary:
 
     def resolve(self, text: str) -> tuple[list[_Resolved], bool]:
         """The text's words with their known term ids, and whether it has a content word."""
+        resolved, has_content, _ = self.read(text)
+        return resolved, has_content
+
+    def read(self, text: str) -> tuple[list[_Resolved], bool, list[int]]:
+        """`resolve`, and the text's term ids in text order as `vector` lists them (its
+        `occurrences`), gathered in the same pass over the words: a turn reads both."""
         resolved: list[_Resolved] = []
-        get = self.ids.get
+        occurrences: list[int] = []
+        get, known = self.ids.get, self.words.get
         previous = START
         has_content = False
         for word in _terms.message_words(text):
-            stemmed, stem_id, grams, is_content = self.word(word)
+            stemmed, stem_id, grams, is_content = known(word) or self.word(word)
             has_content = has_content or is_content
-            resolved.append((word, stem_id, grams, get(f"{previous} {stemmed}", -1)))
+            pair_id = get(f"{previous} {stemmed}", -1)
+            resolved.append((word, stem_id, grams, pair_id))
+            if stem_id >= 0:
+                occurrences.append(stem_id)
+            if pair_id >= 0:
+                occurrences.append(pair_id)
+            occurrences.extend(grams)
             previous = stemmed
-        return resolved, has_content
+        return resolved, has_content, occurrences
 
     def vector(self, words: list[_Resolved]) -> tuple[IntArray, Float32Array]:
         """The words' normalised TF-IDF vector as (term ids, values), ids in first-seen order.
@@ -169,6 +182,10 @@ class _Vocabulary:
             if pair_id >= 0:
                 occurrences.append(pair_id)
             occurrences.extend(grams)
+        return self.weigh(occurrences)
+
+    def weigh(self, occurrences: list[int]) -> tuple[IntArray, Float32Array]:
+        """`vector` of the words whose term ids, in text order, are `occurrences`."""
         if not occurrences:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         # Counted in first-seen order, as `Counter` counts (its own C loop, without the
@@ -956,10 +973,10 @@ class LexicalScorer:
         last: _Features | None = getattr(self._last, "features", None)
         if last is not None and last.message == message:
             return last
-        words, has_content = self._vocabulary.resolve(message)
+        words, has_content, occurrences = self._vocabulary.read(message)
         if not self._scores(has_content):
             return None
-        ids, values = self._vocabulary.vector(words)
+        ids, values = self._vocabulary.weigh(occurrences)
         if len(ids) == 0:
             return None
         features = _Features(message, words, has_content, ids, values)

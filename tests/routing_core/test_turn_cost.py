@@ -26,6 +26,7 @@ from routing_core.conversation import (
     pool,
     pooled_turn,
 )
+from routing_core.policy import _rank
 from routing_core.scorers.base import RouteText
 from routing_core.scorers.lexical import WORD_BLOCK_WEIGHT, LexicalScorer
 from routing_core.text import turn_words, words
@@ -159,9 +160,14 @@ _WORDS = ["book", "books", "a", "table", "card", "my", "new", "ta", "boo", "toni
 @settings(max_examples=300, deadline=None)
 def test_a_vector_counted_in_one_pass_is_the_counted_one(parts: list[str]) -> None:
     """Whether its terms repeat or not (one count tells), a message's vector is the one
-    `Counter` gives, id for id and bit for bit."""
-    resolved = _VOCABULARY.resolve(" ".join(parts))[0]
+    `Counter` gives, id for id and bit for bit, made from its resolved words or from the
+    term ids gathered while resolving them (`read`, what a turn does)."""
+    resolved, _, occurrences = _VOCABULARY.read(" ".join(parts))
     ids, values = _VOCABULARY.vector(resolved)
+    # The turn's way: the occurrences gathered while resolving, weighed.
+    read_ids, read_values = _VOCABULARY.weigh(occurrences)
+    assert read_ids.tolist() == ids.tolist()
+    assert read_values.tobytes() == values.tobytes()
     if not len(ids):
         assert not any(s >= 0 or p >= 0 or g for _, s, g, p in resolved)
         return
@@ -169,3 +175,26 @@ def test_a_vector_counted_in_one_pass_is_the_counted_one(parts: list[str]) -> No
     assert ids.tolist() == want_ids.tolist()
     assert values.dtype == np.float32
     assert values.tobytes() == want_values.tobytes()
+
+
+_RAW = st.one_of(
+    st.sampled_from([0.0, -0.0, 0.5, 0.25, 1.0, math.nan, math.inf, -math.inf]),
+    st.floats(-3.0, 3.0),
+)
+
+
+@given(st.lists(_RAW, max_size=40), st.sampled_from([None, 0.0, 0.3, -1.0]))
+@settings(max_examples=400, deadline=None)
+def test_alive_routes_sorted_small_are_the_stable_argsort(
+    values: list[float], floor: float | None
+) -> None:
+    """Few alive routes are sorted in Python (`_best_first`), many by numpy: both give the
+    order the stable argsort gave, ties (0.0 and -0.0 among them) in declaration order."""
+    raw = np.array(values, np.float64)
+    names = tuple(f"r{i}" for i in range(len(values)))
+    _, alive = _rank(names, raw, 1.0, floor)
+    finite = np.isfinite(raw)
+    living = finite if floor is None else finite & (raw > floor)
+    want = np.flatnonzero(living)
+    want = want[np.argsort(-raw[want], kind="stable")].tolist()
+    assert alive == want
