@@ -113,7 +113,20 @@ class RegexBudget:
 
 def words(text: str) -> list[str]:
     """Lowercased word tokens, split on anything that is not a letter or a digit."""
-    return _WORD.findall(text.lower())
+    return _words_of(text.lower())
+
+
+def _words_of(lowered: str) -> list[str]:
+    """`_WORD.findall(lowered)`; most messages are words between spaces, split in C.
+
+    `[^\\W_]` is exactly the characters `str.isalnum` accepts (the regex engine and the
+    method test the same Unicode properties), and white space is never one of them: when
+    every part `split()` gives is alphanumeric, the parts are the word runs themselves.
+    """
+    parts = lowered.split()
+    if all(map(str.isalnum, parts)):
+        return parts
+    return _WORD.findall(lowered)
 
 
 # The last text `turn_words` tokenised, and its words, per thread.
@@ -131,7 +144,7 @@ def turn_words(text: str) -> tuple[str, ...]:
     last: tuple[str, tuple[str, ...]] | None = getattr(_LAST_WORDS, "pair", None)
     if last is not None and last[0] == text:
         return last[1]
-    found = tuple(_WORD.findall(text.lower()))
+    found = tuple(_words_of(text.lower()))
     _LAST_WORDS.pair = (text, found)
     return found
 

@@ -9,6 +9,7 @@ replaced, value for value, so a shortcut that drifted would move a decision.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import Counter
 
@@ -198,3 +199,34 @@ def test_alive_routes_sorted_small_are_the_stable_argsort(
     want = np.flatnonzero(living)
     want = want[np.argsort(-raw[want], kind="stable")].tolist()
     assert alive == want
+
+
+@given(
+    st.one_of(
+        st.text(),
+        st.lists(
+            st.sampled_from(
+                [
+                    "Book",
+                    "a",
+                    "ÉTÉ",
+                    "x_y",
+                    "7pm",
+                    "İ",
+                    "١٢",
+                    "½",
+                    "\u00a0",
+                    " ",
+                    "\t",
+                    "what's",
+                    "ß",
+                ]
+            )
+        ).map("".join),
+    )
+)
+@settings(max_examples=500, deadline=None)
+def test_words_split_at_spaces_are_the_regex_words(text: str) -> None:
+    """A message of alphanumeric parts between spaces is split in C: the same words as the
+    word regex finds, whatever the script, digits or spaces."""
+    assert words(text) == re.findall(r"[^\W_]+", text.lower())
