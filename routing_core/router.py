@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from routing_core._records import draft_class, seal
 from routing_core.cascade import Cascade, Outcome
 from routing_core.codec import PackSource, load_pack
 from routing_core.conversation import carries_no_topic, no_topic_reason, prior_text
@@ -37,6 +38,9 @@ from routing_core.scorers.llm import STAY, LlmDecider
 from routing_core.text import RegexBudget
 from routing_core.tools import estimate_dropped_tokens, narrow_tools
 from routing_core.triage import IntentClassifier, TriageVerdict
+
+# A Decision's fields set plainly, then sealed into the Decision (routing_core._records).
+_DecisionDraft: Any = draft_class(Decision)
 
 # Longer messages are clipped before any tier looks at them (MAX_MESSAGE_CHARS, from
 # routing_core.limits): routing cost stays bounded whatever an upstream system sends, and no
@@ -254,31 +258,33 @@ class Router:
     ) -> Decision:
         info = turn.outcome.tier.scorer.info if turn.outcome else self.scorer.info
         verdict, policy = turn.verdict, turn.policy
-        return Decision(
-            route=route,
-            by=by,
-            verdict=kind,
-            from_route=turn.incumbent,
-            offered=tuple(offered),
-            stay_offered=bool(offered) and route is None and turn.incumbent is not None,
-            ranked=verdict.ranked if verdict else self._uniform(),
-            runner_up=verdict.runner_up if verdict else None,
-            decisive=decisive,
-            evidence=evidence,
-            action=self._actions.get(route) if route else None,
-            triage=turn.triage,
-            tools=self._tools(turn.triage),
-            usage=_total(turn.records),
-            policy=policy,
-            floor=policy.floor if policy.floor is not None else info.floor,
-            scorer=self._report(info, turn.error),
-            elapsed_us=(time.perf_counter_ns() - turn.started) // 1000,
-            dropped_incumbent=turn.dropped,
-            descriptions=self._descriptions,
-            pack=self._identity,
-            tiers=tuple(turn.records),
-            regex=_regex_report(turn.regex),
-        )
+        # Filled in as a draft and sealed (routing_core._records): the same Decision as
+        # the constructor's, without its 23 `object.__setattr__` calls.
+        d = _DecisionDraft()
+        d.route = route
+        d.by = by
+        d.verdict = kind
+        d.from_route = turn.incumbent
+        d.offered = tuple(offered)
+        d.stay_offered = bool(offered) and route is None and turn.incumbent is not None
+        d.ranked = verdict.ranked if verdict else self._uniform()
+        d.runner_up = verdict.runner_up if verdict else None
+        d.decisive = decisive
+        d.evidence = evidence
+        d.action = self._actions.get(route) if route else None
+        d.triage = turn.triage
+        d.tools = self._tools(turn.triage)
+        d.usage = _total(turn.records)
+        d.policy = policy
+        d.floor = policy.floor if policy.floor is not None else info.floor
+        d.scorer = self._report(info, turn.error)
+        d.elapsed_us = (time.perf_counter_ns() - turn.started) // 1000
+        d.dropped_incumbent = turn.dropped
+        d.descriptions = self._descriptions
+        d.pack = self._identity
+        d.tiers = tuple(turn.records)
+        d.regex = _regex_report(turn.regex)
+        return seal(d, Decision)
 
     def _report(self, info: ScorerInfo, error: str | None) -> ScorerReport:
         """The decision's scorer report: a tier's report without an error is the same on

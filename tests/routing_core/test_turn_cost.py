@@ -8,6 +8,7 @@ replaced, value for value, so a shortcut that drifted would move a decision.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import threading
@@ -18,6 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from routing_core import Router
+from routing_core._records import draft_class
 from routing_core.conversation import (
     Prior,
     carries_no_topic,
@@ -27,6 +30,7 @@ from routing_core.conversation import (
     pool,
     pooled_turn,
 )
+from routing_core.decision import Decision
 from routing_core.policy import _rank
 from routing_core.scorers.base import RouteText
 from routing_core.scorers.lexical import WORD_BLOCK_WEIGHT, LexicalScorer
@@ -230,3 +234,43 @@ def test_words_split_at_spaces_are_the_regex_words(text: str) -> None:
     """A message of alphanumeric parts between spaces is split in C: the same words as the
     word regex finds, whatever the script, digits or spaces."""
     assert words(text) == re.findall(r"[^\W_]+", text.lower())
+
+
+def _tiny_router() -> Router:
+    return Router(
+        {
+            "profile": {"slug": "t", "name": "t"},
+            "routes": [
+                {"name": "card_status", "description": "where a card is",
+                 "examples": ["when will my new card arrive", "is my card on its way"]},
+                {"name": "book_table", "description": "book a table",
+                 "examples": ["book a table for two tonight", "reserve a table"]},
+            ],
+            "rules": [{"route": "book_table", "match": {"keywords": ["reserve"]}}],
+        }
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("message", "incumbent"),
+    [("when will my card arrive", None), ("reserve a table", None), ("ok", "card_status"),
+     ("book a table", "card_status"), ("", None), ("zzz", "nope")],
+)  # fmt: skip
+def test_a_sealed_decision_is_the_constructed_one(message: str, incumbent: str | None) -> None:
+    """The router fills its Decision in as a draft and seals it (`routing_core._records`):
+    the result is a Decision like any other, every field set, equal to the one the
+    constructor makes from the same values, and read-only."""
+    decision = _tiny_router().route(message, incumbent)
+    assert type(decision) is Decision
+    values = {f.name: getattr(decision, f.name) for f in dataclasses.fields(Decision)}
+    assert decision == Decision(**values)
+    assert repr(decision) == repr(Decision(**values))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decision.route = "other"  # type: ignore[misc]
+    assert dataclasses.replace(decision, route="x").route == "x"
+    assert decision.to_event()["route"] == decision.route
+
+
+def test_a_draft_has_its_records_slots_in_order() -> None:
+    assert draft_class(Decision).__slots__ == tuple(f.name for f in dataclasses.fields(Decision))
+    assert draft_class(Decision) is draft_class(Decision)
