@@ -13,6 +13,8 @@ Only hot paths use a draft; everything else calls the record's constructor.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -36,3 +38,26 @@ def seal(draft: Any, cls: type[T]) -> T:
     draft.__class__ = cls
     sealed: T = draft
     return sealed
+
+
+def builder(cls: type[T]) -> Callable[..., T]:
+    """`cls(*values)` for a slots record whose constructor sets its slots, in slot order, to
+    its positional arguments as given (a frozen dataclass whose fields all have slots, with
+    no `__post_init__`): a draft filled in and sealed. Generated once per class, as
+    `dataclasses` generates the constructor itself."""
+    twin = draft_class(cls)
+    slots: tuple[str, ...] = twin.__slots__  # type: ignore[attr-defined]
+    if not all(name.isidentifier() for name in slots):
+        raise ValueError(f"{cls.__name__}: slots that are not names")
+    if dataclasses.is_dataclass(cls) and (
+        tuple(f.name for f in dataclasses.fields(cls)) != slots or hasattr(cls, "__post_init__")
+    ):
+        raise ValueError(f"{cls.__name__}: its constructor does more than set its slots")
+    lines = [f"def build({', '.join(slots)}):", "    draft = _twin()"]
+    lines += [f"    draft.{name} = {name}" for name in slots]
+    lines += ["    draft.__class__ = _cls", "    return draft"]
+    namespace: dict[str, Any] = {"_twin": twin, "_cls": cls}
+    exec("\n".join(lines), namespace)  # noqa: S102 - names checked above, as dataclasses does
+    build: Callable[..., T] = namespace["build"]
+    build.__qualname__ = f"{cls.__name__} builder"
+    return build

@@ -13,11 +13,12 @@ they replace the policy's for that tier, and the decision records the policy it 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
+from routing_core._records import builder
 from routing_core._types import ScoreArray
 from routing_core.conversation import Prior, is_distribution
 from routing_core.decision import TierRecord
@@ -222,9 +223,13 @@ class Cascade:
         return Outcome(standing.verdict, standing.tier, standing.policy, records, error)
 
 
+# `TierRecord(...)`, filled in as a draft (routing_core._records): one per tier per turn.
+_tier_record: Callable[..., TierRecord] = builder(TierRecord)
+
+
 def _record(ran: _Ran, decided: bool) -> TierRecord:
     name, kind, elapsed, usage, error, note = ran
-    return TierRecord(name, decided, kind, elapsed, usage, error, note)
+    return _tier_record(name, decided, kind, elapsed, usage, error, note)
 
 
 def contenders(verdict: Verdict, policy: Policy, incumbent: str | None) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from routing_core._records import draft_class
 from routing_core.policy import Policy, Ranked, RunnerUp, VerdictKind
 from routing_core.scorers.base import NO_USAGE, Term
 from routing_core.scorers.base import Usage as Usage  # re-exported: part of the Decision API
@@ -82,18 +83,27 @@ class Evidence:
         explain: Callable[[], Sequence[Term]] | None = None,
         reason: str | None = None,
     ) -> None:
-        # One call per slot, without a loop over the names: a scorer's turn makes one.
-        put = _SET
-        put(self, "source", source)
-        put(self, "route", route)
-        put(self, "rule", rule)
-        put(self, "match", match)
-        put(self, "text", text)
-        put(self, "keyword", keyword)
-        put(self, "span", span)
-        put(self, "reason", reason)
-        put(self, "_terms", None if explain is not None else tuple(terms))
-        put(self, "_explain", explain)
+        own = type(self)
+        # Filled in as a draft (routing_core._records): a class of the same slots, set by
+        # plain assignment, then turned back; ten `object.__setattr__` calls cost a turn more.
+        # A subclass (whose layout may differ) is filled in the long way.
+        draft: Any = self
+        if own is Evidence:
+            _SET(self, "__class__", _EvidenceDraft)
+        else:
+            draft = _Slots(self)
+        draft.source = source
+        draft.route = route
+        draft.rule = rule
+        draft.match = match
+        draft.text = text
+        draft.keyword = keyword
+        draft.span = span
+        draft.reason = reason
+        draft._terms = None if explain is not None else tuple(terms)
+        draft._explain = explain
+        if own is Evidence:
+            draft.__class__ = Evidence
 
     @property
     def terms(self) -> tuple[Term, ...]:
@@ -139,6 +149,22 @@ class Evidence:
             ],
             "reason": self.reason,
         }
+
+
+_EvidenceDraft: Any = draft_class(Evidence)
+
+
+class _Slots:
+    """Sets a read-only object's slots by assignment (`object.__setattr__` on each)."""
+
+    __slots__ = ("_target",)
+    _target: object
+
+    def __init__(self, target: object) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        _SET(self._target, name, value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ Specified in docs/pack-format.md, Verdicts.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Literal, NamedTuple, overload
@@ -14,6 +14,7 @@ from typing import Literal, NamedTuple, overload
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from routing_core._records import builder
 from routing_core._types import Float64Array, IndexArray, ScoreArray
 from routing_core.conversation import Prior, pooled_turn
 
@@ -179,6 +180,9 @@ class Verdict:
     message_top: str | None = None
 
 
+# `Verdict(...)`, filled in as a draft (routing_core._records): one is made on every turn.
+_verdict: Callable[..., Verdict] = builder(Verdict)
+
 Scores = Mapping[str, float] | Sequence[tuple[str, float]]
 
 
@@ -260,25 +264,27 @@ def _judge(
     floor = policy.floor if policy.floor is not None else scorer_floor
     ranked, alive = _rank(names, raw, temperature, floor)
     if not alive:
-        return Verdict("unmatched", None, (), False, ranked, None, floor, (), message_top)
+        return _verdict("unmatched", None, (), False, ranked, None, floor, (), message_top)
     top = alive[0]
     alive_names = _pick(names, alive)
     runner_up = RunnerUp(names[alive[1]], gap(raw[top], raw[alive[1]])) if len(alive) > 1 else None
     decisive = categorical or runner_up is None or runner_up.gap >= policy.near_tie_margin
     if decisive:
         kind: VerdictKind = "stay" if names[top] == incumbent else "move"
-        return Verdict(
+        return _verdict(
             kind, names[top], (), True, ranked, runner_up, floor, alive_names, message_top
         )
     # docs/pack-format.md, Verdicts, step 3: a near-tie opens a menu mid-conversation only
     # when the scorer scored the incumbent at or below the floor; an incumbent it did not
     # score at all stays.
     if incumbent is not None and (incumbent in alive_names or incumbent not in names):
-        return Verdict(
+        return _verdict(
             "stay", incumbent, (), False, ranked, runner_up, floor, alive_names, message_top
         )
     offered = _menu(alive_names, raw[alive], policy)
-    return Verdict("menu", None, offered, False, ranked, runner_up, floor, alive_names, message_top)
+    return _verdict(
+        "menu", None, offered, False, ranked, runner_up, floor, alive_names, message_top
+    )
 
 
 def gap(top: float, second: float) -> float:

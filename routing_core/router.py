@@ -8,12 +8,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from routing_core._records import draft_class, seal
+from routing_core._records import builder, draft_class, seal
 from routing_core.cascade import Cascade, Outcome
 from routing_core.codec import PackSource, load_pack
 from routing_core.conversation import carries_no_topic, no_topic_reason, prior_text
@@ -41,6 +41,8 @@ from routing_core.triage import IntentClassifier, TriageVerdict
 
 # A Decision's fields set plainly, then sealed into the Decision (routing_core._records).
 _DecisionDraft: Any = draft_class(Decision)
+# `RegexReport(...)` as a draft, sealed (routing_core._records).
+_regex_report_of: Callable[..., RegexReport] = builder(RegexReport)
 
 # Longer messages are clipped before any tier looks at them (MAX_MESSAGE_CHARS, from
 # routing_core.limits): routing cost stays bounded whatever an upstream system sends, and no
@@ -367,7 +369,7 @@ def _decided_route(
 
 def _regex_report(budget: RegexBudget) -> RegexReport:
     spent, total = round(budget.spent * 1e6), round(budget.seconds * 1e6)
-    return RegexReport(spent, total, tuple(budget.skipped))
+    return _regex_report_of(spent, total, tuple(budget.skipped))
 
 
 def _total(records: list[TierRecord]) -> Usage:

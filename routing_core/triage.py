@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from routing_core._records import builder
 from routing_core.keywords import KeywordGroups
 from routing_core.lexicons import ENGLISH, question_pattern
 from routing_core.scorers._terms import has_unspaced_script
@@ -72,6 +73,10 @@ class TriageVerdict:
             "knowledge_score": round(self.knowledge_score, 3),
             "signals": list(self.signals),
         }
+
+
+# `TriageVerdict(...)`, filled in as a draft (routing_core._records): one on every turn.
+_triage_verdict: Callable[..., TriageVerdict] = builder(TriageVerdict)
 
 
 class _Lane(NamedTuple):
@@ -183,7 +188,7 @@ class IntentClassifier:
         signals = (*action.signals, *knowledge.signals)
         why = _describe(action, knowledge, tools)
         if a == 0 and k == 0:
-            return TriageVerdict("ambiguous", 0.0, tools, f"no signals; {why}", a, k, signals)
+            return _triage_verdict("ambiguous", 0.0, tools, f"no signals; {why}", a, k, signals)
         label: Label
         if a > k and len(action.signals) >= self.min_action_signals:
             label, outcome = "action", "action leads"
@@ -200,7 +205,7 @@ class IntentClassifier:
                 f"{outcome} but {confidence:.2f} < floor {self.ambiguity_confidence_floor:.2f}"
             )
             label = "ambiguous"
-        return TriageVerdict(label, confidence, tools, f"{outcome}; {why}", a, k, signals)
+        return _triage_verdict(label, confidence, tools, f"{outcome}; {why}", a, k, signals)
 
 
 # Unicode names a script's letters share a first word with, said the way people name them.

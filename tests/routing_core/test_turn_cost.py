@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from routing_core import Router
-from routing_core._records import draft_class
+from routing_core._records import builder, draft_class
 from routing_core.conversation import (
     Prior,
     carries_no_topic,
@@ -30,11 +30,12 @@ from routing_core.conversation import (
     pool,
     pooled_turn,
 )
-from routing_core.decision import Decision
-from routing_core.policy import _rank
-from routing_core.scorers.base import RouteText
+from routing_core.decision import Decision, Evidence, RegexReport, TierRecord
+from routing_core.policy import Verdict, _rank
+from routing_core.scorers.base import RouteText, Term
 from routing_core.scorers.lexical import WORD_BLOCK_WEIGHT, LexicalScorer
 from routing_core.text import turn_words, words
+from routing_core.triage import TriageVerdict
 
 TEXTS = [
     "will i get getting my new card anytime soon",
@@ -274,3 +275,43 @@ def test_a_sealed_decision_is_the_constructed_one(message: str, incumbent: str |
 def test_a_draft_has_its_records_slots_in_order() -> None:
     assert draft_class(Decision).__slots__ == tuple(f.name for f in dataclasses.fields(Decision))
     assert draft_class(Decision) is draft_class(Decision)
+
+
+@pytest.mark.parametrize("record", [Verdict, TierRecord, TriageVerdict, RegexReport])
+def test_a_built_record_is_the_constructed_one(record: type) -> None:
+    """`builder(cls)(*values)`, the hot paths' way to make these records, gives what the
+    constructor gives: the same class, equal, the same repr and hash, read-only."""
+    values = [f"v{i}" if i % 2 else (i,) for i in range(len(dataclasses.fields(record)))]
+    built, constructed = builder(record)(*values), record(*values)
+    assert type(built) is record
+    assert built == constructed
+    assert repr(built) == repr(constructed)
+    assert hash(built) == hash(constructed)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(built, dataclasses.fields(record)[0].name, "x")
+
+
+def test_a_builder_refuses_a_record_whose_constructor_does_more() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        value: int
+
+        def __post_init__(self) -> None:
+            assert self.value >= 0
+
+    with pytest.raises(ValueError, match="does more"):
+        builder(Checked)
+
+
+def test_evidence_filled_in_as_a_draft_is_evidence() -> None:
+    class Kept(Evidence):
+        __slots__ = ("extra",)
+
+    made = Evidence("rule", "r", 1, "keywords", "t", "k", (0, 1), reason="why")
+    assert type(made) is Evidence
+    assert made == Kept("rule", "r", 1, "keywords", "t", "k", (0, 1), reason="why")
+    assert type(Kept("rule", "r")) is Kept
+    lazy = Evidence("scorer", "r", explain=lambda: [Term("card", 0.5)])
+    assert lazy.terms == (Term("card", 0.5),)
+    with pytest.raises(AttributeError, match="read-only"):
+        made.route = "other"  # type: ignore[misc]
