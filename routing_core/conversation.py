@@ -134,13 +134,14 @@ def carries_no_topic(text: str) -> bool:
     few examples a route, most of a pack's real words are unknown to it, and the scorer's
     character n-grams still read "charged" as "charges".
     """
-    found = turn_words(text)  # usually tokenised already, by triage
     quiet = _NO_TOPIC_WORDS
-    if quiet.issuperset(found):
-        return True
-    # Only the words outside the lexicon are left to be numbers ("7pm"); most turns have a
-    # topic word, and the first of them that is no number settles it.
-    return all(map(_NUMBER.fullmatch, set(found) - quiet))
+    # Word by word, usually tokenised already (by triage): most turns have a topic word, and
+    # the first that is not in the lexicon and is no number ("7pm") settles it. A number
+    # starts with a decimal digit (`\d`), so a word that does not needs no regex.
+    for word in turn_words(text):
+        if word not in quiet and not (word[0].isdecimal() and _NUMBER.fullmatch(word)):
+            return False
+    return True
 
 
 def no_topic_reason(incumbent: str) -> str:
@@ -208,13 +209,13 @@ def pooled_turn(scores: Float64Array, prior: Prior) -> tuple[Float64Array, int] 
     numpy's Python wrappers: they are what a turn after the first costs over a first turn
     (docs/benchmarks.md, "Following the conversation").
     """
-    if not len(scores) or len(prior) != len(scores):
+    if not len(scores) or len(prior.weights) != len(scores):  # the array's len: no Python call
         return None
     total = float(np.add.reduce(scores))
     if not 0.0 < total <= 1.0 + _SUM_TOLERANCE or not float(np.minimum.reduce(scores)) >= 0.0:
         return None
     alone = int(scores.argmax())
-    if float(scores[alone]) >= NEW_TOPIC_SHARE:  # the first of the highest: `scores.max()`
+    if scores.item(alone) >= NEW_TOPIC_SHARE:  # the first of the highest: `scores.max()`
         return None
     pooled: Float64Array = scores * prior.weights
     pooled_total = float(np.add.reduce(pooled))
