@@ -5,13 +5,13 @@ Specified in docs/pack-format.md, The decision.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from routing_core.policy import Policy, Ranked, RunnerUp, VerdictKind
+from routing_core._numbers import event_number as _num
+from routing_core.policy import Policy, Ranked, Ranking, RunnerUp, VerdictKind
 from routing_core.scorers.base import NO_USAGE, Term
 from routing_core.scorers.base import Usage as Usage  # re-exported: part of the Decision API
 from routing_core.triage import TriageVerdict
@@ -325,10 +325,14 @@ class Decision:
             "offered": list(self.offered),
             "stay_offered": self.stay_offered,
             "decisive": self.decisive,
-            "ranked": [
-                {"route": r.route, "score": _num(r.score), "relevance": _num(r.relevance)}
-                for r in self.ranked
-            ],
+            "ranked": (
+                self.ranked.event_rows()
+                if isinstance(self.ranked, Ranking)
+                else [
+                    {"route": r.route, "score": _num(r.score), "relevance": _num(r.relevance)}
+                    for r in self.ranked
+                ]
+            ),
             "runner_up": (
                 {"route": self.runner_up.route, "gap": _num(self.runner_up.gap)}
                 if self.runner_up
@@ -351,19 +355,3 @@ class Decision:
             "regex": self.regex.to_event() if self.regex else None,
             "elapsed_us": self.elapsed_us,
         }
-
-
-def _num(value: float | None) -> float | str | None:
-    """Round to 3 decimals; write non-finite numbers as strings so the event stays valid JSON."""
-    if value is None:
-        return None
-    if 0.0 < value < 0.0005:
-        # What round(value, 3) gives, without rounding: most of a large pack's scores and
-        # relevances are this small, and rounding them all cost more than the turn itself
-        # at 150 routes (docs/server.md).
-        return 0.0
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return round(value, 3)
