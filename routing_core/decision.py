@@ -116,8 +116,8 @@ class Evidence:
         fields = ", ".join(f"{n}={v!r}" for n, v in zip(self._FIELDS, self._values(), strict=True))
         return f"Evidence({fields})"
 
-    def to_event(self) -> dict[str, Any]:
-        """JSON-safe form."""
+    def to_event(self, *, terms: bool = True) -> dict[str, Any]:
+        """JSON-safe form; with `terms` False, a scorer's terms are left out uncomputed."""
         return {
             "source": self.source,
             "route": self.route,
@@ -127,7 +127,8 @@ class Evidence:
             "keyword": self.keyword,
             "span": list(self.span) if self.span else None,
             "terms": [
-                {"term": t.term, "weight": _num(t.weight), "kind": t.kind} for t in self.terms
+                {"term": t.term, "weight": _num(t.weight), "kind": t.kind}
+                for t in (self.terms if terms or self.source != "scorer" else ())
             ],
             "reason": self.reason,
         }
@@ -311,8 +312,12 @@ class Decision:
         lines.append(_MENU_NOTE)
         return "\n".join(lines)
 
-    def to_event(self) -> dict[str, Any]:
-        """A JSON-safe dict with a stable schema (`route-decision/1`); floats to 3 decimals."""
+    def to_event(self, *, scorer_terms: bool = True) -> dict[str, Any]:
+        """A JSON-safe dict with a stable schema (`route-decision/1`); floats to 3 decimals.
+
+        `scorer_terms` False leaves a scorer's evidence terms out without computing them:
+        they cost more than the turn, and a server sends them only when asked (docs/server.md).
+        """
         slug, version, checksum = self.pack
         return {
             "schema": EVENT_SCHEMA,
@@ -338,7 +343,7 @@ class Decision:
                 if self.runner_up
                 else None
             ),
-            "evidence": self.evidence.to_event() if self.evidence else None,
+            "evidence": self.evidence.to_event(terms=scorer_terms) if self.evidence else None,
             "action": self.action.to_event() if self.action else None,
             "triage": self.triage.to_event() if self.triage else None,
             "tools": self.tools.to_event(),
