@@ -5,14 +5,14 @@ Specified in docs/pack-format.md, The decision.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from routing_core._numbers import event_number as _num
 from routing_core._records import draft_class
-from routing_core.policy import Policy, Ranked, RunnerUp, VerdictKind
+from routing_core.policy import Policy, Ranked, Ranking, RunnerUp, VerdictKind
 from routing_core.scorers.base import NO_USAGE, Term
 from routing_core.scorers.base import Usage as Usage  # re-exported: part of the Decision API
 from routing_core.triage import TriageVerdict
@@ -134,8 +134,8 @@ class Evidence:
         fields = ", ".join(f"{n}={v!r}" for n, v in zip(self._FIELDS, self._values(), strict=True))
         return f"Evidence({fields})"
 
-    def to_event(self) -> dict[str, Any]:
-        """JSON-safe form."""
+    def to_event(self, *, terms: bool = True) -> dict[str, Any]:
+        """JSON-safe form; with `terms` False, a scorer's terms are left out uncomputed."""
         return {
             "source": self.source,
             "route": self.route,
@@ -145,7 +145,8 @@ class Evidence:
             "keyword": self.keyword,
             "span": list(self.span) if self.span else None,
             "terms": [
-                {"term": t.term, "weight": _num(t.weight), "kind": t.kind} for t in self.terms
+                {"term": t.term, "weight": _num(t.weight), "kind": t.kind}
+                for t in (self.terms if terms or self.source != "scorer" else ())
             ],
             "reason": self.reason,
         }
@@ -345,8 +346,12 @@ class Decision:
         lines.append(_MENU_NOTE)
         return "\n".join(lines)
 
-    def to_event(self) -> dict[str, Any]:
-        """A JSON-safe dict with a stable schema (`route-decision/1`); floats to 3 decimals."""
+    def to_event(self, *, scorer_terms: bool = True) -> dict[str, Any]:
+        """A JSON-safe dict with a stable schema (`route-decision/1`); floats to 3 decimals.
+
+        `scorer_terms` False leaves a scorer's evidence terms out without computing them:
+        they cost more than the turn, and a server sends them only when asked (docs/server.md).
+        """
         slug, version, checksum = self.pack
         return {
             "schema": EVENT_SCHEMA,
@@ -359,16 +364,20 @@ class Decision:
             "offered": list(self.offered),
             "stay_offered": self.stay_offered,
             "decisive": self.decisive,
-            "ranked": [
-                {"route": r.route, "score": _num(r.score), "relevance": _num(r.relevance)}
-                for r in self.ranked
-            ],
+            "ranked": (
+                self.ranked.event_rows()
+                if isinstance(self.ranked, Ranking)
+                else [
+                    {"route": r.route, "score": _num(r.score), "relevance": _num(r.relevance)}
+                    for r in self.ranked
+                ]
+            ),
             "runner_up": (
                 {"route": self.runner_up.route, "gap": _num(self.runner_up.gap)}
                 if self.runner_up
                 else None
             ),
-            "evidence": self.evidence.to_event() if self.evidence else None,
+            "evidence": self.evidence.to_event(terms=scorer_terms) if self.evidence else None,
             "action": self.action.to_event() if self.action else None,
             "triage": self.triage.to_event() if self.triage else None,
             "tools": self.tools.to_event(),
@@ -385,19 +394,3 @@ class Decision:
             "regex": self.regex.to_event() if self.regex else None,
             "elapsed_us": self.elapsed_us,
         }
-
-
-def _num(value: float | None) -> float | str | None:
-    """Round to 3 decimals; write non-finite numbers as strings so the event stays valid JSON."""
-    if value is None:
-        return None
-    if 0.0 < value < 0.0005:
-        # What round(value, 3) gives, without rounding: most of a large pack's scores and
-        # relevances are this small, and rounding them all cost more than the turn itself
-        # at 150 routes (docs/server.md).
-        return 0.0
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return round(value, 3)

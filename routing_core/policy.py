@@ -14,6 +14,7 @@ from typing import Literal, NamedTuple, overload
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from routing_core._numbers import event_numbers
 from routing_core._records import builder
 from routing_core._types import Float64Array, IndexArray, ScoreArray
 from routing_core.conversation import Prior, pooled_turn
@@ -154,6 +155,20 @@ class Ranking(Sequence[Ranked]):
             scores, relevance = self._raw[order].tolist(), self._shares()[order].tolist()
             self._rows = tuple(map(Ranked, names, scores, relevance))
         return self._rows
+
+    def event_rows(self) -> list[dict[str, str | float | None]]:
+        """Every row as the decision event writes it (docs/event-schema.md), rounded on the
+        arrays: the event is the one reader of every row on each turn a server answers, and
+        making a `Ranked` and rounding each number one by one cost more than the turn."""
+        order = self._sorted()
+        names = _pick(self._names, order.tolist())
+        # Both columns rounded in one call: each numpy call costs the same at 150 or 300.
+        numbers = event_numbers(np.concatenate((self._raw[order], self._shares()[order])))
+        n = len(names)
+        return [
+            {"route": name, "score": score, "relevance": relevance}
+            for name, score, relevance in zip(names, numbers[:n], numbers[n:], strict=True)
+        ]
 
 
 class RunnerUp(NamedTuple):

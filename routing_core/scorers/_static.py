@@ -101,7 +101,8 @@ class StaticTable:
             return np.zeros(self.dimensions, np.float32)
         # The ufunc's reduction: `.sum(axis=0)` goes through a Python wrapper every turn.
         out: Float32Array = np.add.reduce(self.pieces.take(ids[:MAX_PIECES], axis=0), axis=0)
-        norm = math.sqrt(float(out @ out))
+        wide = out.astype(np.float64)  # an exact sum's order-free twin (see `rows_dot`)
+        norm = math.sqrt(float(wide @ wide))
         if norm > 0.0:
             out /= np.float32(norm)
         return out

@@ -32,16 +32,22 @@ BLAS_BLOCK = 1 << 18
 
 
 def rows_dot(values: Float32Array, matrix: Float32Array, rows: IntArray) -> Float32Array:
-    """`values @ matrix[rows]`, a block of rows at a time (see BLAS_BLOCK)."""
+    """`values @ matrix[rows]`, a block of rows at a time (see BLAS_BLOCK), summed in double
+    precision: the products of float32 numbers are exact there, so the sum is the same to
+    ~1e-15 whatever order a BLAS kernel or another runtime adds them in, where float32 sums
+    differed by up to 8e-6 between two CPUs' kernels (docs/pack-format.md, "Arithmetic")."""
     step = max(1, BLAS_BLOCK // max(1, matrix.shape[1]))
+    wide = values.astype(np.float64)
     if len(rows) <= step:  # nearly every message: one product, as before
-        result: Float32Array = values @ np.take(matrix, rows, axis=0)
+        result: Float32Array = (wide @ np.take(matrix, rows, axis=0).astype(np.float64)).astype(
+            np.float32
+        )
         return result
-    out = np.zeros(matrix.shape[1], np.float32)
+    out = np.zeros(matrix.shape[1], np.float64)
     for start in range(0, len(rows), step):
         end = start + step
-        out += values[start:end] @ np.take(matrix, rows[start:end], axis=0)
-    return out
+        out += wide[start:end] @ np.take(matrix, rows[start:end], axis=0).astype(np.float64)
+    return out.astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)

@@ -689,7 +689,9 @@ class LexicalScorer:
         self._semantic = semantic
         if semantic is not None:  # loaded with the pack, not on its first turn
             self._table = _static.table(semantic.table)
-            self._meaning = semantic.folded()
+            matrix, bias = semantic.folded()
+            # Summed in double precision on every machine (docs/pack-format.md, "Arithmetic").
+            self._meaning = (matrix.astype(np.float64), bias)
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
@@ -841,7 +843,7 @@ class LexicalScorer:
             logits += self._bias
         if self._semantic is not None:
             matrix, bias = self._meaning
-            logits += self._table.vector(message) @ matrix
+            logits += self._table.vector(message).astype(np.float64) @ matrix
             logits += bias
         return logits
 

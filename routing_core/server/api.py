@@ -6,7 +6,6 @@ Every refusal has one shape, `{"error": {"status", "code", "message", "problems"
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from routing_core.codec import format_location
-from routing_core.decision import Decision, Evidence
+from routing_core.decision import Decision
 from routing_core.server.packs import PackState
 
 
@@ -121,9 +120,7 @@ def decision_body(
     The unrounded ranking is asked for (`exact`) rather than always sent: at 150 routes it
     is as much work again as the event's own ranking (docs/server.md).
     """
-    if not explain and decision.evidence is not None and decision.evidence.source == "scorer":
-        decision = dataclasses.replace(decision, evidence=_without_terms(decision.evidence))
-    event = decision.to_event()
+    event = decision.to_event(scorer_terms=explain)
     event["pack"] = state.identity()
     if exact:
         # The event rounds to 3 decimals for logs; a runtime is checked to 1e-6 (conformance/).
@@ -134,19 +131,6 @@ def decision_body(
             ]
         }
     return event
-
-
-def _without_terms(evidence: Evidence) -> Evidence:
-    return Evidence(
-        evidence.source,
-        evidence.route,
-        evidence.rule,
-        evidence.match,
-        evidence.text,
-        evidence.keyword,
-        evidence.span,
-        (),
-    )
 
 
 def _exact(value: float) -> float | str:

@@ -296,3 +296,22 @@ def support_doc_once():
     from tests.routing_core.conftest import PACKS
 
     return Router(load_pack(PACKS / "support.json"))
+
+
+def test_an_event_without_scorer_terms_never_computes_them() -> None:
+    """A server answers without `explain` on nearly every turn: the terms stay uncomputed."""
+    from routing_core.decision import Evidence
+    from routing_core.scorers.base import Term
+
+    calls: list[int] = []
+
+    def explain() -> list[Term]:
+        calls.append(1)
+        return [Term("refund", 0.5)]
+
+    scorer = Evidence("scorer", "refunds", explain=explain)
+    assert scorer.to_event(terms=False)["terms"] == [] and calls == []
+    assert scorer.to_event()["terms"] == [{"term": "refund", "weight": 0.5, "kind": "word"}]
+    assert calls == [1]
+    rule = Evidence("rule", "refunds", rule=0, terms=[Term("refund", 1.0)])
+    assert rule.to_event(terms=False)["terms"] != [], "only a scorer's terms are left out"
