@@ -189,11 +189,10 @@ class Cascade:
     ) -> Verdict:
         """The policy's verdict on the tier's scores (`tier_policy`: the turn's policy with
         the tier's own thresholds, `Tier.policy`)."""
-        if len(scored) != len(candidates):
-            raise ValueError(f"{len(scored)} scores for {len(candidates)} routes")
-        scores: Sequence[float] | ScoreArray = (
-            scored.scores if scored.array is None else scored.array
-        )
+        array = scored.array  # read once: a property
+        scores: Sequence[float] | ScoreArray = scored.scores if array is None else array
+        if len(scores) != len(candidates):
+            raise ValueError(f"{len(scores)} scores for {len(candidates)} routes")
         if candidates is not self._names:  # a near-tie's contenders: the others score 0
             by_name = dict(zip(candidates, scored.scores, strict=True))
             scores = [float(by_name.get(n, 0.0)) for n in self._names]

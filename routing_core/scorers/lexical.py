@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter, _count_elements  # type: ignore[attr-defined]
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from routing_core._records import builder
 from routing_core._types import Float32Array, IntArray
 from routing_core.scorers import (
     _background,
@@ -51,7 +52,7 @@ from routing_core.scorers import (
 )
 from routing_core.scorers._semantic import Semantic
 from routing_core.scorers._weights import DenseWeights, Weights, weights_of
-from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
+from routing_core.scorers.base import NO_USAGE, RouteText, Scored, ScorerInfo, Term
 
 if TYPE_CHECKING:
     from routing_core.pack import LexicalModel
@@ -653,6 +654,10 @@ def _meaning_vectors(
     return _static.table().vectors([text for route in routes for text in _route_texts(route)])
 
 
+# `Scored(array=...)` filled in as a draft (routing_core._records): its slots in order,
+# `_array`, `_scores` (None: listed when read), `note`, `usage`; one per turn.
+_scored_array: Callable[..., Scored] = builder(Scored)
+
 # What `info.details["model"]` says of a model carried over from earlier route texts.
 STALE_ORIGIN = "stale: learned before the routes' latest edits, not retrained"
 
@@ -819,7 +824,7 @@ class LexicalScorer:
         """`score` as the cascade reads it, with the scores' array for the policy."""
         chosen = self._scores_of(message, candidates)
         chosen.flags.writeable = False
-        return Scored(array=chosen)
+        return _scored_array(chosen, None, None, NO_USAGE)  # `Scored(array=chosen)`
 
     def _scores_of(self, message: str, candidates: Sequence[str]) -> Float32Array:
         """The scores as an array: `score` lists them, `score_metered` hands the array on."""

@@ -31,8 +31,8 @@ from routing_core.conversation import (
     pooled_turn,
 )
 from routing_core.decision import Decision, Evidence, RegexReport, TierRecord
-from routing_core.policy import Verdict, _rank
-from routing_core.scorers.base import RouteText, Term
+from routing_core.policy import Ranking, Verdict, _rank
+from routing_core.scorers.base import RouteText, Scored, Term
 from routing_core.scorers.lexical import WORD_BLOCK_WEIGHT, LexicalScorer
 from routing_core.text import turn_words, words
 from routing_core.triage import TriageVerdict
@@ -194,6 +194,15 @@ _RAW = st.one_of(
 )
 
 
+def _same_rows(a: Ranking, b: Ranking) -> bool:
+    """Row for row, NaN scores equal to NaN (a ranking keeps them raw)."""
+    return len(a) == len(b) and all(
+        x.route == y.route
+        and np.array([x.score, x.relevance]).tobytes() == np.array([y.score, y.relevance]).tobytes()
+        for x, y in zip(a, b, strict=True)
+    )
+
+
 @given(st.lists(_RAW, max_size=40), st.sampled_from([None, 0.0, 0.3, -1.0]))
 @settings(max_examples=400, deadline=None)
 def test_alive_routes_sorted_small_are_the_stable_argsort(
@@ -203,8 +212,11 @@ def test_alive_routes_sorted_small_are_the_stable_argsort(
     order the stable argsort gave, ties (0.0 and -0.0 among them) in declaration order."""
     raw = np.array(values, np.float64)
     names = tuple(f"r{i}" for i in range(len(values)))
-    _, alive = _rank(names, raw, 1.0, floor)
+    ranking, alive = _rank(names, raw, 1.0, floor)
     finite = np.isfinite(raw)
+    # All finite or not, the ranking is the one of the scores with non-finite ones as -inf.
+    plain = Ranking(names, raw, None, rankable=np.where(finite, raw, -np.inf), temperature=1.0)
+    assert _same_rows(ranking, plain)
     living = finite if floor is None else finite & (raw > floor)
     want = np.flatnonzero(living)
     want = want[np.argsort(-raw[want], kind="stable")].tolist()
@@ -320,3 +332,20 @@ def test_evidence_filled_in_as_a_draft_is_evidence() -> None:
     assert lazy.terms == (Term("card", 0.5),)
     with pytest.raises(AttributeError, match="read-only"):
         made.route = "other"  # type: ignore[misc]
+
+
+def test_metered_scores_are_scored_with_the_array() -> None:
+    """The lexical scorer hands its array on through a builder (`Scored(array=...)`)."""
+    scorer = LexicalScorer.build(_ROUTES)
+    metered = scorer.score_metered("book a table", ("card_status", "book_table"))
+    assert type(metered) is Scored
+    assert metered.array is not None
+    plain = Scored(array=metered.array)
+    assert (metered.scores, metered.usage, metered.note) == (
+        plain.scores,
+        plain.usage,
+        plain.note,
+    )
+    assert metered == plain
+    with pytest.raises(AttributeError, match="read-only"):
+        metered.note = "x"  # type: ignore[misc]
