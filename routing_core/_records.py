@@ -3,10 +3,10 @@
 A frozen slots dataclass (`Decision`, ...) sets each field in `__init__` through
 `object.__setattr__`, around its own refusing `__setattr__`: in CPython that call costs
 about four times a plain attribute store, and a turn's records have some sixty fields
-(docs/lab/benchmarks.md, "A cheaper turn"). A *draft* is an object of a twin class with the
-same slots in the same order and no `__setattr__` of its own: its fields are set plainly,
-then `seal` turns it into the record class itself (CPython allows `__class__` to change
-between classes of the same slot layout). The result is an ordinary instance of the
+(docs/lab/benchmarks.md, "A cheaper turn, again"). A *draft* is an object of a twin class
+with the same slots in the same order and no `__setattr__` of its own: its fields are set
+plainly, then `seal` turns it into the record class itself (CPython allows `__class__` to
+change between classes of the same slot layout). The result is an ordinary instance of the
 record class: the same type, equality, hash, repr and pickling, read-only from then on.
 Only hot paths use a draft; everything else calls the record's constructor.
 """

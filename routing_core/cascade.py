@@ -29,7 +29,8 @@ from routing_core.scorers.base import NO_USAGE, Scored, Tier, Usage, measure
 class Outcome(NamedTuple):
     """What the cascade concluded: the standing verdict (None: every tier failed) and records.
 
-    A named tuple: the router makes one on every turn (docs/benchmarks.md, "A cheaper turn").
+    A named tuple: the router makes one on every turn (docs/lab/benchmarks.md, "A cheaper
+    turn, again").
     """
 
     verdict: Verdict | None
