@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -533,3 +534,31 @@ def test_the_server_follows_a_canary_by_conversation_and_drops_it_when_halted(
             assert studio.events[-1]["event"]["pack"]["version"] != 99
     finally:
         studio.stop()
+
+
+def test_a_body_sent_in_chunks_is_read_whole_and_held_to_the_limit(
+    tmp_path: Path, pack_file: Path
+) -> None:
+    """No Content-Length to trust: the server counts the chunks as they come."""
+    import http.client
+
+    def chunks(parts: list[bytes]) -> bytes:
+        return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+    def post(parts: list[bytes]) -> tuple[int, dict[str, Any]]:
+        host = server.url.removeprefix("http://")
+        connection = http.client.HTTPConnection(host, timeout=30)
+        connection.putrequest("POST", "/v1/route")
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Transfer-Encoding", "chunked")
+        connection.endheaders(chunks(parts))
+        answer = connection.getresponse()
+        status, body = answer.status, json.loads(answer.read())
+        connection.close()
+        return status, body
+
+    with serve(tmp_path, "--pack", str(pack_file)) as server:
+        status, body = post([b'{"message": ', b'"where is my ', b'parcel"}'])
+        assert status == 200 and body["route"] == server.route("where is my parcel")["route"]
+        status, body = post([b'{"message": "' + b"x" * 600_000, b"x" * 600_000 + b'"}'])
+        assert status == 413 and body["error"]["code"] == "body_too_large"
