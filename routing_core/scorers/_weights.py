@@ -35,7 +35,8 @@ def rows_dot(values: Float32Array, matrix: Float32Array, rows: IntArray) -> Floa
     """`values @ matrix[rows]`, a block of rows at a time (see BLAS_BLOCK), summed in double
     precision: the products of float32 numbers are exact there, so the sum is the same to
     ~1e-15 whatever order a BLAS kernel or another runtime adds them in, where float32 sums
-    differed by up to 8e-6 between two CPUs' kernels (docs/pack-format.md, "Arithmetic")."""
+    differed by up to 8e-6 between two CPUs' kernels (docs/pack-format.md, Lexical scorer,
+    its arithmetic)."""
     step = max(1, BLAS_BLOCK // max(1, matrix.shape[1]))
     wide = values.astype(np.float64)
     if len(rows) <= step:  # nearly every message: one product, as before

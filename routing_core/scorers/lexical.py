@@ -695,7 +695,8 @@ class LexicalScorer:
         if semantic is not None:  # loaded with the pack, not on its first turn
             self._table = _static.table(semantic.table)
             matrix, bias = semantic.folded()
-            # Summed in double precision on every machine (docs/pack-format.md, "Arithmetic").
+            # Summed in double precision on every machine (docs/pack-format.md, Lexical
+            # scorer, its arithmetic).
             self._meaning = (matrix.astype(np.float64), bias)
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.

@@ -1,4 +1,5 @@
-"""A turn's sums do not depend on the order they are added in (docs/pack-format.md, "Arithmetic").
+"""A turn's sums do not depend on the order they are added in (docs/pack-format.md, Lexical
+scorer, its arithmetic).
 
 Two CPUs' BLAS kernels add a vector-matrix product's terms in different orders; in float32
 that moved CLINC150-size scores by up to 8e-6 between an Intel and an AMD machine, past the
