@@ -110,8 +110,8 @@ class Cascade:
             started = time.perf_counter_ns()
             tier_policy = tier.policy(policy)
             try:
-                scored = measure(tier.scorer, text, candidates)
                 prior = self._prior(index, tier, candidates, incumbent, policy)
+                scored = measure(tier.scorer, text, candidates, following=prior is not None)
                 verdict = self._judge(tier, scored, candidates, incumbent, tier_policy, prior)
             except Exception as exc:  # noqa: BLE001 - a failing tier is recorded, never raised
                 message = f"{type(exc).__name__}: {exc}"[:300]

@@ -403,6 +403,68 @@ SYNTHETIC_CONVERSATIONS = (
 )
 
 
+def _background() -> Pack:
+    """Six examples a route and no out-of-scope examples: the pack learns the built-in
+    background as its out-of-scope class (docs/pack-format.md, Lexical scorer, steps 7-8)."""
+    examples = {
+        "book_flight": [
+            "i want to book a flight to paris",
+            "book me a ticket to new york next friday",
+            "can i get a flight from london to madrid tomorrow",
+            "find me a cheap flight to berlin",
+            "reserve a return trip to lisbon",
+            "are there flights to tokyo on monday",
+        ],
+        "baggage": [
+            "how many bags can i check",
+            "my suitcase did not arrive",
+            "what is the weight limit for luggage",
+            "can i bring a stroller on board",
+            "my bag was damaged on the flight",
+            "how much does an extra bag cost",
+        ],
+        "refund": [
+            "i want my money back",
+            "how do i get a refund for a cancelled flight",
+            "refund my ticket please",
+            "when will i get my refund",
+            "can i get a refund if i cancel",
+            "my refund has not arrived yet",
+        ],
+        "seat_selection": [
+            "i want a window seat",
+            "can i choose my seat",
+            "change my seat to an aisle",
+            "seat me next to my husband",
+            "how much is extra legroom",
+            "pick a seat for me",
+        ],
+        "check_in": [
+            "how do i check in online",
+            "when does check in open",
+            "i cannot check in on the app",
+            "get my boarding pass",
+            "check me in for tomorrow's flight",
+            "where is the check in desk",
+        ],
+    }
+    routes: list[dict[str, Any]] = [{"name": n, "examples": e} for n, e in examples.items()]
+    return _with(build_pack(routes, slug="background", name="Background"), version=1)
+
+
+BACKGROUND_TURNS = (
+    Turn("what's the weather like in Paris tomorrow"),
+    Turn("tell me a joke"),
+    Turn("my bag is lost"),
+    Turn("what do you recommend"),
+    Turn("what do you recommend", incumbent="baggage"),
+)
+BACKGROUND_CONVERSATIONS = (
+    ("my suitcase did not arrive", "what about the red one", "and for my wife too"),
+    ("book a flight to rome on friday", "what do you recommend", "i want a window seat"),
+)
+
+
 SPECS: tuple[Spec, ...] = (
     Spec("tiny", "three routes: scores, ties, empty and odd messages", _tiny, TINY_TURNS),
     Spec(
@@ -419,6 +481,13 @@ SPECS: tuple[Spec, ...] = (
         ESPANOL_TURNS,
     ),
     Spec("menus", "a wide near-tie margin under guard: menus and stays", _menus, MENUS_TURNS),
+    Spec(
+        "background",
+        "few examples a route: the built-in background's out-of-scope class, first turns and follow-ups",
+        _background,
+        BACKGROUND_TURNS,
+        BACKGROUND_CONVERSATIONS,
+    ),
     Spec(
         "synthetic150",
         "CLINC150's size (150 routes x 100 examples, out-of-scope), lexical with its semantic view",

@@ -192,9 +192,14 @@ class Scorer(Protocol):
         ...
 
 
-def measure(scorer: Scorer, message: str, candidates: Sequence[str]) -> Scored:
-    """Score with a scorer and report its cost: `score_metered` when it has one, else `score`."""
-    metered = getattr(scorer, "score_metered", None)
+def measure(
+    scorer: Scorer, message: str, candidates: Sequence[str], following: bool = False
+) -> Scored:
+    """Score with a scorer and report its cost: `score_metered` when it has one, else `score`;
+    in a turn that follows a conversation, `score_following` when it has one."""
+    metered = getattr(scorer, "score_following" if following else "score_metered", None)
+    if following and metered is None:
+        metered = getattr(scorer, "score_metered", None)
     if callable(metered):
         result = metered(message, candidates)
         if isinstance(result, Scored):

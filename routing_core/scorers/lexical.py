@@ -827,16 +827,40 @@ class LexicalScorer:
         chosen.flags.writeable = False
         return _scored_array(chosen, None, None, NO_USAGE)  # `Scored(array=chosen)`
 
-    def _scores_of(self, message: str, candidates: Sequence[str]) -> Float32Array:
+    def score_following(self, message: str, candidates: Sequence[str]) -> Scored:
+        """`score_metered` for a turn that follows a conversation (the cascade pools it with
+        the incumbent's prior): the routes' softmax without the out-of-scope column.
+
+        A follow-up ("for two people", "the 7 pm one") can read like the built-in
+        background's small talk; zeros, or the routes' small shares beside the class, leave
+        the prior too little to keep, and on SGD's conversations the background cost six
+        points of turn accuracy that way (docs/decisions.md, "Out of scope is for a first
+        turn"). So the class speaks on a first turn only (docs/pack-format.md, Lexical
+        scorer, step 7).
+        """
+        chosen = self._scores_of(message, candidates, following=True)
+        chosen.flags.writeable = False
+        return _scored_array(chosen, None, None, NO_USAGE)
+
+    def _scores_of(
+        self, message: str, candidates: Sequence[str], following: bool = False
+    ) -> Float32Array:
         """The scores as an array: `score` lists them, `score_metered` hands the array on."""
         columns = None if self._is_every(candidates) else self._columns(candidates)
         posterior = self._posterior(message)
-        if posterior is None or self._is_out_of_scope(message, posterior):
+        if posterior is None or (not following and self._is_out_of_scope(message, posterior)):
             return np.zeros(len(candidates), dtype=np.float32)
         # Without reordering, the routes are the first columns (the out-of-scope class follows).
         chosen: Float32Array = (
             posterior[: len(self._names)] if columns is None else posterior[columns]
         )
+        if following and len(posterior) > len(self._names):
+            # The routes' softmax without the out-of-scope column: their shares of what is
+            # not out of scope (every route's share of the posterior over the routes alone).
+            routes = posterior[: len(self._names)]
+            total = float(np.add.reduce(routes, dtype=np.float64))
+            if total > 0.0:
+                chosen = (chosen / np.float32(total)).astype(np.float32)
         return chosen
 
     def logits(self, message: str) -> Float32Array | None:

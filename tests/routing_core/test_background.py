@@ -48,6 +48,34 @@ def test_the_backgrounds_stop_words_do_not_outweigh_a_routes_content_word(
     assert (decision.verdict, decision.route) == ("move", route)
 
 
+# Follow-ups the background's out-of-scope class claims on their own (each is unmatched as a
+# first turn in the airline profile): in a conversation the class does not speak.
+FOLLOW_UPS = ["what about the red one", "and for my wife too", "what do you recommend"]
+
+
+@pytest.mark.parametrize("message", FOLLOW_UPS)
+def test_a_follow_up_the_background_claims_stays_in_the_conversation(
+    airline: Pack, message: str
+) -> None:
+    router = Router(airline)
+    assert router.route(message).verdict == "unmatched", "the class claims it on a first turn"
+    followed = router.route(message, incumbent="baggage")
+    assert (followed.verdict, followed.route) == ("stay", "baggage")
+    # Judged alone (the conversation ignored), the class speaks again.
+    ignore = router.policy_with(conversation="ignore")
+    assert router.route(message, incumbent="baggage", policy=ignore).verdict == "unmatched"
+
+
+def test_in_a_conversation_the_scores_are_the_routes_without_the_class(airline: Pack) -> None:
+    scorer = Router(airline).scorer
+    names = list(airline.route_names)
+    for message in FOLLOW_UPS:
+        following = scorer.score_following(message, names).array
+        assert following is not None
+        assert sum(scorer.score(message, names)) == 0.0
+        assert abs(float(following.sum()) - 1.0) < 1e-5 and float(following.max()) > 0.0
+
+
 def test_a_pack_can_leave_the_background_out() -> None:
     pack = build_pack(AIRLINE_ROUTES, slug="airline", no_background=True)
     assert pack.scorer.model.routes == len(AIRLINE_ROUTES)  # type: ignore[union-attr]
