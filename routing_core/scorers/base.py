@@ -197,9 +197,8 @@ def measure(
 ) -> Scored:
     """Score with a scorer and report its cost: `score_metered` when it has one, else `score`;
     in a turn that follows a conversation, `score_following` when it has one."""
-    metered = getattr(scorer, "score_following" if following else "score_metered", None)
-    if following and metered is None:
-        metered = getattr(scorer, "score_metered", None)
+    metered = getattr(scorer, "score_following", None) if following else None
+    metered = metered or getattr(scorer, "score_metered", None)
     if callable(metered):
         result = metered(message, candidates)
         if isinstance(result, Scored):

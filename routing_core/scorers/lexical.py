@@ -171,22 +171,13 @@ class _Vocabulary:
             previous = stemmed
         return resolved, has_content, occurrences
 
-    def vector(self, words: list[_Resolved]) -> tuple[IntArray, Float32Array]:
-        """The words' normalised TF-IDF vector as (term ids, values), ids in first-seen order.
-
-        Terms in text order: per word its stem, its bigram with the word before, its n-grams.
-        """
-        occurrences: list[int] = []
-        for _, stem_id, grams, pair_id in words:
-            if stem_id >= 0:
-                occurrences.append(stem_id)
-            if pair_id >= 0:
-                occurrences.append(pair_id)
-            occurrences.extend(grams)
-        return self.weigh(occurrences)
+    def vector(self, text: str) -> tuple[IntArray, Float32Array]:
+        """The text's normalised TF-IDF vector as (term ids, values), ids in first-seen order."""
+        return self.weigh(self.read(text)[2])
 
     def weigh(self, occurrences: list[int]) -> tuple[IntArray, Float32Array]:
-        """`vector` of the words whose term ids, in text order, are `occurrences`."""
+        """The normalised TF-IDF vector of the term ids `occurrences`, in text order (per word
+        its stem, its bigram with the word before, its n-grams: what `read` gathers)."""
         if not occurrences:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         # Counted in first-seen order, as `Counter` counts (its own C loop, without the
@@ -479,7 +470,7 @@ def text_vectors(
     owners: list[IntArray] = [np.zeros(0, np.int64)]
     for index, route in enumerate(routes):
         for text in _route_texts(route):
-            text_ids, text_values = vocabulary.vector(vocabulary.resolve(text)[0])
+            text_ids, text_values = vocabulary.vector(text)
             ids.append(text_ids)
             values.append(text_values)
             owners.append(np.full(len(text_ids), index, np.int64))
@@ -823,9 +814,7 @@ class LexicalScorer:
 
     def score_metered(self, message: str, candidates: Sequence[str]) -> Scored:
         """`score` as the cascade reads it, with the scores' array for the policy."""
-        chosen = self._scores_of(message, candidates)
-        chosen.flags.writeable = False
-        return _scored_array(chosen, None, None, NO_USAGE)  # `Scored(array=chosen)`
+        return self._scored(message, candidates, following=False)
 
     def score_following(self, message: str, candidates: Sequence[str]) -> Scored:
         """`score_metered` for a turn that follows a conversation (the cascade pools it with
@@ -836,11 +825,14 @@ class LexicalScorer:
         the prior too little to keep, and on SGD's conversations the background cost six
         points of turn accuracy that way (docs/decisions.md, "Out of scope is for a first
         turn"). So the class speaks on a first turn only (docs/pack-format.md, Lexical
-        scorer, step 7).
+        scorer, step 8).
         """
-        chosen = self._scores_of(message, candidates, following=True)
+        return self._scored(message, candidates, following=True)
+
+    def _scored(self, message: str, candidates: Sequence[str], following: bool) -> Scored:
+        chosen = self._scores_of(message, candidates, following)
         chosen.flags.writeable = False
-        return _scored_array(chosen, None, None, NO_USAGE)
+        return _scored_array(chosen, None, None, NO_USAGE)  # `Scored(array=chosen)`
 
     def _scores_of(
         self, message: str, candidates: Sequence[str], following: bool = False
