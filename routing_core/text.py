@@ -70,20 +70,59 @@ def search_bounded(
 
 
 def _search(pattern: UserPattern, text: str, timeout: float) -> regex.Match[str] | None:
-    try:
-        return pattern.search(text[:REGEX_TEXT_CHARS], timeout=timeout)
-    except TimeoutError:
+    found, _, ran_out = search_within(pattern, text, timeout)
+    if ran_out:
         log.warning(
             "regex %r timed out after %.0f ms; treated as no match", pattern.pattern, timeout * 1000
         )
-        return None
+    return found
+
+
+# How many times a search may start over after the engine stopped it early (see
+# `search_within`): a bound on the retries; the time is bounded by the allowance.
+_ATTEMPTS = 8
+
+
+def search_within(
+    pattern: UserPattern, text: str, allowance: float
+) -> tuple[regex.Match[str] | None, float, bool]:
+    """Search the first REGEX_TEXT_CHARS characters with `allowance` seconds of this thread's
+    CPU time: (the match or None, the CPU time spent, whether it ran out).
+
+    The engine's own timeout counts the whole process's CPU time (C's `clock()`), so the
+    work of other threads (another turn, numpy, a hash) made a sound, quick search time out
+    and the same turn route differently under load. A stop that came before this thread had
+    spent its allowance is the other threads' doing: the search starts over with what is
+    left, on a clock scaled by how much faster the process's ran than this thread's, and
+    holding the GIL so that other threads' Python code no longer runs on it. One attempt
+    never gets more than REGEX_TIMEOUT_S of the engine's clock, the safety net of any search.
+    """
+    text = text[:REGEX_TEXT_CHARS]
+    own_start, process_start = time.thread_time(), time.process_time()
+    timeout = min(allowance, REGEX_TIMEOUT_S)
+    concurrent: bool | None = None  # the engine's default: release the GIL while searching
+    for _ in range(_ATTEMPTS):
+        try:
+            found = pattern.search(text, timeout=timeout, concurrent=concurrent)
+        except TimeoutError:
+            pass
+        else:
+            return found, time.thread_time() - own_start, False
+        own = time.thread_time() - own_start
+        left = allowance - own
+        if left <= 0:
+            break
+        ratio = (time.process_time() - process_start) / max(own, 1e-6)
+        timeout = min(left * max(ratio, 1.0), REGEX_TIMEOUT_S)
+        concurrent = False
+    return None, time.thread_time() - own_start, True
 
 
 class RegexBudget:
     """The time one turn may spend in the pack's own regexes, shared by all of them.
 
-    Counted in this thread's CPU time, as the engine's own timeout is: so a pack of many slow
-    patterns costs a turn at most REGEX_BUDGET_S of work, and the wall time that takes is
+    Counted in this thread's CPU time (`search_within`; the engine's own timeout counts the
+    whole process's): so a pack of many slow patterns costs a turn at most REGEX_BUDGET_S of work, and the wall time that takes is
     that times how busy the machine is. (A wall-clock count also charged the turn for
     other threads holding the GIL between two searches: eight threads routing at once then
     skipped sound rules, and the same turn routed differently.) What could not run is
@@ -101,14 +140,11 @@ class RegexBudget:
         if left <= 0:
             self.skipped.append(where)
             return None
-        started = time.thread_time()
-        try:
-            return pattern.search(text[:REGEX_TEXT_CHARS], timeout=left)
-        except TimeoutError:
+        found, spent, ran_out = search_within(pattern, text, left)
+        self.spent += spent
+        if ran_out:
             self.skipped.append(where)
-            return None
-        finally:
-            self.spent += time.thread_time() - started
+        return found
 
 
 def words(text: str) -> list[str]:

@@ -5,6 +5,8 @@ Specified in docs/pack-format.md, Regular expressions.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
 
 import pytest
@@ -84,3 +86,36 @@ def test_a_spent_budget_skips_the_rest_and_records_where():
     budget = RegexBudget(seconds=0.0)
     assert budget.search(compile_user_regex("a"), "a", "rules[7]") is None
     assert budget.skipped == ["rules[7]"]
+
+
+def test_other_threads_work_does_not_cut_a_search_that_fits_the_budget():
+    """The engine's timeout counts the whole process's CPU time: with other threads busy
+    outside the GIL (here hashing), a search well within its budget of this thread's time
+    used to be cut, and the same turn routed differently under load."""
+    pattern = compile_user_regex(r"(?:ab)+c")  # sound; quadratic on a run of "ab"
+    text = "ab" * 400
+    started = time.thread_time()
+    for _ in range(5):
+        pattern.search(text)
+    own = (time.thread_time() - started) / 5
+    stop = threading.Event()
+    data = b"x" * (4 << 20)
+
+    def busy() -> None:
+        while not stop.is_set():
+            hashlib.sha256(data).digest()  # releases the GIL on large inputs
+
+    others = [threading.Thread(target=busy) for _ in range(4)]
+    for other in others:
+        other.start()
+    try:
+        skipped = 0
+        for _ in range(20):
+            budget = RegexBudget(seconds=own * 4)
+            budget.search(pattern, text, "rule")
+            skipped += len(budget.skipped)
+    finally:
+        stop.set()
+        for other in others:
+            other.join()
+    assert skipped == 0
