@@ -42,6 +42,24 @@ def event_number(value: float | None) -> float | str | None:
 
 def event_numbers(values: Float64Array) -> list[float | str | None]:
     """`[event_number(v) for v in values]`, computed on the array at once."""
+    if values.size == 0:
+        return []
+    # The usual case in a few whole-array steps: every value finite and small (a NaN peak
+    # compares false), and no product next to a half. `distance` is at most 0.5, so the
+    # largest is the one nearest a half (rounding is monotone): one test covers them all.
+    if np.abs(values).max() < _EXACT_BELOW:
+        scaled = values * 1000.0
+        rounded = np.rint(scaled)
+        distance = np.abs(np.subtract(scaled, rounded, out=scaled), out=scaled).max()
+        if not abs(distance - 0.5) < _NEAR_HALF:
+            quick: list[float | str | None] = np.divide(rounded, 1000.0, out=rounded).tolist()
+            return quick
+    return _event_numbers_with_care(values)
+
+
+def _event_numbers_with_care(values: Float64Array) -> list[float | str | None]:
+    """`event_numbers` when a value is not finite, very large or next to a half: those go
+    through `event_number` one by one."""
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = values * 1000.0
         rounded = np.rint(scaled)

@@ -346,11 +346,13 @@ class Decision:
         lines.append(_MENU_NOTE)
         return "\n".join(lines)
 
-    def to_event(self, *, scorer_terms: bool = True) -> dict[str, Any]:
+    def to_event(self, *, scorer_terms: bool = True, ranking: bool = True) -> dict[str, Any]:
         """A JSON-safe dict with a stable schema (`route-decision/1`); floats to 3 decimals.
 
         `scorer_terms` False leaves a scorer's evidence terms out without computing them:
         they cost more than the turn, and a server sends them only when asked (docs/server.md).
+        `ranking` False leaves `ranked` None, for a writer that puts the ranking in itself
+        from `Ranking.event_rows_sparse` (a dict per route is most of the event's cost).
         """
         slug, version, checksum = self.pack
         return {
@@ -365,7 +367,9 @@ class Decision:
             "stay_offered": self.stay_offered,
             "decisive": self.decisive,
             "ranked": (
-                self.ranked.event_rows()
+                None
+                if not ranking
+                else self.ranked.event_rows()
                 if isinstance(self.ranked, Ranking)
                 else [
                     {"route": r.route, "score": _num(r.score), "relevance": _num(r.relevance)}

@@ -170,6 +170,19 @@ class Ranking(Sequence[Ranked]):
             for name, score, relevance in zip(names, numbers[:n], numbers[n:], strict=True)
         ]
 
+    def event_rows_sparse(self) -> tuple[tuple[str, ...], list[int], list[float | str | None]]:
+        """`event_rows` for a writer of the event's JSON text (the route server): the routes
+        best first; the positions of the rows whose event score or relevance is not 0.0 (at
+        150 routes nearly every row rounds to 0.0 and 0.0); and those rows' event scores,
+        followed by their event relevances. The other rows are `0.0` and `0.0` exactly."""
+        order = self._sorted()
+        names = _pick(self._names, order.tolist())
+        scores, shares = self._raw[order], self._shares()[order]
+        # Rounds to +0.0 (event_number's shortcut): below 0.0005, not NaN, sign bit clear.
+        quiet = (scores < 0.0005) & ~np.signbit(scores) & (shares < 0.0005) & ~np.signbit(shares)
+        loud = np.flatnonzero(~quiet)
+        return names, loud.tolist(), event_numbers(np.concatenate((scores[loud], shares[loud])))
+
 
 class RunnerUp(NamedTuple):
     """The best alive route after the top, and the pairwise gap between them."""
