@@ -8,7 +8,10 @@ average (the machine is shared: compare the ratios, not the absolute numbers):
    server (`--workers`, default the number of cores) driven by C keep-alive connections from a
    load generator process (asyncio on uvloop, raw HTTP/1.1), with p50 / p99 latency and the
    server's CPU time per request; for each server stack compared (`--stacks`: granian, which
-   `routing-core serve` runs, and uvicorn with httptools or h11; the same ASGI app under each);
+   `routing-core serve` runs, and uvicorn with httptools or h11; the same ASGI app under each).
+   With `--windows N`, in alternating windows (in process, then each stack, N times, every
+   process started once), each ratio taken against the in-process window just before it:
+   on a machine whose speed drifts (a shared host) this compares like with like;
 2. equality with the library on CLINC150 test (5,500 messages, through `/v1/route/batch`):
    route, verdict and every route's score and relevance to 1e-6;
 3. pack swap under load: two packs (CLINC150 and the conformance suite's synthetic150) swapped
@@ -19,6 +22,7 @@ average (the machine is shared: compare the ratios, not the absolute numbers):
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_server.py [--data ../shared/datasets]
         [--concurrency 8] [--duration 10] [--workers 2] [--swaps 20] [--stacks uvicorn,granian]
+        [--windows 7 --duration 5]
 """
 
 from __future__ import annotations
@@ -113,6 +117,55 @@ def in_process(
         w.join()
     total = sum(n for n, _ in results)
     return total / duration, sum(c for _, c in results) / total * 1e6
+
+
+def _route_windows(
+    pack_path: str, messages: list[str], start: Any, duration: float, windows: int, out: Any
+) -> None:
+    router = Router(load_pack(Path(pack_path).read_bytes()))
+    for message in messages[:50]:
+        router.route(message)  # warm
+    i = 0
+    for _ in range(windows):
+        start.wait()
+        count, deadline = 0, time.perf_counter() + duration
+        cpu = time.process_time()
+        while time.perf_counter() < deadline:
+            router.route(messages[i % len(messages)])
+            i += 1
+            count += 1
+        out.put((count, time.process_time() - cpu))
+
+
+class InProcessPool:
+    """`processes` processes that load the pack once and then call route() for `duration`
+    seconds each time `window()` is called (`windows` times in all)."""
+
+    def __init__(
+        self, pack_path: Path, messages: list[str], processes: int, duration: float, windows: int
+    ) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.start, self.out, self.duration = ctx.Barrier(processes + 1), ctx.Queue(), duration
+        self.workers = [
+            ctx.Process(
+                target=_route_windows,
+                args=(str(pack_path), messages, self.start, duration, windows, self.out),
+            )
+            for _ in range(processes)
+        ]
+        for w in self.workers:
+            w.start()
+
+    def window(self) -> tuple[float, float]:
+        """Turns per second in one window, and the CPU time per turn (µs)."""
+        self.start.wait()
+        results = [self.out.get() for _ in self.workers]
+        total = sum(n for n, _ in results)
+        return total / self.duration, sum(c for _, c in results) / total * 1e6
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.join()
 
 
 # --- servers ----------------------------------------------------------------------------
@@ -376,6 +429,46 @@ def ts_overhead(url: str, requests: int) -> str:
     return done.stdout.strip()
 
 
+def alternate(args: argparse.Namespace, pack_path: Path, test: list[str]) -> None:
+    """Throughput in alternating windows: in process, then each stack, `args.windows` times;
+    each window's ratio against the in-process window just before it, and their median."""
+    stacks = args.stacks.split(",")
+    pool = InProcessPool(pack_path, test, args.concurrency, args.duration, args.windows)
+    folder = Path(tempfile.mkdtemp(prefix="bench-server-windows-"))
+    servers = {stack: start(stack, pack_path, args.workers, folder) for stack in stacks}
+    ratios: dict[str, list[float]] = {stack: [] for stack in stacks}
+    p99s: dict[str, list[float]] = {stack: [] for stack in stacks}
+    try:
+        for stack in stacks:  # one warm-up run each, not counted
+            drive(servers[stack], test, args.concurrency, 1.0)
+        for window in range(args.windows):
+            base, base_cpu = pool.window()
+            say(
+                f"window {window + 1}: in process {base:,.0f} turns/s, {base_cpu:,.0f} µs CPU a turn"
+            )
+            for stack in stacks:
+                rate, p50, p99, cpu = drive(servers[stack], test, args.concurrency, args.duration)
+                ratios[stack].append(rate / base)
+                p99s[stack].append(p99)
+                say(
+                    f"window {window + 1}: {stack} {rate:,.0f} req/s ({rate / base:.0%} of in "
+                    f"process), p50 {p50:.2f} ms, p99 {p99:.2f} ms, {cpu:,.0f} µs server CPU a request"
+                )
+    finally:
+        for server in servers.values():
+            server.stop()
+        pool.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    for stack in stacks:
+        got = sorted(ratios[stack])
+        say(
+            f"{stack}, {args.workers} workers, {args.concurrency} connections, {args.windows} "
+            f"alternating windows of {args.duration:g} s: median {got[len(got) // 2]:.0%} of in "
+            f"process (range {got[0]:.0%}-{got[-1]:.0%}), p99 {min(p99s[stack]):.2f}-"
+            f"{max(p99s[stack]):.2f} ms"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
@@ -386,13 +479,24 @@ def main() -> None:
     parser.add_argument("--stacks", default=",".join(STACKS))
     parser.add_argument("--ts-requests", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=1, help="repeat the throughput rows")
+    parser.add_argument(
+        "--windows",
+        type=int,
+        default=0,
+        help="measure throughput in this many alternating windows of --duration seconds "
+        "(in process, then each stack), every process started once; the ratio is taken per "
+        "pair of neighbouring windows, so that a machine whose speed drifts compares like "
+        "with like (instead of --rounds)",
+    )
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--only-throughput", action="store_true")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-server-"))
     try:
         pack_path, test = build_clinc(Path(args.data), folder)
-        for _ in range(0 if args.skip_throughput else args.rounds):
+        if args.windows and not args.skip_throughput:
+            alternate(args, pack_path, test)
+        for _ in range(0 if args.skip_throughput or args.windows else args.rounds):
             base, base_cpu = in_process(pack_path, test, args.concurrency, args.duration)
             say(
                 f"in process: {args.concurrency} processes calling route(): {base:,.0f} turns/s, "
