@@ -653,6 +653,17 @@ _scored_array: Callable[..., Scored] = builder(Scored)
 STALE_ORIGIN = "stale: learned before the routes' latest edits, not retrained"
 
 
+# Why a message the out-of-scope class took was not scored, by what the class learned from:
+# (the pack's own examples, the built-in off-topic messages).
+_OUT_OF_SCOPE_WORDS = {
+    (True, False): "it reads like this profile's out-of-scope examples",
+    (False, True): "it reads like off-topic talk: the built-in off-topic messages routing"
+    " learns until the profile has out-of-scope examples of its own",
+    (True, True): "it reads like this profile's out-of-scope examples or the built-in"
+    " off-topic messages",
+}
+
+
 class LexicalScorer:
     """Scores a message against routes by their words; see the module docstring."""
 
@@ -917,16 +928,22 @@ class LexicalScorer:
         nearest = int((self._table.vectors(examples) @ vector).argmax())
         return Term(examples[nearest], lead, "example")
 
-    def unscored_reason(self, message: str) -> str | None:
+    def unscored_reason(
+        self, message: str, *, own: bool = True, background: bool = False
+    ) -> str | None:
         """Why the message scores zero on every route, said so a person can act on it.
 
         None when the message is scored. "No route scored above the floor" alone does not
         tell "hi" in a small pack (never scored) from a message the routes do not know.
+        `own`, `background`: whether the model's out-of-scope class learned the pack's own
+        examples, the built-in off-topic messages (the pack does not say;
+        `routing_core.background_left_out` does), so that a profile with no out-of-scope
+        examples is not told the message reads like its own.
         """
         if self._features(message) is not None:
             posterior = self._posterior(message)
             if posterior is not None and self._is_out_of_scope(message, posterior):
-                return "it reads like this profile's out-of-scope examples"
+                return _OUT_OF_SCOPE_WORDS[own or not background, background]
             return None
         words, has_content = self._vocabulary.resolve(message)
         if not words:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from routing_core import Decision, Ranked, Router
+from routing_core import Decision, Ranked, Router, background_left_out
 from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.playground.wording import Lead, lead_of, strength
@@ -50,7 +50,10 @@ def _unscored(router: Router, decision: Decision, message: str) -> str | None:
     scorer = router.scorer
     if decision.verdict != "unmatched" or not isinstance(scorer, LexicalScorer):
         return None
-    return scorer.unscored_reason(message)
+    pack = router.pack
+    own = sum(1 for text in pack.out_of_scope if text.strip())
+    left_out = background_left_out([len(r.examples) for r in pack.routes], own, pack.no_background)
+    return scorer.unscored_reason(message, own=own > 0, background=left_out is None)
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,9 @@ def turn_words(
         what = f"moved from {from_route} to {route}"
     else:
         what = f"chose {route}"
+    if verdict == "unmatched" and by == "menu":
+        # Nothing scored above the floor: no near-tie, so not "too close to call".
+        return f"{what} · no route fits: the agent offers every route"
     return f"{what} · {DECIDED_BY.get(by, by)}"
 
 

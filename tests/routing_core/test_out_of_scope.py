@@ -262,3 +262,19 @@ def test_a_small_pack_leaves_unmatched_what_reads_like_its_out_of_scope_examples
     assert without.route("what's the weather like in Paris").verdict != "unmatched"
     assert router.route("when will my refund arrive").route == "refunds"
     assert router.scorer.unscored_reason("when will my refund arrive") is None
+
+
+def test_the_reason_names_what_the_out_of_scope_class_learned_from() -> None:
+    routes = [
+        {"name": "refunds", "examples": ["I want my money back", "when will my refund arrive"]},
+        {"name": "orders", "examples": ["cancel my order", "change the address of my order"]},
+    ]
+    scorer = Router(build_pack(routes, out_of_scope=["tell me a joke"])).scorer
+    message = "tell me a joke"
+    own = scorer.unscored_reason(message)
+    background = scorer.unscored_reason(message, own=False, background=True)
+    both = scorer.unscored_reason(message, own=True, background=True)
+    assert own == "it reads like this profile's out-of-scope examples"
+    assert background is not None and "built-in off-topic messages" in background
+    assert "this profile" not in background
+    assert both is not None and "this profile's" in both and "built-in" in both

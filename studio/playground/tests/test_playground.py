@@ -785,3 +785,25 @@ def test_each_turn_of_the_transcript_says_why_it_stayed_or_moved(travel, viewer,
     assert why[1].endswith("so the conversation stays on baggage.")
     assert words[2].startswith("moved from baggage to hotel")
     assert "hotel" in why[2] and len(why) == 3
+
+
+def test_an_off_topic_message_on_a_first_day_says_no_route_fits_and_why(db, viewer, client_for):
+    """Three examples a route and no out-of-scope examples: the built-in off-topic messages
+    leave "tell me a joke" unmatched, and the page says so in those words, not that the
+    message reads like the profile's own out-of-scope examples (it has none) nor that two
+    routes were too close to call (none scored)."""
+    from tests.routing_core.airline_profile import AIRLINE_ROUTES
+
+    airline = Profile.objects.create(slug="first-day", name="First day")
+    for order, route in enumerate(AIRLINE_ROUTES):
+        examples = list(route["examples"])[:3]
+        Route.objects.create(profile=airline, name=route["name"], order=order, examples=examples)
+
+    response = client_for(viewer).post(url(airline), {"message": "tell me a joke"}, **htmx())
+
+    assert by_testid(response, "verdict-kind") == ["unmatched"]
+    page = text(response)
+    assert "no route fits: the agent offers every route" in page
+    assert "too close to call" not in page
+    [shown] = by_testid(response, "verdict-unscored")
+    assert "built-in off-topic messages" in shown and "this profile" not in shown
