@@ -52,6 +52,15 @@ def pack_badge(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return render(request, "studio/authoring/_pack_badge.html", profile_context(request, profile))
 
 
+@require_GET
+@studio_page
+def out_of_scope_notice(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The out-of-scope notice again, after an edit on its page changed what it says."""
+    profile = get_profile(slug)
+    context = profile_context(request, profile, on_policy=request.GET.get("on_policy") == "1")
+    return render(request, "studio/authoring/_out_of_scope_notice.html", context)
+
+
 @require_POST
 @studio_page
 def profile_settings(request: HtmxHttpRequest, slug: str) -> HttpResponse:

@@ -44,6 +44,11 @@ urlpatterns: list[URLPattern] = [
     ),
     path(f"{_P}lexicons/", policy_views.lexicons, name="lexicons"),
     path(f"{_P}badge/", profile_views.pack_badge, name="pack-badge"),
+    path(
+        f"{_P}out-of-scope-notice/",
+        profile_views.out_of_scope_notice,
+        name="out-of-scope-notice",
+    ),
     path(f"{_P}audit/", profile_views.audit_log, name="audit"),
     path(f"{_P}audit/<int:pk>/restore/", profile_views.audit_restore, name="audit-restore"),
     path(f"{_P}routes/<int:pk>/view/", route_views.route_view, name="route-view"),

@@ -60,12 +60,16 @@ def build_returns_desk(page: Page, base_url: str) -> None:
     expect(page.get_by_role("heading", name="Returns desk")).to_be_visible()
     badge = page.get_by_test_id("pack-badge")
     expect(badge).to_contain_text("problem")
+    notice = page.get_by_test_id("few-out-of-scope")
+    expect(notice).to_contain_text("does not yet learn the built-in set")
 
     for name, (description, examples) in ROUTES.items():
         add_route(page, name, description, examples)
 
     expect(page.locator("table.routes tbody tr[data-route]")).to_have_count(3)
     expect(badge).to_have_text("valid pack")
+    # Three examples a route: the notice on the same page says so without a reload.
+    expect(notice).to_contain_text("routing also learns a built-in set")
     page.reload()  # the server agrees: not just the swapped fragment
     expect(page.get_by_test_id("pack-badge")).to_have_text("valid pack")
     assert console_errors == [], "the pages logged errors (a CSP violation?)"

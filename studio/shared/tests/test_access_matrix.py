@@ -210,6 +210,7 @@ PAGES: dict[str, list[Call]] = {
     # An empty post carries no revision: the form is out of date (422), not an edit conflict.
     "lexicons": [Call("get", VIEWER), Call("post", _edit(422))],
     "pack-badge": [Call("get", VIEWER)],
+    "out-of-scope-notice": [Call("get", VIEWER)],
     "audit": [Call("get", VIEWER)],
     "audit-restore": [Call("post", _edit(302))],
     "versions": [Call("get", VIEWER)],
