@@ -98,24 +98,29 @@ def search_within(
     never gets more than REGEX_TIMEOUT_S of the engine's clock, the safety net of any search.
     """
     text = text[:REGEX_TEXT_CHARS]
-    own_start, process_start = time.thread_time(), time.process_time()
+    started = attempt = time.thread_time()
     timeout = min(allowance, REGEX_TIMEOUT_S)
-    concurrent: bool | None = None  # the engine's default: release the GIL while searching
+    hold_gil = False  # at first the engine's default: release the GIL while searching
     for _ in range(_ATTEMPTS):
         try:
-            found = pattern.search(text, timeout=timeout, concurrent=concurrent)
+            # Passing `concurrent` at all costs the engine a fifth of a short search.
+            if hold_gil:
+                found = pattern.search(text, timeout=timeout, concurrent=False)
+            else:
+                found = pattern.search(text, timeout=timeout)
         except TimeoutError:
             pass
         else:
-            return found, time.thread_time() - own_start, False
-        own = time.thread_time() - own_start
-        left = allowance - own
+            return found, time.thread_time() - started, False
+        now = time.thread_time()
+        left = allowance - (now - started)
         if left <= 0:
             break
-        ratio = (time.process_time() - process_start) / max(own, 1e-6)
+        # The engine's clock ran `timeout` while this thread's ran `now - attempt`.
+        ratio = timeout / max(now - attempt, 1e-6)
         timeout = min(left * max(ratio, 1.0), REGEX_TIMEOUT_S)
-        concurrent = False
-    return None, time.thread_time() - own_start, True
+        hold_gil, attempt = True, now
+    return None, time.thread_time() - started, True
 
 
 class RegexBudget:
