@@ -127,8 +127,8 @@ class RegexBudget:
     """The time one turn may spend in the pack's own regexes, shared by all of them.
 
     Counted in this thread's CPU time (`search_within`; the engine's own timeout counts the
-    whole process's): so a pack of many slow patterns costs a turn at most REGEX_BUDGET_S of work, and the wall time that takes is
-    that times how busy the machine is. (A wall-clock count also charged the turn for
+    whole process's): so a pack of many slow patterns costs a turn at most REGEX_BUDGET_S of
+    work, and the wall time that takes is that times how busy the machine is. (A wall-clock count also charged the turn for
     other threads holding the GIL between two searches: eight threads routing at once then
     skipped sound rules, and the same turn routed differently.) What could not run is
     recorded in `skipped` and ends up in the decision.

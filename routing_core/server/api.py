@@ -148,7 +148,8 @@ _NAMES_LIMIT = 50_000
 def ranked_json(ranking: Ranking) -> bytes:
     """The event's `ranked` list as JSON text: the list `Ranking.event_rows` makes, with no
     dict per route. At 150 routes those dicts and their encoding were most of the event's
-    cost, and nearly every row reads `0.0` and `0.0` (docs/server.md)."""
+    cost, and nearly every row reads `0.0` and `0.0` (docs/decisions.md, "The ranking written
+    as JSON text")."""
     names, loud, numbers = ranking.event_rows_sparse()
     if not names:
         return b"[]"
