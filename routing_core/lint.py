@@ -362,7 +362,7 @@ def background_left_out(examples: list[int], own: int, off: bool = False) -> str
     """Why routing does not learn the built-in background of off-topic text for routes of
     `examples` examples each and `own` out-of-scope examples, or None when it does: "off"
     (the pack leaves it out), "enough" (own examples suffice), "few" (routes of fewer than
-    three examples on average), "many" (of more than thirty)."""
+    five examples on average), "many" (of more than thirty)."""
     return _background.left_out_because(examples, own, off)
 
 

@@ -18,9 +18,9 @@ from playwright.sync_api import ConsoleMessage, Page, expect
 from tests.e2e.conftest import sign_in
 
 ROUTES = {
-    "billing": ("invoices, charges and payment methods", "why was I charged twice\nsend me my invoice\nupdate my card"),
-    "shipping": ("delivery times and costs", "where is my parcel\nhow long does delivery take\nshipping to Spain"),
-    "refunds": ("money back for an order", "I want a refund\ngive me my money back\nrefund my order"),
+    "billing": ("invoices, charges and payment methods", "why was I charged twice\nsend me my invoice\nupdate my card\nmy bill is wrong\nwhich payment methods do you take"),
+    "shipping": ("delivery times and costs", "where is my parcel\nhow long does delivery take\nshipping to Spain\nmy package is late\nhow much is delivery"),
+    "refunds": ("money back for an order", "I want a refund\ngive me my money back\nrefund my order\nwhen will my refund arrive\ncan I return this for a refund"),
 }  # fmt: skip
 
 
@@ -68,7 +68,7 @@ def build_returns_desk(page: Page, base_url: str) -> None:
 
     expect(page.locator("table.routes tbody tr[data-route]")).to_have_count(3)
     expect(badge).to_have_text("valid pack")
-    # Three examples a route: the notice on the same page says so without a reload.
+    # Five examples a route: the notice on the same page says so without a reload.
     expect(notice).to_contain_text("routing also learns a built-in set")
     page.reload()  # the server agrees: not just the swapped fragment
     expect(page.get_by_test_id("pack-badge")).to_have_text("valid pack")

@@ -30,29 +30,6 @@ def test_its_own_messages_still_route(airline: Pack, message: str, route: str) -
     assert (decision.verdict, decision.route) == ("move", route)
 
 
-@pytest.fixture(scope="module")
-def first_day() -> Router:
-    """The airline profile as a first day leaves it: three examples a route."""
-    routes = [{**r, "examples": list(r["examples"])[:3]} for r in AIRLINE_ROUTES]
-    return Router(build_pack(routes, slug="first-day"))
-
-
-@pytest.mark.parametrize("message", [*OFF_TOPIC, "what is the capital of australia"])
-def test_three_examples_a_route_are_enough_to_learn_the_background(
-    first_day: Router, message: str
-) -> None:
-    # Before, with no background under five a route: a menu for the first two, and the last
-    # a decisive move to baggage at 0.92.
-    assert first_day.route(message).verdict == "unmatched"
-
-
-@pytest.mark.parametrize(("message", "route"), IN_SCOPE.items())
-def test_three_examples_a_route_still_route_their_own_messages(
-    first_day: Router, message: str, route: str
-) -> None:
-    assert first_day.route(message).route == route
-
-
 # A route's one content word among words of any message ("what is it about my ..."): the
 # background's "what is ..." and "tell me ..." lines must not outweigh it (docs/pack-format.md,
 # "Scoring with a stored model", step 7).

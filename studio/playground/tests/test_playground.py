@@ -788,7 +788,7 @@ def test_each_turn_of_the_transcript_says_why_it_stayed_or_moved(travel, viewer,
 
 
 def test_an_off_topic_message_on_a_first_day_says_no_route_fits_and_why(db, viewer, client_for):
-    """Three examples a route and no out-of-scope examples: the built-in off-topic messages
+    """Five examples a route and no out-of-scope examples: the built-in off-topic messages
     leave "tell me a joke" unmatched, and the page says so in those words, not that the
     message reads like the profile's own out-of-scope examples (it has none) nor that two
     routes were too close to call (none scored)."""
@@ -796,7 +796,7 @@ def test_an_off_topic_message_on_a_first_day_says_no_route_fits_and_why(db, view
 
     airline = Profile.objects.create(slug="first-day", name="First day")
     for order, route in enumerate(AIRLINE_ROUTES):
-        examples = list(route["examples"])[:3]
+        examples = list(route["examples"])[:5]
         Route.objects.create(profile=airline, name=route["name"], order=order, examples=examples)
 
     response = client_for(viewer).post(url(airline), {"message": "tell me a joke"}, **htmx())
