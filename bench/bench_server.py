@@ -84,41 +84,6 @@ def build_clinc(data: Path, folder: Path) -> tuple[Path, list[str]]:
 # --- in process -------------------------------------------------------------------------
 
 
-def _route_loop(pack_path: str, messages: list[str], start: Any, duration: float, out: Any) -> None:
-    router = Router(load_pack(Path(pack_path).read_bytes()))
-    for message in messages[:50]:
-        router.route(message)  # warm
-    start.wait()
-    count, i, deadline = 0, 0, time.perf_counter() + duration
-    cpu = time.process_time()
-    while time.perf_counter() < deadline:
-        router.route(messages[i % len(messages)])
-        i += 1
-        count += 1
-    out.put((count, time.process_time() - cpu))
-
-
-def in_process(
-    pack_path: Path, messages: list[str], processes: int, duration: float
-) -> tuple[float, float]:
-    """Turns per second of `processes` processes each calling route() for `duration` seconds,
-    and their CPU time per turn (µs)."""
-    ctx = multiprocessing.get_context("spawn")
-    start, out = ctx.Barrier(processes + 1), ctx.Queue()
-    workers = [
-        ctx.Process(target=_route_loop, args=(str(pack_path), messages, start, duration, out))
-        for _ in range(processes)
-    ]
-    for w in workers:
-        w.start()
-    start.wait()
-    results = [out.get() for _ in workers]
-    for w in workers:
-        w.join()
-    total = sum(n for n, _ in results)
-    return total / duration, sum(c for _, c in results) / total * 1e6
-
-
 def _route_windows(
     pack_path: str, messages: list[str], start: Any, duration: float, windows: int, out: Any
 ) -> None:
@@ -166,6 +131,18 @@ class InProcessPool:
     def close(self) -> None:
         for w in self.workers:
             w.join()
+
+
+def in_process(
+    pack_path: Path, messages: list[str], processes: int, duration: float
+) -> tuple[float, float]:
+    """Turns per second of `processes` processes each calling route() for `duration` seconds,
+    and their CPU time per turn (µs): one window of a pool started for it."""
+    pool = InProcessPool(pack_path, messages, processes, duration, 1)
+    try:
+        return pool.window()
+    finally:
+        pool.close()
 
 
 # --- servers ----------------------------------------------------------------------------
