@@ -18,7 +18,9 @@ the conversation costs: each message routed as a first turn (no incumbent), mid-
 `conversation: ignore`, block by block (100 messages routed by one variant, then by the
 next; each variant first in turn), so that the machine's load falls on all three alike and no
 call finds its message's terms still cached from the call before; it prints each
-variant's p50 / p99 and the differences of the p50s. `--pack-file` routes with a pack written
+variant's p50 / p99 and the differences of the p50s; then, paired, the median of each
+message's own extra cost mid-conversation over a first turn (both calls within a few hundred
+microseconds, so a drift of the host's speed between blocks cancels out). `--pack-file` routes with a pack written
 by `routing-core build` (the product's path); `--pack clinc` builds the same pack in process
 (`with_model` on CLINC150's routes: the same learned model, only the slug differs). A pack
 saved (`--save`) by an older version keeps the model it was built with, which may lack what
@@ -132,6 +134,34 @@ def conversation_pass(router: Router, messages: list[str], incumbents: list[str]
     )
 
 
+def paired_pass(router: Router, messages: list[str], incumbents: list[str]) -> str:
+    """The median of each message's own extra cost mid-conversation over a first turn.
+
+    A difference of two p50s also carries whatever the host's speed did between the blocks
+    (on a shared VM it drifts by a third within a minute). Here each message is routed both
+    ways within a few hundred microseconds, in alternating order, each call right after the
+    previous message (untimed), so neither finds its terms cached from the call before.
+    """
+    differences: list[float] = []
+    for index, message in enumerate(messages):
+        first = _timed(router, messages[index - 1], message, None)
+        mid = _timed(router, messages[index - 1], message, incumbents[index])
+        if index % 2:
+            mid = _timed(router, messages[index - 1], message, incumbents[index])
+            first = _timed(router, messages[index - 1], message, None)
+        differences.append(mid - first)
+    median = _percentile(differences, 0.5)
+    low, high = _percentile(differences, 0.25), _percentile(differences, 0.75)
+    return f"each message's own extra: median {median:+.1f} µs (quartiles {low:+.1f} / {high:+.1f})"
+
+
+def _timed(router: Router, before: str, message: str, incumbent: str | None) -> float:
+    router.route(before)
+    start = time.thread_time_ns()
+    router.route(message, incumbent)
+    return (time.thread_time_ns() - start) / 1000
+
+
 def _percentile(costs: list[float], share: float) -> float:
     ordered = sorted(costs)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -178,6 +208,7 @@ def main() -> None:
         incumbents = [random.Random(number).choice(names) for number in range(len(messages))]
         for number in range(args.passes):
             print(f"pass {number + 1}: {conversation_pass(router, messages, incumbents)}")
+            print(f"pass {number + 1}, paired: {paired_pass(router, messages, incumbents)}")
         print(f"load average after: {os.getloadavg()}")
         return
     for number in range(args.passes):

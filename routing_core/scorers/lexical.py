@@ -850,20 +850,16 @@ class LexicalScorer:
     ) -> Float32Array:
         """The scores as an array: `score` lists them, `score_metered` hands the array on."""
         columns = None if self._is_every(candidates) else self._columns(candidates)
-        posterior = self._posterior(message)
+        # Following a conversation, the softmax is taken over the route columns alone: each
+        # route's share of what is not out of scope, p_r / sum of p_s over the routes
+        # (docs/pack-format.md, Lexical scorer, step 8), in no more steps than a first turn.
+        posterior = self._posterior(message, routes_only=following)
         if posterior is None or (not following and self._is_out_of_scope(message, posterior)):
             return np.zeros(len(candidates), dtype=np.float32)
         # Without reordering, the routes are the first columns (the out-of-scope class follows).
         chosen: Float32Array = (
             posterior[: len(self._names)] if columns is None else posterior[columns]
         )
-        if following and len(posterior) > len(self._names):
-            # The routes' softmax without the out-of-scope column: their shares of what is
-            # not out of scope (every route's share of the posterior over the routes alone).
-            routes = posterior[: len(self._names)]
-            total = float(np.add.reduce(routes, dtype=np.float64))
-            if total > 0.0:
-                chosen = (chosen / np.float32(total)).astype(np.float32)
         return chosen
 
     def logits(self, message: str) -> Float32Array | None:
@@ -1024,11 +1020,14 @@ class LexicalScorer:
         self._last.features = features
         return features
 
-    def _posterior(self, message: str) -> Float32Array | None:
-        """Softmax over every route of the message's calibrated logits, or None."""
+    def _posterior(self, message: str, routes_only: bool = False) -> Float32Array | None:
+        """Softmax over every column of the message's calibrated logits, or None; over the
+        route columns alone (the out-of-scope column left out) when `routes_only`."""
         logits = self.logits(message)
         if logits is None:
             return None
+        if routes_only:
+            logits = logits[: len(self._names)]  # a view: the steps below stay in place
         # In place: the logits are this call's own array (a few allocations fewer per turn).
         logits *= self._inverse_temperature
         logits -= np.maximum.reduce(logits)  # `.max()` without its Python wrapper

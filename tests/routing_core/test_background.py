@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from routing_core import Pack, Router, dump_pack, lint_pack, load_pack
@@ -74,6 +75,25 @@ def test_in_a_conversation_the_scores_are_the_routes_without_the_class(airline: 
         assert following is not None
         assert sum(scorer.score(message, names)) == 0.0
         assert abs(float(following.sum()) - 1.0) < 1e-5 and float(following.max()) > 0.0
+
+
+def test_in_a_conversation_each_route_scores_its_share_of_the_routes_posterior(
+    airline: Pack,
+) -> None:
+    """docs/pack-format.md, Lexical scorer, step 8: p_r over the sum of p_s over the routes,
+    in any order of candidates (the scorer takes the routes' softmax directly)."""
+    scorer = Router(airline).scorer
+    names = list(airline.route_names)
+    for message in [*FOLLOW_UPS, *OFF_TOPIC, "my bag never arrived", "change my seat"]:
+        posterior = scorer._posterior(message)  # every column: the routes, then the class
+        assert posterior is not None and len(posterior) == len(names) + 1
+        share = posterior[: len(names)].astype(np.float64)
+        share /= share.sum()
+        following = scorer.score_following(message, names).array
+        assert np.allclose(following, share, rtol=0, atol=1e-6)
+        picked = names[::-3]
+        some = scorer.score_following(message, picked).array
+        assert np.allclose(some, [share[names.index(n)] for n in picked], rtol=0, atol=1e-6)
 
 
 def test_a_pack_can_leave_the_background_out() -> None:
