@@ -6,7 +6,8 @@ average (the machine is shared: compare the ratios, not the absolute numbers):
 
 1. throughput at concurrency C (8): C processes calling `route()` in process, against the
    server (`--workers`, default the number of cores) driven by C keep-alive connections from a
-   load generator process (asyncio on uvloop, raw HTTP/1.1), with p50 / p99 latency and the
+   load generator (wrk with bench/wrk_route.lua where installed, `apt install wrk`; else a
+   process of asyncio on uvloop, raw HTTP/1.1), with p50 / p99 latency and the
    server's CPU time per request; for each server stack compared (`--stacks`: granian, which
    `routing-core serve` runs, and uvicorn with httptools or h11; the same ASGI app under each).
    With `--windows N`, in alternating windows (in process, then each stack, N times, every
@@ -282,11 +283,20 @@ def _generate(port: int, messages: list[str], concurrency: int, duration: float,
     out.put((total, latencies))
 
 
+# The load generator: wrk (C, Debian's package) where installed, else the asyncio one above.
+# Both share the two cores with the server; the asyncio generator spent 94 µs of CPU a request
+# and wrk 53 (measured beside other work, 3 Dec), CPU the server's figure should not pay for.
+WRK_SCRIPT = ROOT / "bench" / "wrk_route.lua"
+GENERATOR = "wrk" if shutil.which("wrk") else "python"
+
+
 def drive(
     server: Running, messages: list[str], concurrency: int, duration: float
 ) -> tuple[float, float, float, float]:
     """Requests per second, p50 and p99 latency (ms) of `concurrency` connections for
     `duration`, and the server's CPU time per request (µs)."""
+    if GENERATOR == "wrk":
+        return _drive_wrk(server, messages, concurrency, duration)
     url = server.url
     port = int(url.rsplit(":", 1)[1])
     ctx = multiprocessing.get_context("spawn")
@@ -305,6 +315,32 @@ def drive(
     p50 = latencies[len(latencies) // 2] * 1000
     p99 = latencies[int(len(latencies) * 0.99)] * 1000
     return total / duration, p50, p99, cpu / total * 1e6
+
+
+def _drive_wrk(
+    server: Running, messages: list[str], concurrency: int, duration: float
+) -> tuple[float, float, float, float]:
+    """`drive` with wrk: `concurrency` connections on two threads, the bodies from a file."""
+    bodies = Path(server.log).with_suffix(".bodies")
+    if not bodies.exists():
+        bodies.write_text("".join(json.dumps({"message": m}) + "\n" for m in messages))
+
+    def run(seconds: float) -> dict[str, Any]:
+        command = ["wrk", "-t2", f"-c{concurrency}", f"-d{max(1, round(seconds))}s"]
+        command += ["-s", str(WRK_SCRIPT), server.url, "--", str(bodies)]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        if figures["failed"]:
+            raise RuntimeError(f"{figures['failed']} requests failed: {done.stdout}")
+        return figures
+
+    run(1.0)  # warm-up, not counted
+    cpu = tree_cpu(server.process.pid)
+    figures = run(duration)
+    cpu = tree_cpu(server.process.pid) - cpu
+    total = figures["requests"]
+    rate = total / figures["seconds"]
+    return rate, figures["p50_us"] / 1000, figures["p99_us"] / 1000, cpu / total * 1e6
 
 
 # --- equality and swaps -----------------------------------------------------------------
@@ -465,9 +501,18 @@ def main() -> None:
         "pair of neighbouring windows, so that a machine whose speed drifts compares like "
         "with like (instead of --rounds)",
     )
+    parser.add_argument(
+        "--generator",
+        choices=("wrk", "python"),
+        default=GENERATOR,
+        help="the load generator (default: wrk when installed)",
+    )
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--only-throughput", action="store_true")
     args = parser.parse_args()
+    global GENERATOR
+    GENERATOR = args.generator
+    print(f"load generator: {GENERATOR}")
     folder = Path(tempfile.mkdtemp(prefix="bench-server-"))
     try:
         pack_path, test = build_clinc(Path(args.data), folder)

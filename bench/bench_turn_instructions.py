@@ -8,7 +8,9 @@ loop (`valgrind --tool=callgrind --instr-atstart=no`, switched on and off by a t
 C helper compiled here), after a warm-up that routed messages 0-300 and met every route as
 an incumbent once; `PYTHONHASHSEED=0`, `OPENBLAS_NUM_THREADS=1`. `first`: each message as a
 first turn; `mid`: mid-conversation, the incumbent drawn per message by `random.Random(i)`,
-the pack's policy. Prints instructions per turn and the difference. `--tree`: route with the
+the pack's policy; `server`: `POST /v1/route` through the route server's ASGI app called in
+process (the app's Python path; the HTTP server's own work is not counted). Prints
+instructions per turn (or request) and the differences. `--tree`: route with the
 routing_core of another checkout (to compare two versions with the same script). The method
 of docs/lab/benchmarks.md, "A cheaper turn". Needs valgrind with its headers and a C
 compiler; takes about half a minute per mode.
@@ -41,7 +43,9 @@ def main() -> None:
     parser.add_argument("--pack-file", required=True, help="a pack written by routing-core build")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--tree", default=str(ROOT), help="the checkout whose routing_core runs")
-    parser.add_argument("--modes", nargs="+", choices=("first", "mid"), default=["first", "mid"])
+    parser.add_argument(
+        "--modes", nargs="+", choices=("first", "mid", "server"), default=["first", "mid"]
+    )
     parser.add_argument("--inner", help=argparse.SUPPRESS)  # the run under valgrind
     parser.add_argument("--helper", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -55,9 +59,11 @@ def main() -> None:
         subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", helper, source], check=True)
         counts = {mode: _count(args, mode, helper, Path(work)) for mode in args.modes}
     for mode, count in counts.items():
-        print(f"{mode}: {count:,} instructions per turn")
-    if len(counts) == 2:
+        print(f"{mode}: {count:,} instructions per {'request' if mode == 'server' else 'turn'}")
+    if "first" in counts and "mid" in counts:
         print(f"mid minus first: {counts['mid'] - counts['first']:+,}")
+    if "first" in counts and "server" in counts:
+        print(f"server's request minus first turn: {counts['server'] - counts['first']:+,}")
 
 
 def _count(args: argparse.Namespace, mode: str, helper: Path, work: Path) -> int:
@@ -83,6 +89,9 @@ def _route_under_valgrind(args: argparse.Namespace) -> None:
     from routing_core import Router, load_pack
 
     helper = ctypes.CDLL(args.helper)
+    if args.inner == "server":
+        _serve_under_valgrind(args, helper)
+        return
     router = Router(load_pack(json.loads(Path(args.pack_file).read_text(encoding="utf-8"))))
     lines = (Path(args.data) / "clinc150" / "test.jsonl").read_text(encoding="utf-8")
     messages = [json.loads(line)["text"] for line in lines.splitlines()[:LAST]]
@@ -98,6 +107,50 @@ def _route_under_valgrind(args: argparse.Namespace) -> None:
     for i in range(FIRST, LAST):
         router.route(messages[i], incumbents[i])
     helper.turn_stop()
+
+
+def _serve_under_valgrind(args: argparse.Namespace, helper: ctypes.CDLL) -> None:
+    """`POST /v1/route` through the route server's ASGI app, in process: what the app's
+    Python path costs a request (the HTTP server's own work is not counted)."""
+    import asyncio
+    import time
+
+    from routing_core.server import ServeConfig
+    from routing_core.server.app import RouteServer
+
+    app = RouteServer(ServeConfig(pack_file=str(Path(args.pack_file).resolve())))
+    app.start()
+    while app.holder.state is None:
+        time.sleep(0.05)
+    lines = (Path(args.data) / "clinc150" / "test.jsonl").read_text(encoding="utf-8")
+    bodies = [
+        json.dumps({"message": json.loads(line)["text"]}).encode()
+        for line in lines.splitlines()[:LAST]
+    ]
+    scope = {
+        "type": "http", "path": "/v1/route", "method": "POST",
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
+    }  # fmt: skip
+
+    async def request(body: bytes) -> None:
+        async def receive() -> dict[str, object]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: object) -> None:
+            pass
+
+        await app(scope, receive, send)
+
+    async def run(first: int, last: int) -> None:
+        for body in bodies[first:last]:
+            await request(body)
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(run(0, FIRST))
+    helper.turn_start()
+    loop.run_until_complete(run(FIRST, LAST))
+    helper.turn_stop()
+    app.stop()
 
 
 if __name__ == "__main__":

@@ -47,10 +47,10 @@ def event_numbers(values: Float64Array) -> list[float | str | None]:
     # The usual case in a few whole-array steps: every value finite and small (a NaN peak
     # compares false), and no product next to a half. `distance` is at most 0.5, so the
     # largest is the one nearest a half (rounding is monotone): one test covers them all.
-    if np.abs(values).max() < _EXACT_BELOW:
+    if np.maximum.reduce(np.abs(values)) < _EXACT_BELOW:  # `.max()` without its wrapper
         scaled = values * 1000.0
         rounded = np.rint(scaled)
-        distance = np.abs(np.subtract(scaled, rounded, out=scaled), out=scaled).max()
+        distance = np.maximum.reduce(np.abs(np.subtract(scaled, rounded, out=scaled), out=scaled))
         if not abs(distance - 0.5) < _NEAR_HALF:
             quick: list[float | str | None] = np.divide(rounded, 1000.0, out=rounded).tolist()
             return quick

@@ -136,7 +136,7 @@ class RouteServer:
             started = time.perf_counter()
             answer = self._route(body) if path == "/v1/route" else self._route_batch(body)
             await _send_json(send, 200, answer)
-            metrics.LATENCY.labels(path).observe(time.perf_counter() - started)
+            metrics.observe_latency(path, time.perf_counter() - started)
             return
         await self._get(path, send)
 

@@ -8,6 +8,7 @@ worker starts: each process writes its values to files there, and whichever work
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -64,9 +65,28 @@ REFUSED = Counter(
 )
 
 
+# Each label set's child, found once: `labels()` looks it up under a lock on every call, and
+# with several workers each update also writes to a shared file (a few µs a request).
+# Bounded by verdicts x tiers x routes of the packs served.
+_DECIDED: dict[tuple[str, str, str], Any] = {}
+_LATENCY: dict[str, Any] = {}
+
+
 def observe_decision(decision: Decision) -> None:
     """Count one decided turn."""
-    DECISIONS.labels(decision.verdict, decision.by, decision.route or "").inc()
+    key = (decision.verdict, decision.by, decision.route or "")
+    child = _DECIDED.get(key)
+    if child is None:
+        child = _DECIDED[key] = DECISIONS.labels(*key)
+    child.inc()
+
+
+def observe_latency(endpoint: str, seconds: float) -> None:
+    """Time one answered routing request."""
+    child = _LATENCY.get(endpoint)
+    if child is None:
+        child = _LATENCY[endpoint] = LATENCY.labels(endpoint)
+    child.observe(seconds)
 
 
 def observe_swap(state: PackState) -> None:
