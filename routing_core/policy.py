@@ -71,6 +71,12 @@ class Ranked(NamedTuple):
 # The bits of 0.0005 as an unsigned integer: a double's bits below them round to +0.0 at
 # 3 decimals (`Ranking.event_rows_sparse`).
 _QUIET_BELOW = int(np.array(0.0005).view(np.uint64))
+_QUIET = 0.0005
+# Rows read one by one from the top before the loud ones are counted on the arrays instead.
+_WALK = 24
+# The bits of +inf as a signed integer: a non-negative double's bits are below them exactly
+# when it is finite (NaN's are above).
+_INFINITY_BITS = int(np.array(np.inf).view(np.int64))
 
 
 class Ranking(Sequence[Ranked]):
@@ -195,6 +201,13 @@ class Ranking(Sequence[Ranked]):
         if not n:
             return self._names, order, [], []
         shares = self._shares()
+        prefix = self._loud_prefix(order, shares)
+        if prefix is not None:
+            first, walked = prefix
+            loud_first = list(range(first))
+            if isinstance(walked, list):  # a dozen rows or so: one by one, as below
+                return self._names, order, loud_first, list(map(event_number, walked))
+            return self._names, order, loud_first, event_numbers(walked)
         bits = np.concatenate((self._raw, shares)).view(np.uint64)
         loud = np.flatnonzero((np.maximum(bits[:n], bits[n:]) >= _QUIET_BELOW)[order])
         at = order[loud]
@@ -204,6 +217,43 @@ class Ranking(Sequence[Ranked]):
             list(map(event_number, values.tolist())) if len(values) < 16 else event_numbers(values)
         )
         return self._names, order, loud.tolist(), numbers
+
+    def _loud_prefix(
+        self, order: IndexArray, shares: Float64Array
+    ) -> tuple[int, list[float] | Float64Array] | None:
+        """The usual case of `event_rows_sparse`, read row by row from the top: every score
+        finite and not negative (no -0.0) and every relevance at most 1. Both columns then
+        fall along the ranking, so the rows that do not round to 0.0 are its first ones, and
+        the walk stops at the first quiet row, a dozen rows down on a 150-route pack, where
+        whole-array steps cost as much as a row each (past `_WALK` rows, a flat ranking, they
+        are counted on the arrays). Returns how many rows are loud and their scores followed
+        by their relevances; None outside that case."""
+        bits = self._raw.view(np.int64)  # negative exactly when the sign bit is set
+        if not (
+            int(np.minimum.reduce(bits)) >= 0
+            and int(np.maximum.reduce(bits)) < _INFINITY_BITS
+            and float(np.maximum.reduce(shares)) <= 1.0  # NaN compares false
+        ):
+            return None
+        score_of, relevance_of, at = self._raw.item, shares.item, order.item
+        scores: list[float] = []
+        relevances: list[float] = []
+        for position in range(min(len(order), _WALK)):
+            i = at(position)
+            score, relevance = score_of(i), relevance_of(i)
+            if score < _QUIET and relevance < _QUIET:
+                break
+            scores.append(score)
+            relevances.append(relevance)
+        else:
+            if len(order) > _WALK:  # many loud rows (a flat ranking): counted on the arrays
+                loud = max(
+                    int(np.count_nonzero(self._raw >= _QUIET)),
+                    int(np.count_nonzero(shares >= _QUIET)),
+                )
+                top = order[:loud]
+                return loud, np.concatenate((self._raw[top], shares[top]))
+        return len(scores), scores + relevances
 
 
 class RunnerUp(NamedTuple):
