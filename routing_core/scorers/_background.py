@@ -12,8 +12,8 @@ as a profile's own out-of-scope examples do (docs/pack-format.md, "Lexical score
 Only the lines in the languages the routes are written in are learned (English when none of
 them can be told): lines in another language would claim a message in that language which
 the profile's routes should take across languages, as the hybrid tier's multilingual half
-does ("¿Por qué me cobraron dos veces?" to an English profile's billing; docs/decisions.md,
-"A built-in background stands in ...").
+does ("Est-ce qu'il va pleuvoir demain ?" to an English profile's weather route;
+docs/decisions.md, "A built-in background stands in ...").
 
 The background never speaks against the profile's own routes: a background text whose
 meaning (the static table's vector, `_static`) is close to one of the profile's texts is left
@@ -44,8 +44,9 @@ LARGEST_ROUTES = 30
 # three examples a route, a class of off-topic text outweighed them ("is it going to rain
 # tomorrow" left a weather route of two examples for the background's small talk). Three
 # would serve a first day's profile well on its own (docs/benchmarks.md, "A first day's
-# profiles"), but the background's lines in other languages then claim a message in another
-# language than the routes', which the hybrid tier's multilingual half should route.
+# profiles"), but its English small talk ("tell me a joke") then claims a Spanish message
+# through "me", which the hybrid tier's multilingual half should route (docs/decisions.md,
+# "A built-in background stands in ...").
 SMALLEST_ROUTES = 5
 # A background text whose cosine (static table) with any text of the profile's routes is at
 # least this is left out: it may be what the profile routes. Chosen on CLINC150 val and the

@@ -176,16 +176,24 @@ def test_a_profile_of_a_few_examples_a_route_learns_without_the_background() -> 
     assert _background.background_for([weather, flight], ()) == ()
 
 
-# Profiles of five examples a route (as few as learn the background), one in English, one in
-# Spanish: the background learns only the lines in the routes' languages (docs/decisions.md,
-# "A built-in background stands in ...").
+# An English profile of ten examples a route and a Spanish one of five: the background learns
+# only the lines in the routes' languages (docs/decisions.md, "A built-in background stands
+# in ...").
 ENGLISH = [
     RouteText("weather", "", ("will it rain tomorrow", "what's the weather like today",
-                              "is it cold out", "forecast for the weekend", "how hot will it be")),
+                              "is it cold out", "forecast for the weekend", "how hot will it be",
+                              "is it going to snow", "do i need an umbrella", "weather in london",
+                              "will it be windy tonight", "chance of rain on friday")),
     RouteText("lights", "", ("turn on the kitchen light", "switch off the lamp", "lights on please",
-                             "dim the bedroom lights", "turn the hall light off")),
+                             "dim the bedroom lights", "turn the hall light off",
+                             "brighten the living room", "lights off in the garage",
+                             "switch on the porch light", "set the lights to blue",
+                             "turn off all the lights")),
     RouteText("billing", "", ("why was I charged twice", "send me my invoice", "I want a refund",
-                              "my card was charged wrong", "where is my receipt")),
+                              "my card was charged wrong", "where is my receipt",
+                              "what is this charge", "update my payment method",
+                              "I was billed too much", "dispute a charge",
+                              "change my billing address")),
 ]  # fmt: skip
 SPANISH = [
     RouteText("facturas", "", ("¿por qué me cobraron dos veces?", "envíame mi factura",
@@ -242,10 +250,15 @@ def test_the_same_routes_learn_the_same_background_whatever_else_was_learned() -
 
 
 # Messages to the English profile in another language, which the hybrid tier's multilingual
-# half routes (tests/routing_core/test_multilingual.py): with the background's French and
-# Spanish lines learned, the lexical half knew their words and claimed them for the
-# out-of-scope class.
-ELSEWHERE = ["Est-ce qu'il va pleuvoir demain ?", "Włącz światło w kuchni"]
+# half routes (tests/routing_core/test_multilingual.py): when the background's first lines in
+# every language were learned, the lexical half knew "demain", "morgen", "amanhã" from their
+# weather questions and claimed these for the out-of-scope class.
+ELSEWHERE = [
+    "Est-ce qu'il va pleuvoir demain ?",
+    "Wird es morgen regnen?",
+    "Vai chover amanhã?",
+    "Gaat het morgen regenen?",
+]
 
 
 @pytest.mark.parametrize("message", ELSEWHERE)
