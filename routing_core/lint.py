@@ -104,17 +104,9 @@ def language_gaps(pack: Pack, traffic_languages: Mapping[str, int]) -> list[Find
 
 
 def route_languages(route: Route) -> frozenset[str]:
-    """The languages a route's examples are written in.
-
-    An example too short to name alone ("cancel it") is read with the route's other unsure
-    ones, as one text: a route of short English examples is still a route in English.
-    """
-    detected = {example: languages.detect(example) for example in route.examples}
-    unsure = [example for example, code in detected.items() if code is None]
-    found = set(detected.values())
-    if unsure:
-        found.add(languages.detect("\n".join(unsure)))
-    return frozenset(code for code in found if code)
+    """The languages a route's examples are written in (`languages.written_in`: the short
+    ones read together)."""
+    return languages.written_in(route.examples)
 
 
 def _language_gap(code: str, share: float, missing: list[str]) -> Finding:

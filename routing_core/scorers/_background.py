@@ -9,6 +9,12 @@ else to put its mass. Giving the model an out-of-scope class made of generic off
 background/`, written for this project, NOTICE.md there) gives that mass somewhere to go,
 as a profile's own out-of-scope examples do (docs/pack-format.md, "Lexical scorer").
 
+Only the lines in the languages the routes are written in are learned (English when none of
+them can be told): lines in another language would claim a message in that language which
+the profile's routes should take across languages, as the hybrid tier's multilingual half
+does ("Est-ce qu'il va pleuvoir demain ?" to an English profile's weather route;
+docs/decisions.md, "A built-in background stands in ...").
+
 The background never speaks against the profile's own routes: a background text whose
 meaning (the static table's vector, `_static`) is close to one of the profile's texts is left
 out, so a profile that does route weather questions or jokes keeps them. And a profile with
@@ -22,6 +28,7 @@ import functools
 from collections.abc import Sequence
 from importlib import resources
 
+from routing_core import languages
 from routing_core._stored_arrays import MINILM
 from routing_core.scorers import _static
 from routing_core.scorers._terms import is_content, message_words, stem
@@ -37,8 +44,9 @@ LARGEST_ROUTES = 30
 # three examples a route, a class of off-topic text outweighed them ("is it going to rain
 # tomorrow" left a weather route of two examples for the background's small talk). Three
 # would serve a first day's profile well on its own (docs/benchmarks.md, "A first day's
-# profiles"), but the background's lines in other languages then claim a message in another
-# language than the routes', which the hybrid tier's multilingual half should route.
+# profiles"), but its English small talk ("tell me a joke") then claims a Spanish message
+# through "me", which the hybrid tier's multilingual half should route (docs/decisions.md,
+# "A built-in background stands in ...").
 SMALLEST_ROUTES = 5
 # A background text whose cosine (static table) with any text of the profile's routes is at
 # least this is left out: it may be what the profile routes. Chosen on CLINC150 val and the
@@ -48,26 +56,45 @@ CLOSE_COSINE = 0.5
 # so every topic is covered): a class far larger than any route would draw in-scope messages by their
 # common words alone.
 SIZE_RATIO = 3.0
+# The background's languages, one file each (`<code>.txt`), in the order their blocks are
+# taken; English, the first, is learned when the routes' languages are none of these.
+LANGUAGES = ("en", "es", "fr", "de", "pt", "it", "nl")
 
 
 @functools.cache
-def texts() -> tuple[str, ...]:
-    """Every background text, the blocks (topics, languages) taken in turn: every block's
-    first line, then every block's second, and so on, so that any first part covers every
-    topic (comments and blank lines left out)."""
-    folder = resources.files("routing_core") / "background"
-    blocks: list[list[str]] = []
-    for name in ("en.txt", "other.txt"):
-        block: list[str] = []
-        for line in (folder / name).read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                blocks.append(block)
-                block = []
-            elif not line.startswith("#"):
-                block.append(line.strip())
-        blocks.append(block)
-    longest = max(len(block) for block in blocks)
-    return tuple(block[i] for i in range(longest) for block in blocks if i < len(block))
+def texts(codes: tuple[str, ...] = LANGUAGES) -> tuple[str, ...]:
+    """The background texts in these languages, taken in turn (LANGUAGES' order), each
+    language's own in `_in_language`'s order: any first part covers every language and,
+    within one, every topic."""
+    chosen = [_in_language(code) for code in LANGUAGES if code in codes]
+    return _in_turn(chosen)
+
+
+@functools.cache
+def _in_language(code: str) -> tuple[str, ...]:
+    """One language's texts, its blocks (topics) taken in turn: every block's first line, then
+    every block's second, and so on (comments and blank lines left out)."""
+    path = resources.files("routing_core") / "background" / f"{code}.txt"
+    blocks: list[list[str]] = [[]]
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            blocks.append([])
+        elif not line.startswith("#"):
+            blocks[-1].append(line.strip())
+    return _in_turn(blocks)
+
+
+def _in_turn(sequences: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The sequences' first items, then their second ones, and so on."""
+    longest = max((len(items) for items in sequences), default=0)
+    return tuple(items[i] for i in range(longest) for items in sequences if i < len(items))
+
+
+def languages_of(routes: Sequence[RouteText]) -> tuple[str, ...]:
+    """The background's languages the routes' examples are written in (`languages.written_in`,
+    route by route), ("en",) when none: the pack alone decides them, as it does the rest."""
+    found = frozenset().union(*(languages.written_in(route.examples) for route in routes))
+    return tuple(code for code in LANGUAGES if code in found) or LANGUAGES[:1]
 
 
 def left_out_because(examples: Sequence[int], own: int, off: bool = False) -> str | None:
@@ -101,8 +128,9 @@ def background_for(routes: Sequence[RouteText], own: Sequence[str]) -> tuple[str
 
 
 def far_from(routes: Sequence[RouteText]) -> tuple[str, ...]:
-    """The background texts, in order, whose meaning is not close to any text of `routes`."""
-    candidates = texts()
+    """The background texts in the routes' languages (`languages_of`), in order, whose meaning
+    is not close to any text of `routes`."""
+    candidates = texts(languages_of(routes))
     route_texts = [t for r in routes for t in (r.name_words, *r.examples, *r.keywords) if t.strip()]
     if not route_texts:
         return candidates

@@ -9,7 +9,7 @@ from routing_core import Pack, Router, dump_pack, lint_pack, load_pack
 from routing_core.build import build_pack
 from routing_core.scorers import _background
 from routing_core.scorers.base import RouteText
-from routing_core.scorers.lexical import OUT_OF_SCOPE, learning_texts
+from routing_core.scorers.lexical import OUT_OF_SCOPE, LexicalScorer, learning_texts
 from tests.routing_core.airline_profile import AIRLINE_ROUTES, IN_SCOPE, OFF_TOPIC
 
 
@@ -174,3 +174,100 @@ def test_a_profile_of_a_few_examples_a_route_learns_without_the_background() -> 
     )
     flight = RouteText("book_flight", "", ("book a flight to Seattle", "a plane ticket to Paris"))
     assert _background.background_for([weather, flight], ()) == ()
+
+
+# An English profile of ten examples a route and a Spanish one of five: the background learns
+# only the lines in the routes' languages (docs/decisions.md, "A built-in background stands
+# in ...").
+ENGLISH = [
+    RouteText("weather", "", ("will it rain tomorrow", "what's the weather like today",
+                              "is it cold out", "forecast for the weekend", "how hot will it be",
+                              "is it going to snow", "do i need an umbrella", "weather in london",
+                              "will it be windy tonight", "chance of rain on friday")),
+    RouteText("lights", "", ("turn on the kitchen light", "switch off the lamp", "lights on please",
+                             "dim the bedroom lights", "turn the hall light off",
+                             "brighten the living room", "lights off in the garage",
+                             "switch on the porch light", "set the lights to blue",
+                             "turn off all the lights")),
+    RouteText("billing", "", ("why was I charged twice", "send me my invoice", "I want a refund",
+                              "my card was charged wrong", "where is my receipt",
+                              "what is this charge", "update my payment method",
+                              "I was billed too much", "dispute a charge",
+                              "change my billing address")),
+]  # fmt: skip
+SPANISH = [
+    RouteText("facturas", "", ("¿por qué me cobraron dos veces?", "envíame mi factura",
+                               "quiero que me devuelvan el dinero", "me cobraron de más en la tarjeta",
+                               "¿dónde está mi recibo?")),
+    RouteText("luces", "", ("enciende la luz de la cocina", "apaga la lámpara del salón",
+                            "enciende las luces por favor", "baja las luces del dormitorio",
+                            "apaga la luz del pasillo")),
+]  # fmt: skip
+
+
+def _in(code: str, learned: tuple[str, ...]) -> set[str]:
+    return set(learned) & set(_background.texts((code,)))
+
+
+def test_an_english_profile_learns_only_the_english_lines() -> None:
+    learned = _background.background_for(ENGLISH, ())
+    assert _background.languages_of(ENGLISH) == ("en",)
+    assert learned and _in("en", learned) == set(learned)
+
+
+def test_a_spanish_profile_learns_only_the_spanish_lines() -> None:
+    learned = _background.background_for(SPANISH, ())
+    assert _background.languages_of(SPANISH) == ("es",)
+    assert learned and _in("es", learned) == set(learned)
+    assert "cuéntame un chiste" in learned
+
+
+def test_a_profile_in_two_languages_learns_both_in_turn() -> None:
+    learned = _background.background_for([*ENGLISH, *SPANISH], ())
+    assert _background.languages_of([*SPANISH, *ENGLISH]) == ("en", "es")
+    assert _in("en", learned) and _in("es", learned)
+    assert not _in("fr", learned)
+    assert (
+        _background.texts(("es", "en"))[:2]
+        == _background.texts(("en", "es"))[:2]
+        == (
+            "what's the weather like tomorrow",
+            "¿qué tiempo hará mañana?",
+        )
+    )
+
+
+def test_routes_in_no_language_of_the_background_learn_the_english_lines() -> None:
+    polish = RouteText("swiatlo", "", ("włącz światło w kuchni", "wyłącz lampę w salonie"))
+    assert _background.languages_of([polish]) == ("en",)
+    assert _background.far_from([polish])[:1] == ("what's the weather like tomorrow",)
+
+
+def test_the_same_routes_learn_the_same_background_whatever_else_was_learned() -> None:
+    first = _background.background_for(ENGLISH, ())
+    _background.background_for(SPANISH, ())
+    assert _background.background_for(ENGLISH, ()) == first
+
+
+# Messages to the English profile in another language, which the hybrid tier's multilingual
+# half routes (tests/routing_core/test_multilingual.py): when the background's first lines in
+# every language were learned, the lexical half knew "demain", "morgen", "amanhã" from their
+# weather questions and claimed these for the out-of-scope class.
+ELSEWHERE = [
+    "Est-ce qu'il va pleuvoir demain ?",
+    "Wird es morgen regnen?",
+    "Vai chover amanhã?",
+    "Gaat het morgen regenen?",
+]
+
+
+@pytest.mark.parametrize("message", ELSEWHERE)
+def test_a_message_in_another_language_is_not_claimed_by_the_background(message: str) -> None:
+    """The lexical half scores it on some route, or has nothing to go on (None), so the
+    hybrid's multilingual half decides (scorers/embedding.py, `HybridScorer.score`); all
+    zeros with logits would be the out-of-scope class claiming it."""
+    scorer = LexicalScorer.build(ENGLISH)
+    assert scorer.info.details.get("out_of_scope_examples")  # the background was learned
+    names = [route.name for route in ENGLISH]
+    assert any(scorer.score(message, names)) or scorer.logits(message) is None
+    assert not any(scorer.score("tell me a joke", names))  # while English small talk is

@@ -231,6 +231,47 @@ def test_the_multilingual_tiers_route_other_languages_on_an_english_profile(
     assert not wrong
 
 
+# Seven more examples a route: ten, a profile that learns the built-in background.
+MORE = {
+    "weather": ["forecast for the weekend", "how hot will it be", "is it going to snow",
+                "do i need an umbrella", "weather in london", "will it be windy tonight",
+                "chance of rain on friday"],
+    "lights": ["dim the bedroom lights", "turn the hall light off", "brighten the living room",
+               "lights off in the garage", "switch on the porch light", "set the lights to blue",
+               "turn off all the lights"],
+    "music": ["play the next track", "turn the music up", "play something relaxing",
+              "shuffle my playlist", "play the beatles", "pause the song", "skip this song"],
+    "billing": ["my card was charged wrong", "where is my receipt", "what is this charge",
+                "update my payment method", "I was billed too much", "dispute a charge",
+                "change my billing address"],
+}  # fmt: skip
+
+
+@pytest.mark.embeddings
+@pytest.mark.parametrize(("language", "message", "expected"), [
+    ("fr", "Est-ce qu'il va pleuvoir demain ?", "weather"),
+    ("it", "Metti un po' di musica jazz", "music"),
+    ("pl", "Włącz światło w kuchni", "lights"),
+])  # fmt: skip
+def test_the_hybrid_routes_other_languages_on_a_profile_that_learns_the_background(
+    encoder: Encoder, language: str, message: str, expected: str
+) -> None:
+    """The background is learned in the routes' language only (scorers/_background.py): its
+    French weather question, once learned too, claimed the French one for the out-of-scope
+    class in the lexical half, and the hybrid left it unmatched."""
+    routes = [{**route, "examples": [*route["examples"], *MORE[route["name"]]]} for route in ROUTES]
+    router = Router(
+        {
+            "profile": {"slug": "t", "name": "T"},
+            "routes": routes,
+            "scorer": {"kind": "hybrid", "model": "multilingual-e5-small"},
+            "format_minor": PROBABILITY_THRESHOLDS_MINOR,
+        }
+    )
+    assert router.scorer.info.details["out_of_scope_examples"]  # the background was learned
+    assert router.route(message).route == expected
+
+
 @pytest.mark.embeddings
 def test_the_multilingual_encoder_takes_any_text_a_json_message_may_carry(
     encoder: Encoder,
