@@ -287,7 +287,7 @@ def _generate(port: int, messages: list[str], concurrency: int, duration: float,
 # Both share the two cores with the server; the asyncio generator spent 94 µs of CPU a request
 # and wrk 53 (measured beside other work, 3 Dec), CPU the server's figure should not pay for.
 WRK_SCRIPT = ROOT / "bench" / "wrk_route.lua"
-GENERATOR = "wrk" if shutil.which("wrk") else "python"
+LOAD = {"generator": "wrk" if shutil.which("wrk") else "python"}
 
 
 def drive(
@@ -295,7 +295,7 @@ def drive(
 ) -> tuple[float, float, float, float]:
     """Requests per second, p50 and p99 latency (ms) of `concurrency` connections for
     `duration`, and the server's CPU time per request (µs)."""
-    if GENERATOR == "wrk":
+    if LOAD["generator"] == "wrk":
         return _drive_wrk(server, messages, concurrency, duration)
     url = server.url
     port = int(url.rsplit(":", 1)[1])
@@ -504,15 +504,14 @@ def main() -> None:
     parser.add_argument(
         "--generator",
         choices=("wrk", "python"),
-        default=GENERATOR,
+        default=LOAD["generator"],
         help="the load generator (default: wrk when installed)",
     )
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--only-throughput", action="store_true")
     args = parser.parse_args()
-    global GENERATOR
-    GENERATOR = args.generator
-    print(f"load generator: {GENERATOR}")
+    LOAD["generator"] = args.generator
+    print(f"load generator: {args.generator}")
     folder = Path(tempfile.mkdtemp(prefix="bench-server-"))
     try:
         pack_path, test = build_clinc(Path(args.data), folder)

@@ -115,10 +115,10 @@ def _serve_under_valgrind(args: argparse.Namespace, helper: ctypes.CDLL) -> None
     import asyncio
     import time
 
-    from routing_core.server import ServeConfig
-    from routing_core.server.app import RouteServer
+    from routing_core.server import ENV_CONFIG, ServeConfig, create_app
 
-    app = RouteServer(ServeConfig(pack_file=str(Path(args.pack_file).resolve())))
+    os.environ[ENV_CONFIG] = ServeConfig(pack_file=str(Path(args.pack_file).resolve())).to_env()
+    app = create_app()
     app.start()
     while app.holder.state is None:
         time.sleep(0.05)
