@@ -8,8 +8,9 @@ average (the machine is shared: compare the ratios, not the absolute numbers):
    server (`--workers`, default the number of cores) driven by C keep-alive connections from a
    load generator (wrk with bench/wrk_route.lua where installed, `apt install wrk`; else a
    process of asyncio on uvloop, raw HTTP/1.1), with p50 / p99 latency and the
-   server's CPU time per request; for each server stack compared (`--stacks`: granian, which
-   `routing-core serve` runs, and uvicorn with httptools or h11; the same ASGI app under each).
+   server's CPU time per request; for each server stack compared (`--stacks`: granian through
+   its RSGI interface, which `routing-core serve` runs; granian through ASGI; and uvicorn with
+   httptools or h11; the same app under each).
    With `--windows N`, in alternating windows (in process, then each stack, N times, every
    process started once), each ratio taken against the in-process window just before it:
    on a machine whose speed drifts (a shared host) this compares like with like;
@@ -52,7 +53,7 @@ from routing_core import Router, build_pack, dump_pack, load_pack  # noqa: E402
 from routing_core.server import ENV_CONFIG, ServeConfig  # noqa: E402
 from tests.server.serving import free_port, replace_file, wait_until  # noqa: E402
 
-STACKS = ("granian", "uvicorn", "uvicorn-h11")
+STACKS = ("granian", "granian-asgi", "uvicorn", "uvicorn-h11")
 
 
 def load() -> str:
@@ -170,9 +171,16 @@ def start(stack: str, pack_path: Path, workers: int, folder: Path) -> Running:
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     metrics = folder / f"metrics-{port}"
     metrics.mkdir()
-    if stack == "granian":  # what `routing-core serve` runs
+    if stack == "granian":  # what `routing-core serve` runs (granian's RSGI interface)
         command = [sys.executable, "-m", "routing_core.cli", "serve", "--pack", str(pack_path)]
         command += ["--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+    elif stack == "granian-asgi":  # the same server through its ASGI interface
+        env[ENV_CONFIG] = ServeConfig(pack_file=str(pack_path)).to_env()
+        if workers > 1:
+            env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
+        command = [sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--no-ws"]
+        command += f"--port {port} --workers {workers} --log-level warning".split()
+        command.append("routing_core.server.app:create_app")
     else:  # the same app under uvicorn, with its fast or its pure-Python HTTP parser
         env[ENV_CONFIG] = ServeConfig(pack_file=str(pack_path)).to_env()
         if workers > 1:

@@ -1,6 +1,7 @@
-"""The ASGI application behind `routing-core serve` (docs/server.md).
+"""The application behind `routing-core serve` (docs/server.md): granian's RSGI interface,
+which the command runs, and an ASGI one for any other server, over one `_respond`.
 
-A plain ASGI callable rather than a framework: six endpoints with JSON bodies need no
+A plain callable rather than a framework: six endpoints with JSON bodies need no
 routing table or middleware stack, and each layer a framework adds is paid on every turn
 (docs/decisions.md, "The route server"). A turn is decided on the event loop itself: it is
 CPU work of tens to hundreds of microseconds, less than a hop to a thread pool costs.
@@ -39,6 +40,10 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+# A request's header by its lower-case name, as bytes, or None.
+Header = Callable[[bytes], "bytes | None"]
+# (status, body, content type, extra headers)
+Answer = tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]
 
 log = logging.getLogger("routing_core.server")
 
@@ -85,14 +90,55 @@ class RouteServer:
         self._tokens = tuple(t.encode() for t in config.tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI: what uvicorn or any other ASGI server calls."""
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            try:
-                await self._http(scope, receive, send)
-            except ApiError as exc:
-                metrics.REFUSED.labels(str(exc.status)).inc()
-                await _send_json(send, exc.status, exc.body(), exc.headers)
+            limit = self.config.max_body_bytes
+            status, data, content_type, headers = await self._respond(
+                scope["method"],
+                scope["path"],
+                _asgi_header(scope["headers"]),
+                lambda: _read_body(receive, limit),
+            )
+            await _send(send, status, data, content_type, headers)
+
+    # RSGI: granian's own interface, which `routing-core serve` runs (docs/decisions.md, "The
+    # route server"): the request and the answer cross from Rust in one call each, with no
+    # ASGI message dicts.
+    def __rsgi_init__(self, loop: object) -> None:
+        self.start()
+
+    def __rsgi_del__(self, loop: object) -> None:
+        self.stop()
+
+    async def __rsgi__(self, scope: Any, protocol: Any) -> None:
+        if scope.proto != "http":  # websockets are off; nothing else is served
+            return
+        headers = scope.headers
+        try:
+            status, data, content_type, extra = await self._respond(
+                scope.method,
+                scope.path,
+                _rsgi_header(headers),
+                lambda: _read_rsgi_body(protocol, headers, self.config.max_body_bytes),
+            )
+        except _Gone:
+            return
+        listed = [("content-type", content_type.decode())]
+        listed += [(name.decode(), value.decode()) for name, value in extra]
+        protocol.response_bytes(status, listed, data)
+
+    async def _respond(
+        self, method: str, path: str, header: Header, read: Callable[[], Awaitable[bytes]]
+    ) -> Answer:
+        """One request's answer, whatever the interface: (status, body, content type,
+        extra headers); every refusal in the documented error shape."""
+        try:
+            return await self._answer(method, path, header, read)
+        except ApiError as exc:
+            metrics.REFUSED.labels(str(exc.status)).inc()
+            return exc.status, orjson.dumps(exc.body()), _JSON[1], exc.headers
 
     def start(self) -> None:
         """Start following the pack's source (the first load happens on that thread)."""
@@ -115,52 +161,47 @@ class RouteServer:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope["path"]
+    async def _answer(
+        self, method: str, path: str, header: Header, read: Callable[[], Awaitable[bytes]]
+    ) -> Answer:
         endpoint = _ENDPOINTS.get(path)
         if endpoint is None:
             raise ApiError(404, "not_found", f"no endpoint {path[:200]}")
-        method, guarded = endpoint
-        if scope["method"] != method and not (method == "GET" and scope["method"] == "HEAD"):
+        expected, guarded = endpoint
+        if method != expected and not (expected == "GET" and method == "HEAD"):
             raise ApiError(
                 405,
                 "method_not_allowed",
-                f"{path} takes {method}",
-                headers=[(b"allow", method.encode())],
+                f"{path} takes {expected}",
+                headers=[(b"allow", expected.encode())],
             )
         if guarded and self._tokens:
-            self._authenticate(scope)
-        if method == "POST":
-            _check_content_type(scope)
-            body = await _read_body(receive, self.config.max_body_bytes)
+            self._authenticate(header(b"authorization") or b"")
+        if expected == "POST":
+            _check_content_type(header(b"content-type"))
+            body = await read()
             started = time.perf_counter()
             answer = self._route(body) if path == "/v1/route" else self._route_batch(body)
-            await _send_json(send, 200, answer)
+            # orjson: at 150 routes the standard library's encoder took longer than the turn
+            # itself (docs/decisions.md, "The route server"). Non-finite numbers are text.
+            data = orjson.dumps(answer)
             metrics.observe_latency(path, time.perf_counter() - started)
-            return
-        await self._get(path, send)
+            return 200, data, _JSON[1], []
+        return self._get(path)
 
-    async def _get(self, path: str, send: Send) -> None:
+    def _get(self, path: str) -> Answer:
         state = self.holder.state
         if path == "/healthz":
-            await _send_json(send, 200, {"status": "ok"})
-        elif path == "/metrics":
-            await _send(send, 200, metrics.exposition(), metrics.CONTENT_TYPE.encode())
-        elif state is None:
+            return _json(200, {"status": "ok"})
+        if path == "/metrics":
+            return 200, metrics.exposition(), metrics.CONTENT_TYPE.encode(), []
+        if state is None:
             raise _not_ready(self.holder.last_error)
-        elif path == "/readyz":
-            await _send_json(send, 200, {"ready": True, **state.identity()})
-        else:
-            await _send_json(
-                send, 200, pack_body(state, self.holder.source, self.holder.last_error)
-            )
+        if path == "/readyz":
+            return _json(200, {"ready": True, **state.identity()})
+        return _json(200, pack_body(state, self.holder.source, self.holder.last_error))
 
-    def _authenticate(self, scope: Scope) -> None:
-        given = b""
-        for name, value in scope["headers"]:
-            if name == b"authorization":
-                given = value
-                break
+    def _authenticate(self, given: bytes) -> None:
         scheme, _, token = given.partition(b" ")
         # compare_digest on every configured token: no early exit tells which one was close.
         matched = False
@@ -244,13 +285,34 @@ def _not_ready(reason: str | None) -> ApiError:
     return ApiError(503, "not_ready", message, headers=[(b"retry-after", b"1")])
 
 
-def _check_content_type(scope: Scope) -> None:
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            kind = value.split(b";", 1)[0].strip().lower()
-            if kind != b"application/json" and not kind.endswith(b"+json"):
-                raise ApiError(415, "unsupported_media_type", "send the body as application/json")
-            return
+def _check_content_type(given: bytes | None) -> None:
+    if given is None:
+        return
+    kind = given.split(b";", 1)[0].strip().lower()
+    if kind != b"application/json" and not kind.endswith(b"+json"):
+        raise ApiError(415, "unsupported_media_type", "send the body as application/json")
+
+
+def _asgi_header(headers: list[tuple[bytes, bytes]]) -> Header:
+    def header(name: bytes) -> bytes | None:
+        for key, value in headers:
+            if key == name:
+                return value
+        return None
+
+    return header
+
+
+def _rsgi_header(headers: Any) -> Header:
+    def header(name: bytes) -> bytes | None:
+        value = headers.get(name.decode("ascii"))
+        return None if value is None else value.encode("latin-1", "replace")
+
+    return header
+
+
+class _Gone(Exception):
+    """The client closed the connection before its body ended: nobody to answer."""
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
@@ -269,13 +331,33 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             return b"".join(chunks)
 
 
-async def _send_json(
-    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    # orjson: at 150 routes the standard library's encoder took longer than the turn itself
-    # (docs/decisions.md, "The route server"). Non-finite numbers are already text.
-    data = orjson.dumps(body)
-    await _send(send, status, data, _JSON[1], headers)
+async def _read_rsgi_body(protocol: Any, headers: Any, limit: int) -> bytes:
+    """The body in one call when its declared length is within the limit (the usual case),
+    else chunk by chunk, refused as soon as it passes the limit."""
+    too_large = ApiError(413, "body_too_large", f"the body is larger than {limit} bytes")
+    declared = headers.get("content-length")
+    try:
+        if declared is not None and declared.isdigit():
+            if int(declared) > limit:
+                raise too_large
+            body: bytes = await protocol()
+            if len(body) > limit:
+                raise too_large
+            return body
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in protocol:
+            size += len(chunk)
+            if size > limit:
+                raise too_large
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except RuntimeError:  # granian's RSGIProtocolClosed: the client went away
+        raise _Gone from None
+
+
+def _json(status: int, body: dict[str, Any]) -> Answer:
+    return status, orjson.dumps(body), _JSON[1], []
 
 
 async def _send(

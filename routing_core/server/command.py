@@ -108,7 +108,7 @@ def run_serve(args: argparse.Namespace) -> int:
         factory=True,
         address=args.host,
         port=args.port,
-        interface=Interfaces.ASGI,
+        interface=Interfaces.RSGI,
         workers=args.workers,
         log_level=LogLevels(args.log_level),
         log_access=False,
