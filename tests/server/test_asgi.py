@@ -8,6 +8,8 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -23,12 +25,19 @@ PACK = CONFORMANCE / "packs" / "support.json"
 def app(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv(ENV_CONFIG, ServeConfig(pack_file=str(PACK), max_body_bytes=1000).to_env())
     server = create_app()
-    asyncio.run(_lifespan(server, "startup"))
+    _run(lambda: _lifespan(server, "startup"))
     deadline = time.monotonic() + 30
     while server.holder.state is None and time.monotonic() < deadline:
         time.sleep(0.02)
     yield server
-    asyncio.run(_lifespan(server, "shutdown"))
+    _run(lambda: _lifespan(server, "shutdown"))
+
+
+def _run(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """The coroutine on its own loop in its own thread, as a server would run it: the browser
+    tests leave an event loop running on this one, where `asyncio.run` refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 async def _lifespan(server: Any, phase: str) -> None:
@@ -78,7 +87,7 @@ def _call(
         "path": path,
         "headers": headers if headers is not None else [(b"content-type", b"application/json")],
     }
-    asyncio.run(server(scope, receive, send))
+    _run(lambda: server(scope, receive, send))
     start, body = sent
     assert dict(start["headers"])[b"content-length"] == str(len(body["body"])).encode()
     return start["status"], dict(start["headers"]), json.loads(body["body"])
