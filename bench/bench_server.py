@@ -8,9 +8,9 @@ average (the machine is shared: compare the ratios, not the absolute numbers):
    server (`--workers`, default the number of cores) driven by C keep-alive connections from a
    load generator (wrk with bench/wrk_route.lua where installed, `apt install wrk`; else a
    process of asyncio on uvloop, raw HTTP/1.1), with p50 / p99 latency and the
-   server's CPU time per request; for each server stack compared (`--stacks`: granian through
-   its RSGI interface, which `routing-core serve` runs; granian through ASGI; and uvicorn with
-   httptools or h11; the same app under each).
+   server's CPU time per request; for each server stack compared (`--stacks`: `serve`, what
+   `routing-core serve` runs, uvicorn with httptools under its supervisor; `granian`, the same
+   app under granian's ASGI interface; `uvicorn-h11`, uvicorn with its pure-Python parser).
    With `--windows N`, in alternating windows (in process, then each stack, N times, every
    process started once), each ratio taken against the in-process window just before it:
    on a machine whose speed drifts (a shared host) this compares like with like;
@@ -23,7 +23,7 @@ average (the machine is shared: compare the ratios, not the absolute numbers):
    `clients/typescript/dist`, built by `make test-typescript`).
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_server.py [--data ../shared/datasets]
-        [--concurrency 8] [--duration 10] [--workers 2] [--swaps 20] [--stacks uvicorn,granian]
+        [--concurrency 8] [--duration 10] [--workers 2] [--swaps 20] [--stacks serve,granian]
         [--windows 7 --duration 5]
 """
 
@@ -53,7 +53,7 @@ from routing_core import Router, build_pack, dump_pack, load_pack  # noqa: E402
 from routing_core.server import ENV_CONFIG, ServeConfig  # noqa: E402
 from tests.server.serving import free_port, replace_file, wait_until  # noqa: E402
 
-STACKS = ("granian", "granian-asgi", "uvicorn", "uvicorn-h11")
+STACKS = ("serve", "granian", "uvicorn-h11")
 
 
 def load() -> str:
@@ -165,33 +165,32 @@ class Running:
 
 
 def start(stack: str, pack_path: Path, workers: int, folder: Path) -> Running:
-    """`routing-core serve` (uvicorn), or the same app under another stack."""
+    """`routing-core serve`, or the same app under another stack."""
     port = free_port()
     env = {**os.environ}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     metrics = folder / f"metrics-{port}"
     metrics.mkdir()
-    if stack == "granian":  # what `routing-core serve` runs (granian's RSGI interface)
+    if stack == "serve":  # what an operator runs
         command = [sys.executable, "-m", "routing_core.cli", "serve", "--pack", str(pack_path)]
         command += ["--port", str(port), "--workers", str(workers), "--log-level", "warning"]
-    elif stack == "granian-asgi":  # the same server through its ASGI interface
+    elif stack == "granian":  # the same app under granian's ASGI interface
         env[ENV_CONFIG] = ServeConfig(pack_file=str(pack_path)).to_env()
         if workers > 1:
             env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
         command = [sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--no-ws"]
         command += f"--port {port} --workers {workers} --log-level warning".split()
         command.append("routing_core.server.app:create_app")
-    else:  # the same app under uvicorn, with its fast or its pure-Python HTTP parser
+    else:  # the same app under uvicorn's pure-Python HTTP parser
         env[ENV_CONFIG] = ServeConfig(pack_file=str(pack_path)).to_env()
         if workers > 1:
             env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
-        parser = "h11" if stack == "uvicorn-h11" else "httptools"
         command = [
             sys.executable,
             "-m",
             "uvicorn",
             "--http",
-            parser,
+            "h11",
             "--no-access-log",
             "--factory",
         ]
@@ -546,7 +545,7 @@ def main() -> None:
             return
         live = folder / "live.json"
         shutil.copy(pack_path, live)
-        server = start("granian", live, args.workers, folder)
+        server = start("serve", live, args.workers, folder)
         try:
             cases, differing = equality(server.url, pack_path, test)
             say(

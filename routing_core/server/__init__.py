@@ -1,6 +1,6 @@
 """`routing-core serve`: route turns over HTTP for agents in any language (docs/server.md).
 
-The server stack (granian, prometheus-client, orjson) is the `server` extra; nothing here is imported
+The server stack (uvicorn, prometheus-client, orjson) is the `server` extra; nothing here is imported
 by `import routing_core`, and the modules import it only when a server is built.
 
 `create_app()` is the ASGI app `routing-core serve` runs, for the settings it puts in the

@@ -1,5 +1,5 @@
-"""The application behind `routing-core serve` (docs/server.md): granian's RSGI interface,
-which the command runs, and an ASGI one for any other server, over one `_respond`.
+"""The application behind `routing-core serve` (docs/server.md): an ASGI app, which the
+command runs under uvicorn and any other ASGI server can run too.
 
 A plain callable rather than a framework: six endpoints with JSON bodies need no
 routing table or middleware stack, and each layer a framework adds is paid on every turn
@@ -90,7 +90,7 @@ class RouteServer:
         self._tokens = tuple(t.encode() for t in config.tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """ASGI: what uvicorn or any other ASGI server calls."""
+        """ASGI: what uvicorn, or any other ASGI server, calls."""
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
@@ -103,36 +103,10 @@ class RouteServer:
             )
             await _send(send, status, data, content_type, headers)
 
-    # RSGI: granian's own interface, which `routing-core serve` runs (docs/decisions.md, "The
-    # route server"): the request and the answer cross from Rust in one call each, with no
-    # ASGI message dicts.
-    def __rsgi_init__(self, loop: object) -> None:
-        self.start()
-
-    def __rsgi_del__(self, loop: object) -> None:
-        self.stop()
-
-    async def __rsgi__(self, scope: Any, protocol: Any) -> None:
-        if scope.proto != "http":  # websockets are off; nothing else is served
-            return
-        headers = scope.headers
-        try:
-            status, data, content_type, extra = await self._respond(
-                scope.method,
-                scope.path,
-                _rsgi_header(headers),
-                lambda: _read_rsgi_body(protocol, headers, self.config.max_body_bytes),
-            )
-        except _Gone:
-            return
-        listed = [("content-type", content_type.decode())]
-        listed += [(name.decode(), value.decode()) for name, value in extra]
-        protocol.response_bytes(status, listed, data)
-
     async def _respond(
         self, method: str, path: str, header: Header, read: Callable[[], Awaitable[bytes]]
     ) -> Answer:
-        """One request's answer, whatever the interface: (status, body, content type,
+        """One request's answer, apart from its transport: (status, body, content type,
         extra headers); every refusal in the documented error shape."""
         try:
             return await self._answer(method, path, header, read)
@@ -266,7 +240,7 @@ class RouteServer:
 
 
 def create_app() -> RouteServer:
-    """The app for the settings `routing-core serve` put in the environment (granian's factory)."""
+    """The app for the settings `routing-core serve` put in the environment (the server's factory)."""
     return RouteServer(ServeConfig.from_env())
 
 
@@ -303,18 +277,6 @@ def _asgi_header(headers: list[tuple[bytes, bytes]]) -> Header:
     return header
 
 
-def _rsgi_header(headers: Any) -> Header:
-    def header(name: bytes) -> bytes | None:
-        value = headers.get(name.decode("ascii"))
-        return None if value is None else value.encode("latin-1", "replace")
-
-    return header
-
-
-class _Gone(Exception):
-    """The client closed the connection before its body ended: nobody to answer."""
-
-
 async def _read_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
@@ -329,31 +291,6 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
-
-
-async def _read_rsgi_body(protocol: Any, headers: Any, limit: int) -> bytes:
-    """The body in one call when its declared length is within the limit (the usual case),
-    else chunk by chunk, refused as soon as it passes the limit."""
-    too_large = ApiError(413, "body_too_large", f"the body is larger than {limit} bytes")
-    declared = headers.get("content-length")
-    try:
-        if declared is not None and declared.isdigit():
-            if int(declared) > limit:
-                raise too_large
-            body: bytes = await protocol()
-            if len(body) > limit:
-                raise too_large
-            return body
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in protocol:
-            size += len(chunk)
-            if size > limit:
-                raise too_large
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except RuntimeError:  # granian's RSGIProtocolClosed: the client went away
-        raise _Gone from None
 
 
 def _json(status: int, body: dict[str, Any]) -> Answer:

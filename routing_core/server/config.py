@@ -1,6 +1,6 @@
 """The server's settings: parsed once by the command line, handed to every worker process.
 
-granian starts its workers as fresh processes that import the app by name,
+uvicorn starts its workers as fresh processes (spawned) that import the app by name,
 so the settings travel in one environment variable as JSON rather than as Python objects.
 """
 

@@ -1,6 +1,6 @@
-"""The app under any ASGI server (docs/server.md, "Under another ASGI server"): `routing-core
-serve` runs it through granian's RSGI interface, and the ASGI one answers alike, called here
-in process as uvicorn would call it."""
+"""The ASGI app itself, called in process as any ASGI server calls it (docs/server.md, "Under
+another ASGI server"): what `routing-core serve` runs under uvicorn, here without a socket, so
+that the refusals of a body in parts and a client gone mid-body can be driven exactly."""
 
 from __future__ import annotations
 

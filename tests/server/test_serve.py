@@ -421,7 +421,7 @@ def test_turns_are_reported_redacted_and_flushed_on_sigterm(
             server.process.send_signal(signal.SIGTERM)
             assert server.process.wait(timeout=30) == 0
         log = server.log()
-        assert "shutdown completed" in log and "Traceback" not in log
+        assert "Application shutdown complete" in log and "Traceback" not in log
         assert [(e["conversation"], e["turn"]) for e in studio.events] == [
             ("c-1", t) for t in range(5)
         ]
@@ -562,3 +562,36 @@ def test_a_body_sent_in_chunks_is_read_whole_and_held_to_the_limit(
         assert status == 200 and body["route"] == server.route("where is my parcel")["route"]
         status, body = post([b'{"message": "' + b"x" * 600_000, b"x" * 600_000 + b'"}'])
         assert status == 413 and body["error"]["code"] == "body_too_large"
+
+
+def _workers(supervisor: subprocess.Popen[bytes]) -> set[int]:
+    """The supervisor's worker processes (multiprocessing's spawned children, not its
+    resource tracker), read from /proc."""
+    found = set()
+    for task in Path(f"/proc/{supervisor.pid}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            if b"multiprocessing.spawn" in command and b"resource_tracker" not in command:
+                found.add(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads processes from /proc")
+def test_a_worker_that_dies_is_replaced_and_sighup_replaces_them_all(
+    tmp_path: Path, pack_file: Path
+) -> None:
+    """One worker still runs under the supervisor: killed, it is started again and routes;
+    SIGHUP swaps every worker for a new one without stopping the server."""
+    with serve(tmp_path, "--pack", str(pack_file)) as server:
+        wait_until(lambda: len(_workers(server.process)) == 1, "one worker")
+        (first,) = _workers(server.process)
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: _workers(server.process) - {first}, "a new worker")
+        wait_until(lambda: server.call("/readyz")[0] == 200, "the new worker to be ready")
+        assert server.route("why was I charged twice?")["route"] == "billing"
+        (second,) = _workers(server.process)
+        server.process.send_signal(signal.SIGHUP)
+        wait_until(lambda: _workers(server.process) - {second}, "SIGHUP's new worker")
+        wait_until(lambda: server.call("/readyz")[0] == 200, "the replaced worker to be ready")
+        assert server.route("track my parcel")["route"] == "shipping"
+        assert server.process.poll() is None
