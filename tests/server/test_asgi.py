@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import time
+import weakref
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from routing_core import Router, load_pack
 from routing_core.server import ENV_CONFIG, ServeConfig, create_app
-from tests.server.serving import CONFORMANCE
+from tests.server.serving import CONFORMANCE, replace_file, wait_until
 
 PACK = CONFORMANCE / "packs" / "support.json"
 
@@ -31,6 +34,7 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Any:
         time.sleep(0.02)
     yield server
     _run(lambda: _lifespan(server, "shutdown"))
+    gc.unfreeze()  # the app froze this test process's heap when its pack came in
 
 
 def _run(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -142,3 +146,29 @@ def test_probes_answer(app: Any) -> None:
     assert _call(app, "GET", "/healthz", [b""])[2] == {"status": "ok"}
     status, _, ready = _call(app, "GET", "/readyz", [b""])
     assert status == 200 and ready["ready"] is True
+
+
+def test_a_pack_in_service_is_frozen_and_the_one_it_replaced_is_freed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full collection never walks the pack in service (its objects are frozen), and the
+    pack a swap replaced is freed, not kept alive by the freeze."""
+    path = tmp_path / "pack.json"
+    path.write_bytes(PACK.read_bytes())
+    config = ServeConfig(pack_file=str(path), watch_interval=0.05)
+    monkeypatch.setenv(ENV_CONFIG, config.to_env())
+    gc.unfreeze()
+    server = create_app()
+    _run(lambda: _lifespan(server, "startup"))
+    try:
+        wait_until(lambda: server.holder.state is not None, "a pack in service")
+        # The freeze follows the swap on the watcher thread.
+        wait_until(lambda: gc.get_freeze_count() > 10_000, "the heap frozen after the load")
+        first = weakref.ref(server.holder.state.router)
+        replace_file(path, (CONFORMANCE / "packs" / "tiny.json").read_bytes())
+        wait_until(lambda: server.holder.state.revision == 2, "the swap")
+        wait_until(lambda: first() is None, "the replaced pack freed")
+        wait_until(lambda: gc.get_freeze_count() > 10_000, "the heap frozen after the swap")
+    finally:
+        _run(lambda: _lifespan(server, "shutdown"))
+        gc.unfreeze()
