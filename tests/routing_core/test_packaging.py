@@ -49,6 +49,8 @@ def test_the_wheel_and_sdist_hold_routing_core_only(tmp_path):
     # The semantic view's table (vectors and word pieces) ships with the engine.
     assert "routing_core/static/minilm-l6-static-256.npz" in names
     assert "routing_core/static/e5-small-static-256.npz" in names
+    # Where the optional tiers' models come from (none ships inside the wheel).
+    assert "routing_core/scorers/NOTICE.md" in names
     metadata = next(n for n in names if n.endswith("METADATA"))
     requires = [
         line
