@@ -214,7 +214,7 @@ class _Cached:
 
 def tier(data: Path, only: list[str], per_language: int, model: str, head: bool = True) -> None:
     """`model`'s embedding and hybrid tiers: an English pack, other languages' messages."""
-    from routing_core.scorers.embedding import EmbeddingScorer, HybridScorer
+    from routing_core.scorers.embedding import MULTILINGUAL_MODELS, EmbeddingScorer, HybridScorer
 
     english = _routes(data, "en")
     names = [str(r["name"]) for r in english]
@@ -229,7 +229,11 @@ def tier(data: Path, only: list[str], per_language: int, model: str, head: bool 
     cached = _Cached(encoder, texts + messages)
     embedding = EmbeddingScorer.build(train, cached, head=head)
     print(f"tier {model}: head {head}, details {embedding.info.details}", flush=True)
-    tiers = {"embedding": embedding, "hybrid": HybridScorer.build(train, embedding, fit=True)}
+    # As a pack builds it: a multilingual model reads a message in another language alone.
+    hybrid = HybridScorer.build(
+        train, embedding, fit=True, multilingual=model in MULTILINGUAL_MODELS
+    )
+    tiers = {"embedding": embedding, "hybrid": hybrid}
     accuracies: dict[str, dict[str, float]] = {name: {} for name in tiers}
     for language, judged in judged_of.items():
         line = [f"{language:8} ({len(judged)} messages)"]

