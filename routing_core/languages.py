@@ -29,6 +29,7 @@ __all__ = [
     "MissingExtra",
     "available",
     "detect",
+    "guess",
     "name",
     "written_in",
 ]
@@ -110,6 +111,26 @@ def detect(text: str) -> str | None:
     if probability < MIN_PROBABILITY or code not in _NAMES:
         return None
     return _SAME_AS.get(str(code), str(code))
+
+
+def guess(text: str) -> str | None:
+    """The message's most likely language, however unsure: `detect` without its probability
+    cut (still None under MIN_LETTERS letters, or for a language without a two-letter code).
+
+    For a choice that costs little when wrong (a hybrid tier's, scorers/embedding.py), where
+    a short message in another language is better read by its likeliest language than not
+    at all.
+
+    Raises:
+        MissingExtra: py3langid is not installed.
+    """
+    sample = text[:_SAMPLE_CHARS]
+    if sum(c.isalpha() for c in sample) < MIN_LETTERS:
+        return None
+    code = str(_model().classify(sample)[0])
+    if code not in _NAMES:
+        return None
+    return _SAME_AS.get(code, code)
 
 
 def written_in(texts: Sequence[str]) -> frozenset[str]:

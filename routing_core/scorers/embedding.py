@@ -694,10 +694,11 @@ class HybridScorer:
         half knows: its zeros then say "nothing to go on", not "out of scope", and the
         embedding, which reads any language (`multilingual-e5-small`), decides alone. A
         message the lexical half's out-of-scope examples claim still scores zero everywhere,
-        unless the embedding reads many languages and the message is in none of the routes'
-        (`languages.detect`): there the lexical half's words are accidents of spelling
-        ("tempo" in an English profile) and its background's English small talk claims
-        what it does not understand (docs/pack-format.md, "Hybrid tier").
+        unless the embedding reads many languages and the message's likeliest language is
+        none of the routes' (`languages.guess`): there the lexical half's words are
+        accidents of spelling ("tempo" in an English profile) and its background's English
+        small talk claims what it does not understand (docs/pack-format.md, "Embedding and
+        hybrid scorers").
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
@@ -720,11 +721,13 @@ class HybridScorer:
         return list(self._lexical.explain(message, route, limit))
 
     def _foreign(self, message: str) -> bool:
-        """Whether the message is surely in a language none of the routes is written in
-        (never, unless the embedding reads many: `languages` is None)."""
+        """Whether the message's likeliest language, however unsure, is none the routes are
+        written in (never, unless the embedding reads many: `languages` is None). Unsure is
+        enough: a short message read wrongly goes to the encoder alone, nearly as good as
+        the mixture (docs/decisions.md, "A hybrid over a multilingual encoder")."""
         if self._languages is None:
             return False
-        code = languages.detect(message)
+        code = languages.guess(message)
         return code is not None and code not in self._languages
 
     def _column(self, name: str) -> int:

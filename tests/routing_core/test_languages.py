@@ -43,6 +43,13 @@ def test_the_sentences_span_ten_languages_and_four_scripts() -> None:
 @pytest.mark.parametrize("text", ["", "ok", "123 456", "👍👍👍", "hi!", "   "])
 def test_too_little_text_has_no_language(text: str) -> None:
     assert languages.detect(text) is None
+    assert languages.guess(text) is None
+
+
+@pytest.mark.parametrize(("text", "code"), [("Mach Musik an", "de"), ("spegni la luce", "it")])
+def test_a_short_message_too_unsure_to_name_still_has_a_best_guess(text: str, code: str) -> None:
+    assert languages.detect(text) is None
+    assert languages.guess(text) == code
 
 
 def test_an_unsure_guess_is_none_not_a_wrong_name() -> None:
