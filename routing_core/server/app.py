@@ -41,8 +41,6 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-# A request's header by its lower-case name, as bytes, or None.
-Header = Callable[[bytes], "bytes | None"]
 # (status, body, content type, extra headers)
 Answer = tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]
 
@@ -95,25 +93,12 @@ class RouteServer:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            limit = self.config.max_body_bytes
-            status, data, content_type, headers = await self._respond(
-                scope["method"],
-                scope["path"],
-                _asgi_header(scope["headers"]),
-                lambda: _read_body(receive, limit),
-            )
-            await _send(send, status, data, content_type, headers)
-
-    async def _respond(
-        self, method: str, path: str, header: Header, read: Callable[[], Awaitable[bytes]]
-    ) -> Answer:
-        """One request's answer, apart from its transport: (status, body, content type,
-        extra headers); every refusal in the documented error shape."""
-        try:
-            return await self._answer(method, path, header, read)
-        except ApiError as exc:
-            metrics.REFUSED.labels(str(exc.status)).inc()
-            return exc.status, orjson.dumps(exc.body()), _JSON[1], exc.headers
+            try:
+                answer = await self._answer(scope, receive)
+            except ApiError as exc:  # every refusal in the documented error shape
+                metrics.REFUSED.labels(str(exc.status)).inc()
+                answer = exc.status, orjson.dumps(exc.body()), _JSON[1], exc.headers
+            await _send(send, *answer)
 
     def start(self) -> None:
         """Start following the pack's source (the first load happens on that thread)."""
@@ -136,9 +121,9 @@ class RouteServer:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _answer(
-        self, method: str, path: str, header: Header, read: Callable[[], Awaitable[bytes]]
-    ) -> Answer:
+    async def _answer(self, scope: Scope, receive: Receive) -> Answer:
+        """(status, body, content type, extra headers) of one request."""
+        method, path = scope["method"], scope["path"]
         endpoint = _ENDPOINTS.get(path)
         if endpoint is None:
             raise ApiError(404, "not_found", f"no endpoint {path[:200]}")
@@ -151,10 +136,10 @@ class RouteServer:
                 headers=[(b"allow", expected.encode())],
             )
         if guarded and self._tokens:
-            self._authenticate(header(b"authorization") or b"")
+            self._authenticate(_header(scope, b"authorization") or b"")
         if expected == "POST":
-            _check_content_type(header(b"content-type"))
-            body = await read()
+            _check_content_type(_header(scope, b"content-type"))
+            body = await _read_body(receive, self.config.max_body_bytes)
             started = time.perf_counter()
             answer = self._route(body) if path == "/v1/route" else self._route_batch(body)
             # orjson: at 150 routes the standard library's encoder took longer than the turn
@@ -248,10 +233,10 @@ def create_app() -> RouteServer:
 def _swapped(state: PackState) -> None:
     """A new pack is in service: count it, then set the heap's long-lived objects aside.
 
-    A compiled CLINC150-size pack is some hundred thousand objects the cyclic garbage
-    collector would walk at each full collection: 42 ms of a worker's loop in one measured
-    collection, every request waiting on that worker stalled with it (docs/decisions.md, "The
-    route server"). Frozen, they are never walked again. The previous pack's objects are made
+    A worker serving a CLINC150-size pack holds some 46,000 objects the cyclic garbage
+    collector tracks, and a full collection walks them all: 25 ms of CPU, every request
+    waiting on that worker stalled with it (docs/decisions.md, "The route server"). Frozen,
+    they are never walked again. The previous pack's objects are made
     collectable first and collected once, here on the watcher thread: a pause at each swap
     (rare) instead of at a full collection (every few thousand requests), and no pack kept
     alive by the freeze.
@@ -285,14 +270,13 @@ def _check_content_type(given: bytes | None) -> None:
         raise ApiError(415, "unsupported_media_type", "send the body as application/json")
 
 
-def _asgi_header(headers: list[tuple[bytes, bytes]]) -> Header:
-    def header(name: bytes) -> bytes | None:
-        for key, value in headers:
-            if key == name:
-                return value
-        return None
-
-    return header
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    """The request's first header of this lower-case name."""
+    headers: list[tuple[bytes, bytes]] = scope["headers"]
+    for key, value in headers:
+        if key == name:
+            return value
+    return None
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
