@@ -700,6 +700,7 @@ class LexicalScorer:
             # Summed in double precision on every machine (docs/pack-format.md, Lexical
             # scorer, its arithmetic).
             self._meaning = (matrix.astype(np.float64), bias)
+            self._projection = _static.Projection(self._table, self._meaning[0], bias)
         # `explain` follows `score` on the same message in the router: one entry per thread
         # spares it recomputing the message's terms, and threads never share an entry.
         self._last = threading.local()
@@ -871,9 +872,7 @@ class LexicalScorer:
         if self._bias is not None:
             logits += self._bias
         if self._semantic is not None:
-            matrix, bias = self._meaning
-            logits += self._table.vector(message).astype(np.float64) @ matrix
-            logits += bias
+            logits += self._projection.logits(message)
         return logits
 
     def explain(self, message: str, route: str, limit: int = 5) -> list[Term]:

@@ -73,12 +73,27 @@ def test_a_messages_meaning_vector_is_divided_by_its_exact_norm() -> None:
         assert table.vector(message).tobytes() == want.tobytes(), message
 
 
+def _meaning_exact(scorer: LexicalScorer, message: str) -> np.ndarray:
+    """The meaning view's `v · M + b` with every sum correctly rounded (`math.fsum`), the
+    message's words taken backwards: the static vector's rows, its norm, the product."""
+    table = scorer._table
+    table.vector(message)  # learns the message's words' pieces
+    ids = [i for word in reversed(message.split()) for i in table._pieces_of[word]]
+    rows = table.pieces.take(ids, axis=0).astype(np.float64)
+    summed = np.array([math.fsum(column) for column in rows.T])
+    norm = math.sqrt(math.fsum(summed * summed))
+    matrix, bias = scorer._meaning
+    products = summed[:, None] * np.asarray(matrix, np.float64)
+    out = np.array([math.fsum(column) for column in products.T])
+    return (out / norm if norm > 0.0 else out * 0.0) + bias.astype(np.float64)
+
+
 def test_a_turns_logits_are_the_same_summed_in_reverse(
     scorer: LexicalScorer, messages: list[str]
 ) -> None:
-    """The whole of step 6 (the terms, then the meaning view), its sums taken backwards."""
+    """The whole of step 6 (the terms, then the meaning view), its sums taken backwards and
+    correctly rounded: the engine's double-precision sums round to the same float32."""
     matrix = scorer._weights.dense()
-    meaning, meaning_bias = scorer._meaning
     compared = 0
     for message in messages[:300]:
         features = scorer._features(message)
@@ -88,9 +103,7 @@ def test_a_turns_logits_are_the_same_summed_in_reverse(
         ours = rows_dot(features.values[::-1], matrix, features.ids[::-1])
         if scorer._bias is not None:
             ours += scorer._bias
-        vector = scorer._table.vector(message)
-        ours += _exact(vector, np.asarray(meaning, np.float64), np.float64)
-        ours += meaning_bias
+        ours += _meaning_exact(scorer, message)
         assert engine.tobytes() == ours.tobytes(), message
         compared += 1
     assert compared > 50
