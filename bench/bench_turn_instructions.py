@@ -1,7 +1,7 @@
 """Instructions per route() turn (callgrind): a CPU cost that does not move with the load.
 
 Usage: .venv/bin/python bench/bench_turn_instructions.py --pack-file PACK [--data DIR]
-       [--tree DIR] [--modes first mid]
+       [--tree DIR] [--modes first mid server] [--warm]
 
 Routes CLINC150 test messages 300-600 with the pack, counting instructions only around that
 loop (`valgrind --tool=callgrind --instr-atstart=no`, switched on and off by a two-function
@@ -9,11 +9,14 @@ C helper compiled here), after a warm-up that routed messages 0-300 and met ever
 an incumbent once; `PYTHONHASHSEED=0`, `OPENBLAS_NUM_THREADS=1`. `first`: each message as a
 first turn; `mid`: mid-conversation, the incumbent drawn per message by `random.Random(i)`,
 the pack's policy; `server`: `POST /v1/route` through the route server's ASGI app called in
-process (the app's Python path; the HTTP server's own work is not counted). Prints
-instructions per turn (or request) and the differences. `--tree`: route with the
-routing_core of another checkout (to compare two versions with the same script). The method
-of docs/lab/benchmarks.md, "A cheaper turn". Needs valgrind with its headers and a C
-compiler; takes about half a minute per mode.
+process (the app's Python path; the HTTP server's own work is not counted). `--warm`: the
+counted messages routed once before, so every word has been seen, as in a server's steady
+state; without it the counted messages bring words the warm-up did not (CLINC150's test
+split is ordered by intent), whose first reading costs more. Prints instructions per turn
+(or request) and the differences. `--tree`: route with the routing_core of another checkout
+(to compare two versions with the same script). The method of docs/lab/benchmarks.md, "A
+cheaper turn". Needs valgrind with its headers and a C compiler; takes about half a minute
+per mode.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ def main() -> None:
     parser.add_argument(
         "--modes", nargs="+", choices=("first", "mid", "server"), default=["first", "mid"]
     )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="route the counted messages once before counting them (every word seen)",
+    )
     parser.add_argument("--inner", help=argparse.SUPPRESS)  # the run under valgrind
     parser.add_argument("--helper", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -74,7 +82,7 @@ def _count(args: argparse.Namespace, mode: str, helper: Path, work: Path) -> int
         "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}.%p",
         sys.executable, __file__, "--pack-file", args.pack_file, "--data", args.data,
         "--tree", args.tree, "--inner", mode, "--helper", str(helper),
-    ]  # fmt: skip
+    ] + (["--warm"] if args.warm else [])  # fmt: skip
     subprocess.run(command, env=env, check=True, capture_output=True)
     for dump in work.glob(f"callgrind.{mode}.*"):
         text = dump.read_text(encoding="utf-8", errors="replace")
@@ -101,7 +109,7 @@ def _route_under_valgrind(args: argparse.Namespace) -> None:
     for name in names:  # every incumbent's prior made before the count
         router.route("ok", name)
         router.route("hello there friend", name)
-    for i in range(FIRST):
+    for i in range(LAST if args.warm else FIRST):
         router.route(messages[i], incumbents[i])
     helper.turn_start()
     for i in range(FIRST, LAST):
@@ -146,7 +154,7 @@ def _serve_under_valgrind(args: argparse.Namespace, helper: ctypes.CDLL) -> None
             await request(body)
 
     loop = asyncio.new_event_loop()
-    loop.run_until_complete(run(0, FIRST))
+    loop.run_until_complete(run(0, LAST if args.warm else FIRST))
     helper.turn_start()
     loop.run_until_complete(run(FIRST, LAST))
     helper.turn_stop()
