@@ -199,7 +199,11 @@ class Projection:
     (CLINC150: 256 x 151, a third of the scorer's numpy work). The same numbers as the
     product of the float32 vector, to float32's precision (and closer to the binary64 the
     specification asks for); a message of more than MAX_PIECES pieces, which the sum cuts
-    inside a word, takes the vector's path.
+    inside a word, is summed from its pieces. A word's row is made by the same steps
+    whenever it is made, and a message's rows are added in its words' order, so the numbers
+    depend on the message alone, never on what the cache held before (a word met for the
+    first time pays for its row: a product with the matrix, which the message's own product
+    cost before).
     """
 
     def __init__(self, table: StaticTable, matrix: Float64Array, bias: Float32Array) -> None:
