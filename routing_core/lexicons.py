@@ -452,6 +452,46 @@ def question_pattern(starts: Iterable[str]) -> str:
     return rf"(?i)\?\s*$|^\s*(?:{alternatives})\b"
 
 
+_QUESTION_MARK = r"(?i)\?\s*$"
+_STARTS_OPEN, _STARTS_CLOSE = _QUESTION_MARK + r"|^\s*(?:", r")\b"
+
+
+def is_question_pattern(pattern: str) -> bool:
+    """Whether `pattern` is one `question_pattern` writes, for some list of words, followed
+    by any built-in lexicons' own endings (`Lexicon.question_extra`), as `mix` writes them.
+
+    Such a pattern is a `?` at the end or a literal word at the start, or a lexicon's fixed
+    ending: its search takes time linear in the message, so a turn searches it outside the
+    regex budget meant for the patterns a person wrote (docs/pack-format.md, Regular
+    expressions). Checked by writing the pattern again from the words it names: anything
+    else, however alike, is not one.
+    """
+    extras = [f"|{lex.question_extra}" for lex in LEXICONS.values() if lex.question_extra]
+    stripped = True
+    while stripped:
+        stripped = False
+        for extra in extras:
+            if pattern.endswith(extra):
+                pattern, stripped = pattern[: -len(extra)], True
+    if pattern == _QUESTION_MARK:
+        return True
+    if not (pattern.startswith(_STARTS_OPEN) and pattern.endswith(_STARTS_CLOSE)):
+        return False
+    body = pattern[len(_STARTS_OPEN) : -len(_STARTS_CLOSE)]
+    words, current = [], []
+    characters = iter(body)
+    for character in characters:
+        if character == "\\":
+            current.append(next(characters, ""))
+        elif character == "|":
+            words.append("".join(current))
+            current = []
+        else:
+            current.append(character)
+    words.append("".join(current))
+    return all(words) and question_pattern(words) == pattern
+
+
 def mix(codes: Iterable[str]) -> Mix:
     """The union of the chosen languages' words, with one question pattern for all of them.
 

@@ -27,9 +27,10 @@ from typing import Any, Literal, NamedTuple
 
 from routing_core._records import builder
 from routing_core.keywords import KeywordGroups
-from routing_core.lexicons import ENGLISH, question_pattern
+from routing_core.lexicons import ENGLISH, is_question_pattern, question_pattern
 from routing_core.scorers._terms import has_unspaced_script
 from routing_core.text import (
+    REGEX_TEXT_CHARS,
     RegexBudget,
     compile_user_regex,
     search_bounded,
@@ -128,6 +129,10 @@ class IntentClassifier:
         self.knowledge_verbs = _lexicon(knowledge_verbs, DEFAULT_KNOWLEDGE_VERBS)
         pattern = DEFAULT_QUESTION_PATTERN if question_pattern is None else question_pattern
         self.question = compile_user_regex(pattern)
+        # One `question_pattern` wrote searches in linear time: outside the turn's regex
+        # budget, without the bounded search's clocks (docs/pack-format.md, Regular
+        # expressions).
+        self._question_is_linear = is_question_pattern(pattern)
         self._tools = ToolMatcher(tool_keywords or {})
         self._scripts = frozenset().union(*map(scripts, self.action_verbs | self.knowledge_verbs))
         self._action_inside = _inside(self.action_verbs)
@@ -154,7 +159,10 @@ class IntentClassifier:
             return _ambiguous("no tokens")
         matcher = self._tools if tool_keywords is None else ToolMatcher(tool_keywords)
         tools = matcher.matches(message)
-        found = search_bounded(self.question, message, budget, "triage.question_pattern")
+        if self._question_is_linear:
+            found = self.question.search(message[:REGEX_TEXT_CHARS])
+        else:
+            found = search_bounded(self.question, message, budget, "triage.question_pattern")
         is_question = found is not None
         action = _lane(
             tokens, self.action_verbs, self._action_inside, bonus=bool(tools), bonus_name="tool"

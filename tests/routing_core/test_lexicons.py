@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from routing_core import triage
-from routing_core.lexicons import LEXICONS, mix
+from routing_core.lexicons import LEXICONS, is_question_pattern, mix, question_pattern
 from routing_core.pack import TriageSettings
 from routing_core.triage import IntentClassifier
 
@@ -199,3 +199,31 @@ def test_a_japanese_noun_or_past_is_not_an_act():
     # "How much is the cancellation fee?", "Where is the item I ordered?"
     assert _classifier("ja").classify("キャンセル料はいくらですか").label == "knowledge"
     assert _classifier("ja").classify("注文した商品はどこですか").label == "knowledge"
+
+
+@settings(deadline=None)
+@given(st.sets(st.sampled_from(sorted(LEXICONS)), min_size=1))
+def test_every_mix_s_question_pattern_is_known_as_a_built_in_one(codes):
+    """Searched outside the regex budget (docs/pack-format.md, Regular expressions)."""
+    assert is_question_pattern(mix(sorted(codes)).question_pattern)
+
+
+@given(st.lists(st.text(min_size=1, max_size=8), max_size=6))
+def test_a_question_pattern_of_any_words_is_known_as_one(words):
+    assert is_question_pattern(question_pattern(words))
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?i)\?\s*$|^\s*(?:what|how.*)\b",  # an unescaped repeat among the words
+        r"(?i)\?\s*$|^\s*(?:(a+)+)\b",
+        r"(?i)\?\s*$|^\s*(?:what|)\b",  # an empty word matches every start
+        r"\?\s*$|^\s*(?:what)\b",  # another flag
+        r"(?i)\?\s*$|^\s*(?:what)\b|x*y*x*y*z",
+        triage.DEFAULT_QUESTION_PATTERN + "|(a|aa)+",
+        r"^(what|how)",
+    ],
+)
+def test_a_pattern_a_person_wrote_is_not_taken_for_a_built_in_one(pattern):
+    assert not is_question_pattern(pattern)

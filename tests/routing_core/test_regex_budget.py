@@ -119,3 +119,14 @@ def test_other_threads_work_does_not_cut_a_search_that_fits_the_budget():
         for other in others:
             other.join()
     assert skipped == 0
+
+
+@pytest.mark.timeout(60)
+def test_the_built_in_question_pattern_is_searched_when_the_rules_spent_the_budget(unchecked):
+    """It is a literal word at the start or a mark at the end, linear in the message: a
+    question opened by "how" keeps its question signal whatever the pack's rules cost."""
+    router = Router(load_pack(slow_pack(SLOW[1], 40)))
+    decision = router.route("how " + "1" * 3000 + "!")
+    assert decision.regex is not None and decision.regex.skipped
+    assert "triage.question_pattern" not in decision.regex.skipped
+    assert decision.triage is not None and "question" in decision.triage.signals
