@@ -165,10 +165,13 @@ class StaticTable:
         return ids
 
 
-# Words a view keeps projected (`Projection`): a row of 1 + dimensions + routes float64 each,
-# 3.3 KB at CLINC150 size, 13 MB when full; past it the cache starts afresh, as the table's.
-PROJECTED_WORDS = 4096
-# Rows a projection's cache starts with; it doubles as words come, up to PROJECTED_WORDS.
+# Memory a view's word cache may take (`Projection`): a row of 1 + dimensions + routes float64
+# numbers a word, 3.3 KB at CLINC150 size, so about 7,600 words there (CLINC150's test split
+# has 4,316 distinct ones). Past it the cache starts afresh, as the table's does. Rows of the
+# products alone, the norm taken from the pieces, held twice the words and cost 35,000
+# instructions a turn more (docs/lab/benchmarks.md, "The meaning view a word at a time").
+PROJECTED_BYTES = 24 << 20
+# Rows a projection's cache starts with; it doubles as words come, up to its bound.
 _FIRST_ROWS = 64
 
 
@@ -211,7 +214,9 @@ class Projection:
         self._matrix = matrix
         self._bias = bias.astype(np.float64)
         self._dimensions = table.dimensions
-        self._generation = _Generation(1 + table.dimensions + matrix.shape[1])
+        width = 1 + table.dimensions + matrix.shape[1]
+        self._capacity = max(_FIRST_ROWS, PROJECTED_BYTES // (8 * width))
+        self._generation = _Generation(width)
         self._lock = threading.Lock()
 
     def logits(self, text: str) -> Float64Array:
@@ -256,7 +261,7 @@ class Projection:
         with self._lock:
             generation = self._generation
             new = [word for word in dict.fromkeys(words) if word not in generation.index]
-            if generation.used + len(new) > PROJECTED_WORDS:
+            if generation.used + len(new) > self._capacity:
                 generation = self._generation = _Generation(generation.rows.shape[1])
                 new = list(dict.fromkeys(words))
             pieces_of = self._table._ids_of(set(new))
@@ -266,7 +271,8 @@ class Projection:
 
     def _add(self, generation: _Generation, word: str, pieces: tuple[int, ...]) -> None:
         if generation.used == len(generation.rows):
-            larger = np.empty((2 * len(generation.rows), generation.rows.shape[1]), np.float64)
+            size = min(2 * len(generation.rows), max(self._capacity, generation.used + 1))
+            larger = np.empty((size, generation.rows.shape[1]), np.float64)
             larger[: generation.used] = generation.rows[: generation.used]
             generation.rows = larger
         row = generation.rows[generation.used]

@@ -48,6 +48,10 @@ def _pieces(scorer: LexicalScorer, text: str) -> list[int]:
     return [i for word in words for i in known[word]][: _static.MAX_PIECES]
 
 
+def _row_width(scorer: LexicalScorer) -> int:
+    return 1 + scorer._table.dimensions + len(scorer._meaning[1])
+
+
 def _fresh(scorer: LexicalScorer) -> _static.Projection:
     matrix, bias = scorer._meaning
     return _static.Projection(scorer._table, matrix, bias)
@@ -88,9 +92,9 @@ def test_pieces_past_the_limit_are_cut_as_the_vector_cuts_them(scorer: LexicalSc
 def test_the_cache_grows_and_starts_afresh_without_changing_a_number(
     scorer: LexicalScorer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past PROJECTED_WORDS words the cache starts over; while it grows its rows move to a
-    larger array. Every message scores as it did before either happened."""
-    monkeypatch.setattr(_static, "PROJECTED_WORDS", 96)
+    """Past PROJECTED_BYTES (here 96 words) the cache starts over; while it grows its rows
+    move to a larger array. Every message scores as it did before either happened."""
+    monkeypatch.setattr(_static, "PROJECTED_BYTES", 96 * 8 * _row_width(scorer))
     projection = _fresh(scorer)
     texts = [f"card w{i} refund order{i % 7}" for i in range(200)]
     first = [projection.logits(text).tobytes() for text in texts]
@@ -106,7 +110,7 @@ def test_threads_learning_new_words_at_once_get_the_numbers_one_thread_gets(
 ) -> None:
     """Words are added while other threads read (and the cache grows and starts afresh):
     a reader never sees a row that is not there yet, nor another word's row."""
-    monkeypatch.setattr(_static, "PROJECTED_WORDS", 256)
+    monkeypatch.setattr(_static, "PROJECTED_BYTES", 256 * 8 * _row_width(scorer))
     texts = [f"cancel word{i} card{i % 13} the order {i}" for i in range(600)]
     want = [_fresh(scorer).logits(text).tobytes() for text in texts]
     projection = _fresh(scorer)
