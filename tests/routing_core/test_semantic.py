@@ -15,6 +15,7 @@ from routing_core._stored_arrays import DIMENSIONS, TABLE, pack_array
 from routing_core.build import build_pack
 from routing_core.pack import LexicalModel, LexicalScorerSettings
 from routing_core.scorers import _encoding, _semantic, _static, lexical
+from routing_core.scorers.lexical import LexicalScorer
 from routing_core.scorers.stored import with_model, with_stale_model
 
 # How the profile's own texts are learned, without the built-in background (conftest).
@@ -374,6 +375,25 @@ def test_a_win_the_meaning_decided_is_explained_by_the_route_s_nearest_example(
     plain = Router(words_only).route("a question about the guitar")
     assert plain.evidence is not None and plain.evidence.terms
     assert all(t.kind == "word" for t in plain.evidence.terms)
+
+
+def test_explaining_keeps_few_routes_examples_and_explains_the_same(
+    built: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The examples' vectors are kept for EXPLAINED_ROUTES routes at most (here 2), and a
+    route explained after the cache started afresh is explained as by a new router."""
+    monkeypatch.setattr(lexical, "EXPLAINED_ROUTES", 2)
+    router = Router(built)
+    scorer = router.scorer
+    assert isinstance(scorer, LexicalScorer)
+    explained = [
+        (text, [(t.term, t.weight) for t in router.route(text).evidence.terms])  # type: ignore[union-attr]
+        for text, _ in _unseen_messages() * 2
+    ]
+    assert 0 < len(scorer._explained) <= 2
+    for text, terms in explained:
+        fresh = Router(built).route(text).evidence
+        assert fresh is not None and [(t.term, t.weight) for t in fresh.terms] == terms
 
 
 def test_the_cli_names_the_example_a_meaning_win_is_close_to(built: Pack) -> None:
