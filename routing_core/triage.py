@@ -129,7 +129,7 @@ class IntentClassifier:
         self.knowledge_verbs = _lexicon(knowledge_verbs, DEFAULT_KNOWLEDGE_VERBS)
         pattern = DEFAULT_QUESTION_PATTERN if question_pattern is None else question_pattern
         self.question = compile_user_regex(pattern)
-        # One `question_pattern` wrote searches in linear time: outside the turn's regex
+        # A pattern the lexicons write is searched in linear time: outside the turn's regex
         # budget, without the bounded search's clocks (docs/pack-format.md, Regular
         # expressions).
         self._question_is_linear = is_question_pattern(pattern)
