@@ -49,6 +49,10 @@ def run_local(pack_text: str, paths: Sequence[str]) -> ReplayReport:
     return summarise([replay_turns(router, read_records(paths))])
 
 
+# Where a local cluster's scheduler serves HTTP (its dashboard): loopback, any free port.
+LOOPBACK = "127.0.0.1:0"
+
+
 def run_dask(
     pack_text: str,
     paths: Sequence[str],
@@ -62,8 +66,11 @@ def run_dask(
 
     cluster = None
     if scheduler is None:
+        # The scheduler serves HTTP even without a dashboard, on 8787 unless told otherwise:
+        # on this machine's loopback and a free port, so that a second cluster (another
+        # replay, a notebook's) neither collides with it nor is exposed to the network.
         cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=LOOPBACK
         )
     try:
         with Client(scheduler or cluster) as client:  # type: ignore[no-untyped-call]

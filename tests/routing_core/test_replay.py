@@ -11,7 +11,7 @@ import pytest
 
 from routing_core import Router, dump_pack, load_pack
 from routing_core.replay import MENU, UNMATCHED, ReplayTally, outcome, replay, replay_turns
-from routing_core.replay_engines import run_local
+from routing_core.replay_engines import LOOPBACK, run_local
 from tests.routing_core.conftest import PACKS
 
 MESSAGES = [
@@ -136,7 +136,7 @@ def test_a_local_two_worker_dask_cluster_gives_exactly_the_in_process_flips(tmp_
     in_process = run_local(pack, paths)
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=LOOPBACK
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -244,7 +244,7 @@ def test_a_dask_cluster_names_bad_lines_by_file_and_line_as_the_local_engine_doe
     pack = dump_pack(load_pack(_candidate_doc()))
     in_process = replay_engines.run_local(pack, [other, events])
     with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=LOOPBACK
     ) as cluster:
         on_cluster = replay_engines.run_dask(
             pack, [other, events], scheduler=cluster.scheduler_address
@@ -253,6 +253,27 @@ def test_a_dask_cluster_names_bad_lines_by_file_and_line_as_the_local_engine_doe
     assert [(b.path.rsplit("/", 1)[-1], b.line) for b in on_cluster.bad] == [
         ("events.jsonl", n) for n in numbers
     ]
+
+
+def test_a_local_cluster_starts_while_another_holds_dask_s_usual_port(tmp_path):
+    """Two replays (or a notebook's cluster) at once: the scheduler's HTTP server takes a
+    free loopback port, not 8787, so the second neither fails nor warns (warnings are
+    errors here) and nothing is served to the network."""
+    import socket
+
+    from routing_core import replay_engines
+
+    rows = _records(2)
+    events = _write(tmp_path, rows, "events.jsonl")
+    pack = dump_pack(load_pack(_candidate_doc()))
+    with socket.socket() as holder:
+        try:
+            holder.bind(("0.0.0.0", 8787))
+            holder.listen()
+        except OSError:
+            pass  # something else holds it already: the same situation
+        report = replay_engines.run_dask(pack, [events], workers=1)
+    assert report.to_dict() == replay_engines.run_local(pack, [events]).to_dict()
 
 
 def test_the_command_names_the_bad_lines_and_exits_0(tmp_path):
