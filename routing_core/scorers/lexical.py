@@ -918,8 +918,7 @@ class LexicalScorer:
         if self._semantic is None or not examples:
             return None
         vector = self._table.vector(message)
-        matrix, bias = self._meaning
-        scores = vector @ matrix + bias
+        scores = self._projection.logits(message)  # what the view added to the score
         lead = float(scores[column] - scores.mean())
         if not vector.any() or not lead > 0.0:
             return None

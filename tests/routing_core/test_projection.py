@@ -73,9 +73,8 @@ def test_a_message_s_view_logits_are_its_vector_times_the_matrix(
 
 def test_a_message_of_no_known_piece_adds_the_bias_alone(scorer: LexicalScorer) -> None:
     _, bias = scorer._meaning
-    for text in ("", "   ", "zxqvj", "🙂🙂"):
-        if _pieces(scorer, text):
-            continue
+    for text in ("", "   ", "🙂🙂"):
+        assert not _pieces(scorer, text), text
         assert _fresh(scorer).logits(text).tolist() == bias.astype(np.float64).tolist()
 
 
