@@ -10,7 +10,9 @@ average (the machine is shared: compare the ratios, not the absolute numbers):
    process of asyncio on uvloop, raw HTTP/1.1), with p50 / p99 latency and the
    server's CPU time per request; for each server stack compared (`--stacks`: `serve`, what
    `routing-core serve` runs, uvicorn with httptools under its supervisor; `granian`, the same
-   app under granian's ASGI interface; `uvicorn-h11`, uvicorn with its pure-Python parser).
+   app under granian's ASGI interface; `uvicorn`, the app under uvicorn's own httptools
+   protocol, which writes an answer's head and body in two calls where `serve` joins them;
+   `uvicorn-h11`, uvicorn with its pure-Python parser).
    With `--windows N`, in alternating windows (in process, then each stack, N times, every
    process started once), each ratio taken against the in-process window just before it:
    on a machine whose speed drifts (a shared host) this compares like with like;
@@ -53,7 +55,7 @@ from routing_core import Router, build_pack, dump_pack, load_pack  # noqa: E402
 from routing_core.server import ENV_CONFIG, ServeConfig  # noqa: E402
 from tests.server.serving import free_port, replace_file, wait_until  # noqa: E402
 
-STACKS = ("serve", "granian", "uvicorn-h11")
+STACKS = ("serve", "uvicorn", "granian", "uvicorn-h11")
 
 
 def load() -> str:
@@ -181,19 +183,12 @@ def start(stack: str, pack_path: Path, workers: int, folder: Path) -> Running:
         command = [sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--no-ws"]
         command += f"--port {port} --workers {workers} --log-level warning".split()
         command.append("routing_core.server.app:create_app")
-    else:  # the same app under uvicorn's pure-Python HTTP parser
+    else:  # the same app under uvicorn's own httptools protocol, or its pure-Python parser
         env[ENV_CONFIG] = ServeConfig(pack_file=str(pack_path)).to_env()
         if workers > 1:
             env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
-        command = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--http",
-            "h11",
-            "--no-access-log",
-            "--factory",
-        ]
+        http = "h11" if stack == "uvicorn-h11" else "httptools"
+        command = [sys.executable, "-m", "uvicorn", "--http", http, "--no-access-log", "--factory"]
         command += f"--port {port} --workers {workers} --log-level warning --loop uvloop".split()
         command.append("routing_core.server.app:create_app")
     log = folder / f"{stack}-{port}.log"

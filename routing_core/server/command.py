@@ -117,13 +117,15 @@ def _supervise(args: argparse.Namespace) -> int:
     from uvicorn.config import STARTUP_FAILURE
     from uvicorn.supervisors import Multiprocess
 
+    from routing_core.server.protocol import JoinedHttpProtocol
+
     config = Config(
         "routing_core.server.app:create_app",
         factory=True,
         host=args.host,
         port=args.port,
         workers=args.workers,
-        http="httptools",
+        http=JoinedHttpProtocol,  # httptools, an answer in one write
         loop="uvloop" if sys.platform != "win32" else "asyncio",
         ws="none",
         lifespan="on",
