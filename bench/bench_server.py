@@ -482,6 +482,15 @@ def alternate(args: argparse.Namespace, pack_path: Path, test: list[str]) -> Non
             f"process (range {got[0]:.0%}-{got[-1]:.0%}), p99 {min(p99s[stack]):.2f}-"
             f"{max(p99s[stack]):.2f} ms"
         )
+    first = stacks[0]
+    for stack in stacks[1:]:  # each other stack against the first, window by window
+        paired = sorted(a / b for a, b in zip(ratios[first], ratios[stack], strict=True))
+        ahead = sum(p > 1 for p in paired)
+        say(
+            f"{first} against {stack}: more requests in {ahead} of {len(paired)} windows, "
+            f"median {paired[len(paired) // 2] - 1:+.0%} (range {paired[0] - 1:+.0%} to "
+            f"{paired[-1] - 1:+.0%})"
+        )
 
 
 def main() -> None:
