@@ -6,6 +6,7 @@ bench/bench_server.py: each starts the same command an operator runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -16,7 +17,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -252,3 +254,10 @@ class Studio:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+
+
+def run_on_own_loop(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """The coroutine on its own loop in its own thread, as a server would run it: the browser
+    tests leave an event loop running on this one, where `asyncio.run` refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()

@@ -4,14 +4,11 @@ that the refusals of a body in parts and a client gone mid-body can be driven ex
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import json
 import time
 import weakref
-from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,7 @@ import pytest
 
 from routing_core import Router, load_pack
 from routing_core.server import ENV_CONFIG, ServeConfig, create_app
-from tests.server.serving import CONFORMANCE, replace_file, wait_until
+from tests.server.serving import CONFORMANCE, replace_file, run_on_own_loop, wait_until
 
 PACK = CONFORMANCE / "packs" / "support.json"
 
@@ -28,20 +25,13 @@ PACK = CONFORMANCE / "packs" / "support.json"
 def app(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv(ENV_CONFIG, ServeConfig(pack_file=str(PACK), max_body_bytes=1000).to_env())
     server = create_app()
-    _run(lambda: _lifespan(server, "startup"))
+    run_on_own_loop(lambda: _lifespan(server, "startup"))
     deadline = time.monotonic() + 30
     while server.holder.state is None and time.monotonic() < deadline:
         time.sleep(0.02)
     yield server
-    _run(lambda: _lifespan(server, "shutdown"))
+    run_on_own_loop(lambda: _lifespan(server, "shutdown"))
     gc.unfreeze()  # the app froze this test process's heap when its pack came in
-
-
-def _run(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
-    """The coroutine on its own loop in its own thread, as a server would run it: the browser
-    tests leave an event loop running on this one, where `asyncio.run` refuses to start."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 async def _lifespan(server: Any, phase: str) -> None:
@@ -91,7 +81,7 @@ def _call(
         "path": path,
         "headers": headers if headers is not None else [(b"content-type", b"application/json")],
     }
-    _run(lambda: server(scope, receive, send))
+    run_on_own_loop(lambda: server(scope, receive, send))
     start, body = sent
     assert dict(start["headers"])[b"content-length"] == str(len(body["body"])).encode()
     return start["status"], dict(start["headers"]), json.loads(body["body"])
@@ -159,7 +149,7 @@ def test_a_pack_in_service_is_frozen_and_the_one_it_replaced_is_freed(
     monkeypatch.setenv(ENV_CONFIG, config.to_env())
     gc.unfreeze()
     server = create_app()
-    _run(lambda: _lifespan(server, "startup"))
+    run_on_own_loop(lambda: _lifespan(server, "startup"))
     try:
         wait_until(lambda: server.holder.state is not None, "a pack in service")
         # The freeze follows each swap on the watcher thread.
@@ -170,7 +160,7 @@ def test_a_pack_in_service_is_frozen_and_the_one_it_replaced_is_freed(
         wait_until(lambda: _frozen(server.holder.state.router), "the new pack frozen")
         wait_until(lambda: first() is None, "the replaced pack freed")
     finally:
-        _run(lambda: _lifespan(server, "shutdown"))
+        run_on_own_loop(lambda: _lifespan(server, "shutdown"))
         gc.unfreeze()
 
 

@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 
 from routing_core.server.protocol import JoinedWrites
-from tests.server.serving import CONFORMANCE, serve
+from tests.server.serving import CONFORMANCE, run_on_own_loop, serve
 
 
 class _Peer(asyncio.Protocol):
@@ -68,7 +68,7 @@ def test_writes_in_one_turn_reach_the_socket_as_one_write_in_order() -> None:
         await asyncio.wait_for(peer.ended.wait(), 5)
         assert peer.data == b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhellonext"
 
-    asyncio.run(run())
+    run_on_own_loop(run)
 
 
 def test_closing_writes_what_is_held_first_and_aborting_drops_it() -> None:
@@ -88,7 +88,7 @@ def test_closing_writes_what_is_held_first_and_aborting_drops_it() -> None:
         await _turn()
         assert peer.data == b"" and written == []
 
-    asyncio.run(run())
+    run_on_own_loop(run)
 
 
 def test_everything_else_is_the_wrapped_transports() -> None:
@@ -101,7 +101,7 @@ def test_everything_else_is_the_wrapped_transports() -> None:
         joined.close()
         assert joined.is_closing() is True
 
-    asyncio.run(run())
+    run_on_own_loop(run)
 
 
 def test_pipelined_requests_are_answered_whole_and_in_order(tmp_path: Path) -> None:
