@@ -12,16 +12,19 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    than on text it has memorised. The 3-grams learn at a higher rate than the words (their
    values are much smaller: many of them share one normalised block); the 4- and 5-grams
    stay naive-Bayes only (as good on CLINC150 val and banking77 folds, at twice the cost).
-   Only a pack with enough texts to calibrate on (below) learns the 3-grams: from a handful
-   of examples they learn accidents of spelling. A pack with few examples per route learns
-   the 4-grams too, and its last passes take a minimum number of steps (`_few.py`).
-   A pack that can calibrate (up to CANDIDATE_ROUTES routes) adds a second, differently
-   trained model to these logits: a squared hinge on the 3-grams with per-route intercepts
-   (`_hinge.py`), folded into the same weights plus a `bias` per route.
+   Only a pack with enough texts to calibrate on (below), or to fit its thresholds by
+   cross-validation (`_few.CV_TEXTS`), learns the 3-grams: from a handful of examples they
+   learn accidents of spelling. A pack with few examples per route learns the 4-grams too,
+   and its last passes take a minimum number of steps (`_few.py`). Such a pack (up to
+   CANDIDATE_ROUTES routes) adds a second, differently trained model to these logits: a
+   squared hinge on the 3-grams with per-route intercepts (`_hinge.py`), folded into the
+   same weights plus a `bias` per route.
 3. A temperature fitted on texts the correction has not seen yet: the first epochs leave
    every tenth text out, the temperature is fitted on those texts, and the last epoch learns
    from every text, continuing the same weights. One pass instead of a trial correction and
-   a kept one: the same calibration (ECE) at half the cost.
+   a kept one: the same calibration (ECE) at half the cost. A pack of CV_TEXTS to
+   CALIBRATION_TEXTS texts learns from every text and fits its temperature, floor and
+   margin on out-of-fold scores instead (`_cross_validated`).
 
 Everything is numpy, deterministic (fixed seeds, fixed order) and sized for a playground
 that rebuilds on every edit: a CLINC150-size profile (15,000 texts, 150 routes) takes about
@@ -72,7 +75,8 @@ NB_SCALE = 0.5
 # then FINAL_EPOCHS over every text.
 HELD_EPOCHS = 4
 FINAL_EPOCHS = 1
-# ... and at least this many steps (of BATCH texts) before the last epoch, in a pack big enough to calibrate:
+# ... and at least this many steps (of BATCH texts) before the last epoch, in a pack that learns
+# fully (`_learns_fully`):
 # ten examples per route make a handful of batches, so four passes would be a few dozen
 # steps and leave the correction barely trained (10-shot sets gained 1-3 points; see
 # docs/lab/benchmarks.md).
@@ -89,7 +93,9 @@ CHAR_RATE = 8.0
 # train (0.7-1.5 all gain about +0.1 point; neutral with 10 or 30 examples per route).
 # Only a pack big enough to calibrate learns with it: with temperature 1, nothing would
 # temper the confidence a margin adds (on the studio tests' three routes of a dozen texts,
-# an out-of-scope message rose from 0.67 to 0.75, past the floor meant to stop it).
+# an out-of-scope message rose from 0.67 to 0.75, past the floor meant to stop it); and a
+# pack of 100-199 texts that learns fully lost with it on the home-assistant languages'
+# folds (docs/lab/benchmarks.md, "Small packs in 42 languages").
 MARGIN = 1.0
 # Where the fit of the semantic view's weight starts, in units of its calibrated scores
 # beside the lexical model's (1): the prior of `fit_weights` is centred there.
@@ -166,6 +172,7 @@ def train(
     progress: Progress = NO_PROGRESS,
     cross_validate: bool = True,
     vectors: Float32Array | None = None,
+    learns_fully: bool | None = None,
 ) -> Model:
     """Learn the weights and the temperature from the corpus (see the module docstring).
 
@@ -183,6 +190,8 @@ def train(
         vectors: each text's meaning vector (`_static`, texts x dimensions), for the
             semantic view (`_semantic`); learned where the hinge is (a pack that calibrates,
             up to CANDIDATE_ROUTES routes). None: the words alone.
+        learns_fully: whether a pack too small to calibrate learns fully (`_learns_fully`);
+            None: by its size. A fold's model learns as the whole pack does.
     """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         progress(1.0)
@@ -191,8 +200,13 @@ def train(
     bayes, totals, own_mass = _naive_bayes(corpus, n_routes)
     preparing(0.3)
     calibrate = _can_calibrate(corpus.n_docs, n_routes)
+    if learns_fully is None:
+        learns_fully = _learns_fully(corpus.n_docs, n_routes)
+    full = calibrate or learns_fully
     initial = _warm_weights(warm, bayes) if warm is not None and calibrate else None
-    plan = _plan(corpus, n_routes, bayes, totals, own_mass, calibrate, initial, warm, preparing)
+    plan = _plan(
+        corpus, n_routes, bayes, totals, own_mass, (calibrate, full), initial, warm, preparing
+    )
     preparing(1.0)
     if plan.warm is not None:
         return _learn_warm(plan, plan.warm, bayes, n_routes, vectors, progress)
@@ -215,6 +229,7 @@ class _Plan:
     columns: IntArray | None
     everything: npt.NDArray[np.bool_]
     calibrate: bool
+    full: bool  # learns the character n-grams, for the step budget, with the second model
     warm: Warm | None = None
 
 
@@ -237,11 +252,20 @@ def _held_out(n_docs: int) -> npt.NDArray[np.bool_]:
 def _can_calibrate(n_docs: int, n_routes: int) -> bool:
     """Enough held-out texts to fit a temperature on, and two routes to tell apart.
 
-    Only such a pack learns the character 3-grams and the margin: from a handful of examples
-    they learn accidents of spelling (on two routes of five examples, "completely unrelated
-    words" leaned 2:1 to one of them).
+    Only such a pack learns with the margin (MARGIN says why).
     """
     return int(_held_out(n_docs).sum()) >= MIN_CALIBRATION and n_routes >= 2
+
+
+def _learns_fully(n_docs: int, n_routes: int) -> bool:
+    """Whether a pack too small to calibrate still learns as one that calibrates does: the
+    character n-grams, for the step budget, with the second model (`_hinge`). So does one
+    big enough to fit its temperature, floor and margin by cross-validation
+    (`_few.can_cross_validate`), which temper the confidence that learning adds. Below
+    that nothing would: from a handful of examples the n-grams learn accidents of spelling
+    (on two routes of five examples, "completely unrelated words" leaned 2:1 to one of
+    them), and the background's class claimed foreign weather questions by their spelling."""
+    return _few.can_cross_validate(n_docs, n_routes)
 
 
 def _warm_weights(warm: Warm, bayes: Float32Array | _sparse.SparseBayes) -> Float32Array:
@@ -265,13 +289,15 @@ def _plan(
     bayes: Float32Array | _sparse.SparseBayes,
     totals: Float32Array,
     own_mass: Float32Array,
-    calibrate: bool,
+    gates: tuple[bool, bool],
     initial: Float32Array | None,
     warm: Warm | None,
     preparing: Progress,
 ) -> _Plan:
     """The learner over every route, or past CANDIDATE_ROUTES over each text's candidates
-    (`_candidates`); a pack with few examples per route corrects the 4-grams too (`_few`)."""
+    (`_candidates`); a pack with few examples per route corrects the 4-grams too (`_few`).
+    `gates`: whether the pack calibrates, and whether it learns fully (`_learns_fully`)."""
+    calibrate, full = gates
     sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
     started = warm if initial is not None else None
     if isinstance(bayes, _sparse.SparseBayes):
@@ -280,11 +306,11 @@ def _plan(
             corpus, n_routes, bayes_, calibrate, sizes, initial, started, preparing
         )
     base = NB_SCALE * _leave_one_out_logits(corpus, bayes, totals, own_mass)
-    learner = _Correction(corpus, n_routes, calibrate, MARGIN if calibrate else 0.0, sizes)
+    learner = _Correction(corpus, n_routes, full, MARGIN if calibrate else 0.0, sizes)
     if initial is not None:
         learner.weights[:] = initial
     everything = np.ones(corpus.n_docs, bool)
-    return _Plan(corpus, learner, base, corpus.routes, None, everything, calibrate, started)
+    return _Plan(corpus, learner, base, corpus.routes, None, everything, calibrate, full, started)
 
 
 def _candidate_plan(
@@ -314,7 +340,7 @@ def _candidate_plan(
     margin = _candidates.CANDIDATE_MARGIN if calibrate else 0.0
     learner = _candidates.CandidateCorrection(corpus, chosen, n_routes, rates, margin, initial)
     labels = np.zeros(corpus.n_docs, np.int64)  # each text's own route is candidate 0
-    return _Plan(corpus, learner, base, labels, chosen, everything, calibrate, warm)
+    return _Plan(corpus, learner, base, labels, chosen, everything, calibrate, calibrate, warm)
 
 
 def _learn_warm(
@@ -368,21 +394,23 @@ def _learn_cold(
     one would cost twice as much, with the same calibration."""
     corpus, learner, calibrate = plan.corpus, plan.learner, plan.calibrate
     held = _held_out(corpus.n_docs)
-    epochs, final = _schedule(corpus.n_docs, held, calibrate)
+    learned = ~held if calibrate else plan.everything
+    epochs, final = _schedule(corpus.n_docs, learned, plan.full)
     share = epochs / (epochs + final)
-    learned, held_passes = ~held if calibrate else plan.everything, progress.part(0.0, share)
+    held_passes = progress.part(0.0, share)
     if isinstance(learner, _candidates.CandidateCorrection):  # its early passes: fewer candidates
         learner.fit(plan.base, learned, epochs, SEED, held_passes, _candidates.EARLY_EPOCHS)
     else:
         learner.fit(plan.base, learned, epochs, SEED, held_passes)
-    hinge = _held_hinge(corpus, n_routes, held) if calibrate and plan.columns is None else None
-    fitted = _Fitted()
+    hinge = _held_hinge(corpus, n_routes, learned) if plan.full and plan.columns is None else None
+    # Uncalibrated, the hinge joins the logits at weight WEIGHT (calibrated: `_fit_held_out`).
+    fitted = _Fitted(hinge_factor=_hinge.WEIGHT)
     if calibrate:
         fitted = _fit_held_out(plan, held, hinge, vectors, n_routes, n_routes - out_of_scope)
     learner.fit(plan.base, plan.everything, final, SEED + 1, progress.part(share, 1.0))
     if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
-        floor, margin = _cross_validated(corpus, n_routes, out_of_scope)
-        fitted = dataclasses.replace(fitted, floor=floor, margin=margin)
+        temperature, floor, margin = _cross_validated(corpus, n_routes, out_of_scope)
+        fitted = dataclasses.replace(fitted, temperature=temperature, floor=floor, margin=margin)
     model = _finish(learner, bayes, fitted.temperature, calibrate, fitted.floor, fitted.margin)
     if calibrate:
         model = dataclasses.replace(model, fitted_on=corpus.n_docs)
@@ -394,23 +422,25 @@ def _learn_cold(
     return _with_hinge(model, hinge, plan.everything, n_routes, fitted.hinge_factor)
 
 
-def _schedule(n_docs: int, held: npt.NDArray[np.bool_], calibrate: bool) -> tuple[int, int]:
-    """Passes before the held-out fit and after it. A pack too small to calibrate keeps the
-    short schedule: with temperature 1 nothing would temper the overconfidence that longer
-    training on a handful of texts brings."""
-    if not calibrate:
+def _schedule(n_docs: int, learned: npt.NDArray[np.bool_], full: bool) -> tuple[int, int]:
+    """Passes before the held-out fit (over the texts `learned`) and after it (every text).
+    A pack that does not learn fully (`_learns_fully`) keeps the short schedule."""
+    if not full:
         return HELD_EPOCHS, FINAL_EPOCHS
-    return held_epochs(int((~held).sum())), _few.final_epochs(n_docs, BATCH, FINAL_EPOCHS)
+    return held_epochs(int(learned.sum())), _few.final_epochs(n_docs, BATCH, FINAL_EPOCHS)
 
 
-def _held_hinge(corpus: Corpus, n_routes: int, held: npt.NDArray[np.bool_]) -> _hinge.Hinge | None:
-    """The second, differently trained model (`_hinge`) learned without the held-out texts,
-    for a pack big enough to calibrate; not past CANDIDATE_ROUTES (the caller checks), whose
-    learning must not hold terms x routes arrays. None when its weight is 0."""
+def _held_hinge(
+    corpus: Corpus, n_routes: int, learned: npt.NDArray[np.bool_]
+) -> _hinge.Hinge | None:
+    """The second, differently trained model (`_hinge`) learned on the texts `learned`
+    (without the held-out ones, in a pack that calibrates), for a pack that learns fully; not
+    past CANDIDATE_ROUTES (the caller checks), whose learning must not hold terms x routes
+    arrays. None when its weight is 0."""
     if _hinge.WEIGHT <= 0.0:
         return None
     hinge = _hinge.Hinge(corpus, n_routes)
-    hinge.fit(~held, _hinge.STEPS, SEED)
+    hinge.fit(learned, _hinge.STEPS, SEED)
     return hinge
 
 
@@ -511,19 +541,26 @@ def _semantic_weight(
 
 def _cross_validated(
     corpus: Corpus, n_routes: int, out_of_scope: bool
-) -> tuple[float | None, float | None]:
-    """The floor and margin of a pack too small to calibrate, fitted on out-of-fold scores
-    (temperature 1, as the pack scores)."""
+) -> tuple[float, float | None, float | None]:
+    """The temperature, floor and margin of a pack too small to calibrate, fitted on
+    out-of-fold scores: each fold's model learns as the whole pack does (`_learns_fully`)."""
     logits, labels = [], []
     for held in _few.folds(corpus.n_docs):
         model = train(
-            select(corpus, ~held), n_routes, out_of_scope=out_of_scope, cross_validate=False
+            select(corpus, ~held),
+            n_routes,
+            out_of_scope=out_of_scope,
+            cross_validate=False,
+            learns_fully=True,
         )
-        logits.append(corpus_logits(_sparse.dense(model.weights), select(corpus, held)))
+        scores = corpus_logits(_sparse.dense(model.weights), select(corpus, held))
+        logits.append(scores if model.bias is None else scores + model.bias)
         labels.append(corpus.routes[held])
     every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
+    temperature = fit_temperature(every, right)
+    every /= temperature
     floor = fit_floor(every, right, n_scored)
-    return floor, fit_margin(every, right, n_scored, floor)
+    return temperature, floor, fit_margin(every, right, n_scored, floor)
 
 
 def _affected(

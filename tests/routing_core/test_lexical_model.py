@@ -468,10 +468,10 @@ def _generated_corpus(n_routes: int, per_route: int):  # noqa: ANN202 - a privat
 
 def test_a_pack_too_small_to_calibrate_fits_its_floor_and_margin_by_cross_validation() -> None:
     """156 texts (144 examples and 12 names) hold out too few to calibrate; five
-    out-of-fold scorings still fit both."""
+    out-of-fold scorings still fit both, and the temperature they are taken at."""
     routes, corpus = _generated_corpus(12, 12)
     model = _model.train(corpus, len(routes))
-    assert not model.calibrated and model.temperature == 1.0
+    assert not model.calibrated and model.temperature != 1.0 and 0.05 <= model.temperature <= 20
     assert model.floor is not None and 0.0 < model.floor <= calibration.FLOOR_CAP
     assert model.margin is not None and 0.0 <= model.margin <= calibration.MARGIN_CAP
     without = _model.train(corpus, len(routes), cross_validate=False)
@@ -484,6 +484,33 @@ def test_the_cross_validated_floor_is_the_packs_scorer_floor() -> None:
     scorer = LexicalScorer.build(routes)
     assert scorer.info.details["fitted_floor"] is not None
     assert scorer.info.floor == scorer.info.details["fitted_floor"]
+
+
+def test_a_pack_of_the_cross_validation_size_learns_as_a_calibrated_one(monkeypatch) -> None:
+    """The character 3- and 4-grams, for the step budget, with the second model: five passes
+    over one batch left such a pack's correction barely trained (docs/decisions.md,
+    "Packs of 100-199 texts")."""
+    from routing_core.scorers import _few
+
+    routes, corpus = _generated_corpus(12, 12)
+    assert _few.CV_TEXTS <= corpus.n_docs < _model.CALIBRATION_TEXTS
+    steps = _record_steps(monkeypatch)
+    model = _model.train(corpus, len(routes), cross_validate=False)
+    assert not model.calibrated and model.bias is not None and model.bias.any()
+    assert len(steps) == _model.MIN_HELD_STEPS + _few.MIN_FINAL_STEPS
+    learned = {int(i) for batch_terms in (step[0].terms for step in steps) for i in batch_terms}
+    sizes = corpus.char_sizes[sorted(learned)]
+    assert {0, 3, 4} <= set(sizes.tolist()) and 5 not in sizes
+
+
+def test_a_pack_under_the_cross_validation_size_keeps_the_short_schedule(monkeypatch) -> None:
+    from routing_core.scorers import _few
+
+    routes, corpus = _generated_corpus(4, (_few.CV_TEXTS - 1) // 4 - 1)  # and 4 names
+    steps = _record_steps(monkeypatch)
+    model = _model.train(corpus, len(routes))
+    assert len(steps) == _model.HELD_EPOCHS + _model.FINAL_EPOCHS
+    assert model.bias is None and model.temperature == 1.0
 
 
 def test_a_pack_under_the_cross_validation_size_fits_no_floor() -> None:
