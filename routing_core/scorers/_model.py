@@ -13,8 +13,9 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    values are much smaller: many of them share one normalised block); the 4- and 5-grams
    stay naive-Bayes only (as good on CLINC150 val and banking77 folds, at twice the cost).
    Only a pack with enough texts to calibrate on (below), or to fit its thresholds by
-   cross-validation (`_few.CV_TEXTS`), learns the 3-grams: from a handful of examples they
-   learn accidents of spelling. A pack with few examples per route learns the 4-grams too,
+   cross-validation (`_few.CV_TEXTS`) whose out-of-fold texts do not say otherwise
+   (`learns_fully_on_folds`), learns the 3-grams: from a handful of examples they learn
+   accidents of spelling. A pack with few examples per route learns the 4-grams too,
    and its last passes take a minimum number of steps (`_few.py`). Such a pack (up to
    CANDIDATE_ROUTES routes) adds a second, differently trained model to these logits: a
    squared hinge on the 3-grams with per-route intercepts (`_hinge.py`), folded into the
@@ -23,8 +24,8 @@ Three closed or nearly closed steps over the sparse TF-IDF corpus (one row per r
    every tenth text out, the temperature is fitted on those texts, and the last epoch learns
    from every text, continuing the same weights. One pass instead of a trial correction and
    a kept one: the same calibration (ECE) at half the cost. A pack of CV_TEXTS to
-   CALIBRATION_TEXTS texts learns from every text and fits its temperature, floor and
-   margin on out-of-fold scores instead (`_cross_validated`).
+   CALIBRATION_TEXTS texts learns from every text and fits its temperature (never under 1),
+   floor and margin on out-of-fold scores instead (`_cross_validated`).
 
 Everything is numpy, deterministic (fixed seeds, fixed order) and sized for a playground
 that rebuilds on every edit: a CLINC150-size profile (15,000 texts, 150 routes) takes about
@@ -76,7 +77,7 @@ NB_SCALE = 0.5
 HELD_EPOCHS = 4
 FINAL_EPOCHS = 1
 # ... and at least this many steps (of BATCH texts) before the last epoch, in a pack that learns
-# fully (`_learns_fully`):
+# fully (one that calibrates, or `learns_fully_on_folds`):
 # ten examples per route make a handful of batches, so four passes would be a few dozen
 # steps and leave the correction barely trained (10-shot sets gained 1-3 points; see
 # docs/lab/benchmarks.md).
@@ -190,8 +191,9 @@ def train(
         vectors: each text's meaning vector (`_static`, texts x dimensions), for the
             semantic view (`_semantic`); learned where the hinge is (a pack that calibrates,
             up to CANDIDATE_ROUTES routes). None: the words alone.
-        learns_fully: whether a pack too small to calibrate learns fully (`_learns_fully`);
-            None: by its size. A fold's model learns as the whole pack does.
+        learns_fully: whether a pack too small to calibrate learns fully; None: a pack of
+            `_few.CV_TEXTS` texts or more, cross-validated, as its out-of-fold texts choose
+            (`learns_fully_on_folds`), a smaller one not. Set for the folds' models.
     """
     if corpus.n_terms == 0:  # routes without any text: nothing to learn, every score equal
         progress(1.0)
@@ -200,8 +202,11 @@ def train(
     bayes, totals, own_mass = _naive_bayes(corpus, n_routes)
     preparing(0.3)
     calibrate = _can_calibrate(corpus.n_docs, n_routes)
+    folds = None
     if learns_fully is None:
-        learns_fully = _learns_fully(corpus.n_docs, n_routes)
+        if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
+            folds = _cross_validated(corpus, n_routes, out_of_scope)
+        learns_fully = folds is not None and folds.full
     full = calibrate or learns_fully
     initial = _warm_weights(warm, bayes) if warm is not None and calibrate else None
     plan = _plan(
@@ -210,7 +215,7 @@ def train(
     preparing(1.0)
     if plan.warm is not None:
         return _learn_warm(plan, plan.warm, bayes, n_routes, vectors, progress)
-    return _learn_cold(plan, bayes, n_routes, out_of_scope, cross_validate, vectors, progress)
+    return _learn_cold(plan, bayes, n_routes, out_of_scope, folds, vectors, progress)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,17 +262,6 @@ def _can_calibrate(n_docs: int, n_routes: int) -> bool:
     return int(_held_out(n_docs).sum()) >= MIN_CALIBRATION and n_routes >= 2
 
 
-def _learns_fully(n_docs: int, n_routes: int) -> bool:
-    """Whether a pack too small to calibrate still learns as one that calibrates does: the
-    character n-grams, for the step budget, with the second model (`_hinge`). So does one
-    big enough to fit its temperature, floor and margin by cross-validation
-    (`_few.can_cross_validate`), which temper the confidence that learning adds. Below
-    that nothing would: from a handful of examples the n-grams learn accidents of spelling
-    (on two routes of five examples, "completely unrelated words" leaned 2:1 to one of
-    them), and the background's class claimed foreign weather questions by their spelling."""
-    return _few.can_cross_validate(n_docs, n_routes)
-
-
 def _warm_weights(warm: Warm, bayes: Float32Array | _sparse.SparseBayes) -> Float32Array:
     """The earlier model's weights minus naive Bayes where it knew the term and the route
     (the correction it had learned), 0 elsewhere: where this correction starts."""
@@ -296,7 +290,7 @@ def _plan(
 ) -> _Plan:
     """The learner over every route, or past CANDIDATE_ROUTES over each text's candidates
     (`_candidates`); a pack with few examples per route corrects the 4-grams too (`_few`).
-    `gates`: whether the pack calibrates, and whether it learns fully (`_learns_fully`)."""
+    `gates`: whether the pack calibrates, and whether it learns fully (`train`)."""
     calibrate, full = gates
     sizes = _few.corrected_char_sizes(corpus.n_docs, n_routes, CORRECTED_CHAR_SIZES)
     started = warm if initial is not None else None
@@ -385,7 +379,7 @@ def _learn_cold(
     bayes: Float32Array | _sparse.SparseBayes,
     n_routes: int,
     out_of_scope: bool,
-    cross_validate: bool,
+    folds: _Folds | None,
     vectors: Float32Array | None,
     progress: Progress,
 ) -> Model:
@@ -408,9 +402,10 @@ def _learn_cold(
     if calibrate:
         fitted = _fit_held_out(plan, held, hinge, vectors, n_routes, n_routes - out_of_scope)
     learner.fit(plan.base, plan.everything, final, SEED + 1, progress.part(share, 1.0))
-    if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
-        temperature, floor, margin = _cross_validated(corpus, n_routes, out_of_scope)
-        fitted = dataclasses.replace(fitted, temperature=temperature, floor=floor, margin=margin)
+    if folds is not None:
+        fitted = dataclasses.replace(
+            fitted, temperature=folds.temperature, floor=folds.floor, margin=folds.margin
+        )
     model = _finish(learner, bayes, fitted.temperature, calibrate, fitted.floor, fitted.margin)
     if calibrate:
         model = dataclasses.replace(model, fitted_on=corpus.n_docs)
@@ -424,7 +419,7 @@ def _learn_cold(
 
 def _schedule(n_docs: int, learned: npt.NDArray[np.bool_], full: bool) -> tuple[int, int]:
     """Passes before the held-out fit (over the texts `learned`) and after it (every text).
-    A pack that does not learn fully (`_learns_fully`) keeps the short schedule."""
+    A pack that does not learn fully (`learns_fully_on_folds`) keeps the short schedule."""
     if not full:
         return HELD_EPOCHS, FINAL_EPOCHS
     return held_epochs(int(learned.sum())), _few.final_epochs(n_docs, BATCH, FINAL_EPOCHS)
@@ -539,11 +534,41 @@ def _semantic_weight(
     return float(theta[1]) / words, round(1.0 / words, 4), scores
 
 
-def _cross_validated(
-    corpus: Corpus, n_routes: int, out_of_scope: bool
-) -> tuple[float, float | None, float | None]:
-    """The temperature, floor and margin of a pack too small to calibrate, fitted on
-    out-of-fold scores: each fold's model learns as the whole pack does (`_learns_fully`)."""
+@dataclass(frozen=True, slots=True)
+class _Folds:
+    """What out-of-fold scores chose and fitted for a pack too small to calibrate
+    (`_cross_validated`): whether it learns fully, its temperature, floor and margin."""
+
+    full: bool
+    temperature: float
+    floor: float | None
+    margin: float | None
+
+
+def _cross_validated(corpus: Corpus, n_routes: int, out_of_scope: bool) -> _Folds:
+    """A pack too small to calibrate, fitted on out-of-fold scores: CV_FOLDS models learned
+    fully and CV_FOLDS on the short schedule score the texts they left out; the pack learns
+    fully unless that routes its own requests worse (`learns_fully_on_folds`), and its
+    temperature, floor and margin are fitted on the chosen schedule's scores."""
+    n_scored = n_routes - out_of_scope
+    full, right = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=True)
+    short, _ = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=False)
+    if not learns_fully_on_folds(full, short, right, n_scored):
+        # The model of the short schedule, as it was before such a pack could learn fully:
+        # temperature 1, so that a floor a person chose against its scores keeps its meaning.
+        floor = fit_floor(short, right, n_scored)
+        return _Folds(False, 1.0, floor, fit_margin(short, right, n_scored, floor))
+    temperature = tempering_temperature(full, right)
+    full /= temperature
+    floor = fit_floor(full, right, n_scored)
+    return _Folds(True, temperature, floor, fit_margin(full, right, n_scored, floor))
+
+
+def _fold_logits(
+    corpus: Corpus, n_routes: int, out_of_scope: bool, *, learns_fully: bool
+) -> tuple[Float32Array, IntArray]:
+    """Every text's logits from the fold model that left it out (`_few.folds`), learned
+    fully or on the short schedule, and every text's column."""
     logits, labels = [], []
     for held in _few.folds(corpus.n_docs):
         model = train(
@@ -551,16 +576,42 @@ def _cross_validated(
             n_routes,
             out_of_scope=out_of_scope,
             cross_validate=False,
-            learns_fully=True,
+            learns_fully=learns_fully,
         )
         scores = corpus_logits(_sparse.dense(model.weights), select(corpus, held))
         logits.append(scores if model.bias is None else scores + model.bias)
         labels.append(corpus.routes[held])
-    every, right, n_scored = np.vstack(logits), np.concatenate(labels), n_routes - out_of_scope
-    temperature = fit_temperature(every, right)
-    every /= temperature
-    floor = fit_floor(every, right, n_scored)
-    return temperature, floor, fit_margin(every, right, n_scored, floor)
+    return np.vstack(logits), np.concatenate(labels)
+
+
+def learns_fully_on_folds(
+    full: Float32Array, short: Float32Array, labels: IntArray, n_scored: int
+) -> bool:
+    """Whether a pack of `_few.CV_TEXTS` to CALIBRATION_TEXTS texts learns fully: unless its
+    fold models, learned fully, place fewer of its in-scope texts (columns under `n_scored`)
+    on their route than the short schedule's do (docs/decisions.md, "Packs of 100-199 texts").
+
+    Only the routes' texts are counted. Learning fully always sends more of the out-of-scope
+    class's texts to that class (the studio's demo: 9 of its 11 texts that only learning
+    fully placed right), which says nothing of whether it routes the pack's requests better;
+    and what it costs, a confidence that the cross-validated temperature cannot temper on a
+    message like none of the texts, is paid on every message. On the demo the fully learned
+    fold models placed 2 in-scope texts the short ones missed and missed 7 they placed.
+    """
+    routed = labels < n_scored
+    full_right = (full.argmax(axis=1) == labels) & routed
+    short_right = (short.argmax(axis=1) == labels) & routed
+    return int((full_right & ~short_right).sum()) >= int((short_right & ~full_right).sum())
+
+
+def tempering_temperature(logits: Float32Array, labels: IntArray) -> float:
+    """The temperature of a pack that cannot calibrate, fitted on out-of-fold `logits`: at
+    least 1, so that it may temper its scores and never sharpen them. Fitted on the pack's
+    own texts (the out-of-fold ones, which the fold models place right more often than not),
+    it says nothing of a message like none of them, so it must not make such a message surer
+    than the scale the lexical logits have uncalibrated (docs/decisions.md, "Packs of
+    100-199 texts"). Measured on the home-assistant languages' packs it came out at 1.3-3.1."""
+    return max(1.0, fit_temperature(logits, labels))
 
 
 def _affected(
