@@ -58,10 +58,13 @@ def corrected_char_sizes(n_docs: int, n_routes: int, large: tuple[int, ...]) -> 
 # A pack too small to hold texts out for calibration (fewer than `_model.CALIBRATION_TEXTS`)
 # but of at least CV_TEXTS texts fits its floor and near-tie margin on out-of-fold scores:
 # CV_FOLDS models, each learned without every CV_FOLDS-th text, score the texts they left
-# out. Its temperature stays 1 (nothing else changes), so these thresholds are quantiles
-# of its own uncalibrated scores, meaning what a large pack's mean (the same share of
-# in-scope texts refused, the same share offered a menu). Measured on packs of 100-192
-# texts (docs/lab/benchmarks.md "Packs under 200 texts"); smaller ones were not, and keep none.
+# out. Such a pack learns as a calibrated one does unless its fold models, so learned, route
+# its in-scope texts worse than the short schedule's (`_model.learns_fully_on_folds`); its
+# temperature is fitted on the chosen schedule's scores (at least 1; 1 on the short one), and
+# the thresholds are quantiles of them at that temperature, meaning what a large pack's mean
+# (the same share of in-scope texts refused, the same share offered a menu). Measured on
+# packs of 100-192 texts (docs/lab/benchmarks.md "Packs under 200 texts"); smaller ones were
+# not, and keep none (docs/decisions.md "Packs of 100-199 texts").
 CV_FOLDS = 5
 CV_TEXTS = 100
 

@@ -25,7 +25,8 @@ from routing_core._types import Float64Array, IntArray
 
 # One rule for every tier, first chosen for the lexical build (`_model.py`).
 # Every HOLD_OUT-th text is kept out of a trial correction to fit the temperature on; a
-# pack with fewer held-out texts than MIN_CALIBRATION keeps temperature 1.
+# pack with fewer held-out texts than MIN_CALIBRATION keeps temperature 1, or fits it by
+# cross-validation (`_few.CV_TEXTS`).
 HOLD_OUT = 10
 MIN_CALIBRATION = 20
 # The default floor refuses this share of held-out in-scope texts (`fit_floor`). Chosen on

@@ -19,7 +19,9 @@ the average one.
 A message is scored as the calibrated probability of each route: a softmax over all routes
 of its logits divided by a temperature fitted on examples held out of training, so that a
 score of 0.7 is right about 70% of the time on text like the examples, in every pack big
-enough to hold some out (a smaller pack keeps temperature 1). Learning from 15,000 examples
+enough to hold some out (a pack of 100-199 texts that learns fully fits it by
+cross-validation, never under 1; a smaller one, or one that keeps the short schedule, keeps
+temperature 1). Learning from 15,000 examples
 takes a few seconds, so a built pack carries the learned weights (`stored.py`,
 `scorer.model`) and loads in a fraction of a second; a pack without them (or with stale
 ones) learns at load.

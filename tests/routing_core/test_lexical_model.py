@@ -9,6 +9,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from routing_core import Pack, PackError, Router, dump_pack, load_pack
 from routing_core.build import build_pack
@@ -468,15 +470,87 @@ def _generated_corpus(n_routes: int, per_route: int):  # noqa: ANN202 - a privat
 
 def test_a_pack_too_small_to_calibrate_fits_its_floor_and_margin_by_cross_validation() -> None:
     """156 texts (144 examples and 12 names) hold out too few to calibrate; five
-    out-of-fold scorings still fit both."""
+    out-of-fold scorings still fit both, and the temperature they are taken at: this pack's
+    folds route better learning fully, so it does, and its temperature tempers."""
     routes, corpus = _generated_corpus(12, 12)
     model = _model.train(corpus, len(routes))
-    assert not model.calibrated and model.temperature == 1.0
+    assert not model.calibrated and model.bias is not None  # it learned fully
+    assert 1.0 < model.temperature <= 20
     assert model.floor is not None and 0.0 < model.floor <= calibration.FLOOR_CAP
     assert model.margin is not None and 0.0 <= model.margin <= calibration.MARGIN_CAP
-    without = _model.train(corpus, len(routes), cross_validate=False)
+    without = _model.train(corpus, len(routes), cross_validate=False, learns_fully=True)
     assert without.floor is None and without.margin is None
     np.testing.assert_array_equal(model.weights, without.weights)  # the pack learns the same
+    assert without.bias is not None and model.bias is not None
+    np.testing.assert_array_equal(model.bias, without.bias)
+
+
+def test_a_pack_whose_folds_route_worse_learning_fully_keeps_the_short_schedule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The choice made on its folds is the whole model: the short schedule's weights, no
+    second model, temperature 1 (docs/decisions.md, "Packs of 100-199 texts")."""
+    routes, corpus = _generated_corpus(12, 12)
+    monkeypatch.setattr(_model, "learns_fully_on_folds", lambda *args: False)
+    model = _model.train(corpus, len(routes))
+    short = _model.train(corpus, len(routes), cross_validate=False, learns_fully=False)
+    assert not model.calibrated and model.bias is None and model.temperature == 1.0
+    assert model.floor is not None and model.margin is not None
+    np.testing.assert_array_equal(model.weights, short.weights)
+
+
+def _fold_case(
+    n_routes: int, out_of_scope: bool, draw: st.DrawFn
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    n_texts = draw(st.integers(1, 40))
+    labels = np.array(
+        draw(st.lists(st.integers(0, n_routes - 1), min_size=n_texts, max_size=n_texts))
+    )
+    logits = st.lists(
+        st.floats(-30, 30, allow_nan=False, width=32), min_size=n_routes, max_size=n_routes
+    )
+    full = np.array(draw(st.lists(logits, min_size=n_texts, max_size=n_texts)), np.float32)
+    short = np.array(draw(st.lists(logits, min_size=n_texts, max_size=n_texts)), np.float32)
+    return full, short, labels, n_routes - out_of_scope
+
+
+@st.composite
+def _folds(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    return _fold_case(draw(st.integers(2, 6)), draw(st.booleans()), draw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=_folds())
+def test_a_pack_learns_fully_unless_its_folds_route_its_requests_worse(
+    case: tuple[np.ndarray, np.ndarray, np.ndarray, int],
+) -> None:
+    """Counted on the routes' texts only: the out-of-scope class's texts, whatever either
+    schedule does with them, do not choose (the demo's were most of what learning fully
+    placed better, while it routed the demo's requests worse)."""
+    full, short, labels, n_scored = case
+    routed = labels < n_scored
+    full_right = (full.argmax(axis=1) == labels) & routed
+    short_right = (short.argmax(axis=1) == labels) & routed
+    expected = (full_right & ~short_right).sum() >= (short_right & ~full_right).sum()
+    assert _model.learns_fully_on_folds(full, short, labels, n_scored) == expected
+    assert _model.learns_fully_on_folds(short, short, labels, n_scored)  # a tie learns fully
+    shuffled = full.copy()
+    shuffled[~routed] = shuffled[~routed, ::-1]  # the class's texts placed otherwise
+    assert _model.learns_fully_on_folds(shuffled, short, labels, n_scored) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=_folds())
+def test_the_cross_validated_temperature_tempers_and_never_sharpens(
+    case: tuple[np.ndarray, np.ndarray, np.ndarray, int],
+) -> None:
+    """Fitted on out-of-fold texts the folds place right, a temperature under 1 would make a
+    message like none of them surer than the uncalibrated scale (docs/decisions.md, "Packs
+    of 100-199 texts")."""
+    full, _, labels, _ = case
+    temperature = _model.tempering_temperature(full, labels)
+    assert temperature >= 1.0
+    assert temperature == max(1.0, _model.fit_temperature(full, labels))
 
 
 def test_the_cross_validated_floor_is_the_packs_scorer_floor() -> None:
@@ -484,6 +558,33 @@ def test_the_cross_validated_floor_is_the_packs_scorer_floor() -> None:
     scorer = LexicalScorer.build(routes)
     assert scorer.info.details["fitted_floor"] is not None
     assert scorer.info.floor == scorer.info.details["fitted_floor"]
+
+
+def test_a_pack_of_the_cross_validation_size_learns_as_a_calibrated_one(monkeypatch) -> None:
+    """The character 3- and 4-grams, for the step budget, with the second model: five passes
+    over one batch left such a pack's correction barely trained (docs/decisions.md,
+    "Packs of 100-199 texts")."""
+    from routing_core.scorers import _few
+
+    routes, corpus = _generated_corpus(12, 12)
+    assert _few.CV_TEXTS <= corpus.n_docs < _model.CALIBRATION_TEXTS
+    steps = _record_steps(monkeypatch)
+    model = _model.train(corpus, len(routes), cross_validate=False, learns_fully=True)
+    assert not model.calibrated and model.bias is not None and model.bias.any()
+    assert len(steps) == _model.MIN_HELD_STEPS + _few.MIN_FINAL_STEPS
+    learned = {int(i) for batch_terms in (step[0].terms for step in steps) for i in batch_terms}
+    sizes = corpus.char_sizes[sorted(learned)]
+    assert {0, 3, 4} <= set(sizes.tolist()) and 5 not in sizes
+
+
+def test_a_pack_under_the_cross_validation_size_keeps_the_short_schedule(monkeypatch) -> None:
+    from routing_core.scorers import _few
+
+    routes, corpus = _generated_corpus(4, (_few.CV_TEXTS - 1) // 4 - 1)  # and 4 names
+    steps = _record_steps(monkeypatch)
+    model = _model.train(corpus, len(routes))
+    assert len(steps) == _model.HELD_EPOCHS + _model.FINAL_EPOCHS
+    assert model.bias is None and model.temperature == 1.0
 
 
 def test_a_pack_under_the_cross_validation_size_fits_no_floor() -> None:

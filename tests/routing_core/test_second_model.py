@@ -91,7 +91,7 @@ def test_a_bias_of_the_wrong_length_is_refused(built: Pack) -> None:
         load_pack(document)
 
 
-def test_a_pack_too_small_to_calibrate_learns_no_second_model() -> None:
+def test_a_pack_under_the_cross_validation_size_learns_no_second_model() -> None:
     small = build_pack([{**route, "examples": route["examples"][:8]} for route in ROUTES])
     model = _model_of(small)
     assert not model.calibrated and model.bias is None

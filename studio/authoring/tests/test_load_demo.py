@@ -153,3 +153,31 @@ def test_the_demo_has_a_deliberate_near_tie(db):
 
     assert (cold.verdict, set(cold.offered)) == ("menu", {"order_status", "refunds"})
     assert (warm.verdict, warm.route) == ("stay", "refunds")
+
+
+def test_the_demo_keeps_the_short_schedule_because_its_folds_route_it_worse_learning_fully(
+    db, monkeypatch: pytest.MonkeyPatch
+):
+    """The demo (about 130 texts) is in the range that may learn fully, by cross-validation.
+    Its fold models, learned fully, place fewer of its requests right than the short
+    schedule's, so it keeps that schedule and temperature 1 (docs/decisions.md, "Packs of
+    100-199 texts"). Forced to learn fully, its gibberish case goes to a route and its
+    near-tie is settled: what the rule keeps."""
+    from routing_core.scorers import _model, lexical
+
+    call_command("load_demo", "--no-user", stdout=StringIO())
+    profile = Profile.objects.get(slug="support")
+    lexical._LEARNED.clear()  # learned here, not taken from another test's cache
+    kept = Router(build_pack(profile))
+    assert kept.scorer.info.details["calibration_temperature"] == 1.0
+
+    monkeypatch.setattr(_model, "learns_fully_on_folds", lambda *args: True)
+    lexical._LEARNED.clear()
+    forced = Router(build_pack(profile))
+    lexical._LEARNED.clear()
+
+    assert forced.scorer.info.details["calibration_temperature"] > 1.0
+    assert kept.route("asdkjh qwpoeiru zxmcnv").verdict == "unmatched"
+    assert forced.route("asdkjh qwpoeiru zxmcnv").verdict == "move"
+    assert kept.route("where is my refund").verdict == "menu"
+    assert forced.route("where is my refund").verdict == "move"
