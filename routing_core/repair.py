@@ -40,6 +40,7 @@ from routing_core.keywords import KeywordMatcher
 from routing_core.pack import Pack, Route
 from routing_core.repair_edits import EDIT_KINDS, ROUTE_KINDS, Edit, EditKind, apply_edit, lexicon
 from routing_core.router import Router
+from routing_core.scorers import _model
 from routing_core.scorers._terms import STOP_WORDS
 from routing_core.text import words
 
@@ -189,13 +190,17 @@ def find_repair(
     attempts = []
     if progress is not None:
         progress(0, len(tried))
-    for edit in tried:
-        attempt, edited = _try(pack, cases, failing, passing, edit)
-        attempts.append(attempt)
-        if progress is not None:
-            progress(len(attempts), len(tried))
-        if attempt.fixes and not attempt.breaks:
-            return RepairReport(case, edit, tuple(attempts), pack=edited, misses=misses)
+    # Every candidate is the pack with one small edit: a pack of 100-199 texts learns each on
+    # the schedule the first candidate chose (`_model.one_schedule`, as the overlap checkup
+    # does), where choosing again would cost ten models a candidate.
+    with _model.one_schedule():
+        for edit in tried:
+            attempt, edited = _try(pack, cases, failing, passing, edit)
+            attempts.append(attempt)
+            if progress is not None:
+                progress(len(attempts), len(tried))
+            if attempt.fixes and not attempt.breaks:
+                return RepairReport(case, edit, tuple(attempts), pack=edited, misses=misses)
     reason = "no single edit fixes it without breaking another"
     return RepairReport(case, None, tuple(attempts), reason=reason, misses=misses)
 

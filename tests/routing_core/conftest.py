@@ -97,3 +97,23 @@ def without_background() -> Iterator[None]:
         yield
     finally:
         _background.BACKGROUND_BELOW = saved
+
+
+@pytest.fixture
+def fold_schedules(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
+    """The schedule of every set of fold models a pack of 100-199 texts learns, in order
+    (True: learned fully; docs/decisions.md, "Packs of 100-199 texts"), the real models
+    still learned; the process's model cache emptied before and after."""
+    from routing_core.scorers import _model, lexical
+
+    learned: list[bool] = []
+    real = _model._fold_logits
+
+    def counted(*args: Any, learns_fully: bool) -> Any:
+        learned.append(learns_fully)
+        return real(*args, learns_fully=learns_fully)
+
+    monkeypatch.setattr(_model, "_fold_logits", counted)
+    lexical._LEARNED.clear()
+    yield learned
+    lexical._LEARNED.clear()

@@ -54,31 +54,21 @@ def test_large_profiles_use_k_fold_and_report_progress():
 
 
 def test_the_held_out_copies_of_a_cross_validated_pack_choose_their_schedule_once(
-    monkeypatch,
+    monkeypatch, fold_schedules
 ) -> None:
     """A pack of 100-199 texts chooses by fold models learned both ways (docs/decisions.md,
     "Packs of 100-199 texts"); the checkup's copies of it reuse the first copy's choice, or
     the demo's 57 held-out examples cost 42 s instead of 3."""
     from routing_core import overlap
     from routing_core.build import build_pack
-    from routing_core.scorers import _model, lexical
+    from routing_core.scorers import _model
     from tests.routing_core.test_incremental_model import generated_routes
 
-    learned: list[bool] = []
-    real = _model._fold_logits
-
-    def counted(*args, learns_fully: bool):  # noqa: ANN202 - the real one's result
-        learned.append(learns_fully)
-        return real(*args, learns_fully=learns_fully)
-
-    monkeypatch.setattr(_model, "_fold_logits", counted)
     monkeypatch.setattr(overlap, "EXACT_LIMIT", 0)  # ten held-out copies
-    lexical._LEARNED.clear()
     pack = build_pack(generated_routes(12, 12), slug="twelve", no_background=True)
-    learned.clear()  # the build's own choice
+    fold_schedules.clear()  # the build's own choice
     overlap_checkup(pack)
-    lexical._LEARNED.clear()
 
-    assert learned[:2] == [True, False]  # the first copy learns both ways and chooses
-    assert len(learned) == 2 + overlap.FOLDS - 1 and len(set(learned[2:])) == 1
+    assert fold_schedules[:2] == [True, False]  # the first copy learns both ways and chooses
+    assert len(fold_schedules) == 2 + overlap.FOLDS - 1 and len(set(fold_schedules[2:])) == 1
     assert _model._SHARED_SCHEDULE.get() is None  # the choice does not outlive the checkup

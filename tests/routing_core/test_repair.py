@@ -365,3 +365,27 @@ def test_every_candidate_is_a_valid_edit_said_in_words(
         sentence = edit.describe()
         assert "{" not in sentence and "None" not in sentence and edit.text.strip()
         apply_edit(pack, edit)  # never a PackError: every candidate is a change the pack takes
+
+
+def test_the_candidates_of_a_cross_validated_pack_choose_their_schedule_once(fold_schedules):
+    """A pack of 100-199 texts chooses its schedule by fold models learned both ways
+    (docs/decisions.md, "Packs of 100-199 texts"); each candidate is that pack with one small
+    edit, so the search reuses the first candidate's choice instead of paying it again."""
+    from routing_core.build import build_pack
+    from routing_core.scorers import _model
+    from tests.routing_core.test_incremental_model import generated_routes
+
+    pack = build_pack(generated_routes(12, 12), slug="twelve", no_background=True)
+    first, second = pack.routes[0], pack.routes[1]
+    # Route one's own examples pass; one of them expected on route two: a keyword taken from
+    # it breaks the others, so several candidates are learned before one is found or none.
+    cases = [Case(text=t, expected=first.name) for t in first.examples[:6]]
+    cases.append(Case(text=first.examples[6], expected=second.name))
+    fold_schedules.clear()  # the build's own choice
+    report = find_repair(pack, cases, len(cases) - 1)
+
+    assert len(report.attempts) >= 3
+    assert fold_schedules[:2] == [True, False]  # the first candidate learns both ways, chooses
+    assert len(fold_schedules) == 2 + len(report.attempts) - 1
+    assert len(set(fold_schedules[2:])) == 1
+    assert _model._SHARED_SCHEDULE.get() is None  # the choice does not outlive the search
