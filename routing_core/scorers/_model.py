@@ -590,23 +590,23 @@ def _cross_validated(
     temperature, floor and margin are fitted on the chosen schedule's scores. `chosen`: the
     schedule already chosen (`one_schedule`), whose fold models alone are learned."""
     n_scored = n_routes - out_of_scope
+    learned: dict[bool, tuple[Float32Array, IntArray]] = {}
+
+    def fold_logits(fully: bool) -> tuple[Float32Array, IntArray]:
+        if fully not in learned:
+            learned[fully] = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=fully)
+        return learned[fully]
+
     if chosen is None:
-        full, right = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=True)
-        short, _ = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=False)
+        (full, right), (short, _) = fold_logits(True), fold_logits(False)
         chosen = learns_fully_on_folds(full, short, right, n_scored)
-    elif chosen:
-        full, right = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=True)
-    else:
-        short, right = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=False)
-    if not chosen:
-        # The model of the short schedule, as it was before such a pack could learn fully:
-        # temperature 1, so that a floor a person chose against its scores keeps its meaning.
-        floor = fit_floor(short, right, n_scored)
-        return _Folds(False, 1.0, floor, fit_margin(short, right, n_scored, floor))
-    temperature = tempering_temperature(full, right)
-    full /= temperature
-    floor = fit_floor(full, right, n_scored)
-    return _Folds(True, temperature, floor, fit_margin(full, right, n_scored, floor))
+    scores, right = fold_logits(chosen)
+    # On the short schedule, the model as it was before such a pack could learn fully:
+    # temperature 1, so that a floor a person chose against its scores keeps its meaning.
+    temperature = tempering_temperature(scores, right) if chosen else 1.0
+    scores = scores / temperature
+    floor = fit_floor(scores, right, n_scored)
+    return _Folds(chosen, temperature, floor, fit_margin(scores, right, n_scored, floor))
 
 
 def _fold_logits(
