@@ -3,7 +3,7 @@ against the TF-IDF + linear SVM reference.
 
 Usage (scikit-learn for the SVM, as bench/baseline_svm.py; without it the SVM is left out):
     .venv/bin/python bench/bench_languages.py [--tables minilm-l6-static-256,e5-small-static-256]
-        [--part folds|cross|english|tier]
+        [--part folds|cross|english|tier|decisions]
         [--model multilingual-e5-small|universal-sentence-encoder-multilingual-3] [--no-head]
         [--per-language 40] [--languages de,fr,...] [--data ../shared/datasets]
 
@@ -17,6 +17,14 @@ Parts:
              English `routes.json`; the messages are every other language's `routes.json`
              examples of the intents English has (intent names are the same in every
              language). Top-1 per language, the mean and the worst.
+    decisions
+             `folds`' packs built as a publish builds them (`build_pack`, pack defaults, the
+             built-in background where it applies) and routed by `Router`: top-1, in-scope
+             decisions (the right route moved to), and the share of made-up messages left
+             unmatched: 60 a fold, one to three "words" of 3 to 8 letters drawn at random
+             (seed 7) from the letters of the fold's own examples, as often as they occur
+             there. Such strings share fragments of spelling with the routes' words without
+             being words (docs/pack-format.md, Lexical scorer, step 5).
     english  bench/quality_dev.py's English dev splits (CLINC150, Banking77, HWU64) with each
              table.
     tier     the embedding and hybrid tiers with --model (`multilingual-e5-small`, extra
@@ -41,12 +49,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
+from collections import Counter
 from collections.abc import Callable, Collection
 from pathlib import Path
 
 import numpy as np
+import regex
 
+from routing_core import Case, Router, build_pack, evaluate
 from routing_core.scorers import RouteText, _static, lexical
 from routing_core.scorers.lexical import LexicalScorer
 
@@ -54,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets"
 Judged = list[tuple[str, str]]
 Routes = list[dict[str, object]]
+_LETTER = regex.compile(r"\p{L}")
 
 
 def _svm() -> Callable[[Routes, Judged], float] | None:
@@ -140,6 +153,64 @@ def folds(data: Path, tables: list[str], only: list[str]) -> None:
                 f"folds {table}: >= SVM in {at_or_above}/{len(values)} languages, mean gap"
                 f" {np.mean(values) * 100:+.2f} points (load {os.getloadavg()[0]:.1f})"
             )
+
+
+def _examples(route: dict[str, object]) -> list[str]:
+    return [str(text) for text in route["examples"]]  # type: ignore[attr-defined]
+
+
+def _made_up(routes: Routes, rng: random.Random, count: int = 60) -> list[str]:
+    """`count` messages of one to three made-up words from the letters of `routes`' examples."""
+    letters = Counter(
+        c for r in routes for text in _examples(r) for c in text.lower() if _LETTER.match(c)
+    )
+    pool, weights = list(letters), list(letters.values())
+    return [
+        " ".join(
+            "".join(rng.choices(pool, weights, k=rng.randint(3, 8)))
+            for _ in range(rng.randint(1, 3))
+        )
+        for _ in range(count)
+    ]
+
+
+def _fold_figures(routes: Routes, fold: int, rng: random.Random) -> dict[str, float]:
+    """One fold built and routed as a publish would: top-1, decisions, made-up unmatched."""
+    kept: Routes = [
+        {**r, "examples": [t for i, t in enumerate(_examples(r)) if i % 3 != fold]} for r in routes
+    ]
+    kept = [r for r in kept if _examples(r)]
+    judged = [
+        Case(t, str(r["name"])) for r in routes for i, t in enumerate(_examples(r)) if i % 3 == fold
+    ]
+    lexical._LEARNED.clear()
+    router = Router(build_pack(kept, slug="folds"))
+    routed = evaluate(router, judged)
+    made_up = evaluate(router, [Case(t, None) for t in _made_up(kept, rng)])
+    return {
+        "top-1": routed.top1_accuracy or 0.0,
+        "decisions": routed.in_scope_accuracy or 0.0,
+        "made-up unmatched": made_up.oos_recall or 0.0,
+    }
+
+
+def decisions(data: Path, only: list[str]) -> None:
+    """Per language, 3 folds through the product's path: top-1, decisions, made-up unmatched."""
+    means: Counter[str] = Counter()
+    languages = _languages(data, only)
+    for language in languages:
+        routes = _routes(data, language)
+        rng = random.Random(7)
+        figures: Counter[str] = Counter()
+        for fold in range(3):
+            figures.update({k: v / 3 for k, v in _fold_figures(routes, fold, rng).items()})
+        means.update({k: v / len(languages) for k, v in figures.items()})
+        print(f"{language:8}  " + "  ".join(f"{k} {v:.2%}" for k, v in figures.items()), flush=True)
+    print(
+        f"decisions, mean of {len(languages)} languages: "
+        + "  ".join(f"{k} {v:.2%}" for k, v in means.items())
+        + f" (load {os.getloadavg()[0]:.1f})"
+    )
 
 
 def _translated(data: Path, only: list[str], names: Collection[str]) -> list[tuple[str, Judged]]:
@@ -351,7 +422,9 @@ def meaning_always() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", default=",".join(_static.TABLES))
-    parser.add_argument("--part", action="append", choices=("folds", "cross", "english", "tier"))
+    parser.add_argument(
+        "--part", action="append", choices=("folds", "cross", "english", "tier", "decisions")
+    )
     parser.add_argument("--per-language", type=int, default=40)
     parser.add_argument("--model", default="multilingual-e5-small", help="the tier part's encoder")
     parser.add_argument("--head", action=argparse.BooleanOptionalAction, default=True)
@@ -368,6 +441,8 @@ def main() -> None:
             folds(Path(args.data), tables, only)
         elif part == "cross":
             cross(Path(args.data), tables, only)
+        elif part == "decisions":
+            decisions(Path(args.data), only)
         elif part == "tier":
             tier(Path(args.data), only, args.per_language, args.model, args.head)
         else:

@@ -76,6 +76,12 @@ def word_terms(word: str) -> tuple[str, tuple[str, ...]]:
     return stem(word), grams
 
 
+def char_gram_count(length: int) -> int:
+    """How many character n-grams `word_terms` makes of a word of `length` characters."""
+    marked = length + 2
+    return sum(max(0, marked - n + 1) for n in CHAR_NGRAM_SIZES)
+
+
 def char_size(term: str) -> int:
     """n for a character n-gram key ("#<ref" is a 4-gram), 0 for a word or bigram key."""
     return len(term) - len(CHAR_PREFIX) if term.startswith(CHAR_PREFIX) else 0

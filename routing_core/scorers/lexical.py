@@ -1031,6 +1031,9 @@ class LexicalScorer:
         ids, values = self._vocabulary.weigh(occurrences)
         if len(ids) == 0:
             return None
+        share = _spelling_share(words)
+        if share < 1.0:
+            values = values * np.float32(share)
         features = _Features(message, words, has_content, ids, values)
         self._last.features = features
         return features
@@ -1049,6 +1052,21 @@ class LexicalScorer:
         np.exp(logits, out=logits)
         logits /= np.add.reduce(logits)
         return logits
+
+
+def _spelling_share(words: list[_Resolved]) -> float:
+    """1, unless the message has no known word nor pair of words: then the share of its
+    words' character n-grams that the model knows (docs/pack-format.md, Lexical scorer,
+    step 5). Such a message is read on spelling alone, and its vector, scaled to norm 1
+    like any other, made one n-gram of "blorf snarg" that a route's word shares as strong
+    as a whole known word."""
+    known = total = 0
+    for word, stem_id, grams, pair_id in words:
+        if stem_id >= 0 or pair_id >= 0:
+            return 1.0
+        known += len(grams)
+        total += _terms.char_gram_count(len(word))
+    return known / total if total else 1.0
 
 
 def _credit(words: list[_Resolved], ids: IntArray, contributions: Float32Array) -> dict[str, float]:

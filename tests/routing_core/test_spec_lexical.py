@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from routing_core import Pack, Router, dump_pack, load_pack
 from routing_core.build import build_pack
@@ -53,6 +55,10 @@ MESSAGES = [
     "what is it about my refund",
     "tell me about the capital of my invoice",
     "who won the match yesterday",
+    # No known word nor pair: read on the fragments of their spelling alone.
+    "refundz parcelz",
+    "blorf snarg",
+    "xqzrefun wthr",
 ]
 
 
@@ -102,20 +108,26 @@ def _array(text: str, dtype: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype=dtype).astype(np.float64)
 
 
-def _counts(message: str, terms: dict[str, int]) -> dict[str, int]:
+def _counts(message: str, terms: dict[str, int]) -> tuple[dict[str, int], int]:
+    """Step 3: the found terms' counts, and how many character n-grams the words make."""
     counts: dict[str, int] = {}
     previous = "^"
+    made = 0
     for word in _words(message):
         stem, marked = _stem(word), f"<{word}>"
         grams = ["#" + marked[i : i + n] for n in (3, 4, 5) for i in range(len(marked) - n + 1)]
+        made += len(grams)
         for term in [stem, f"{previous} {stem}", *grams]:
             if term in terms:
                 counts[term] = counts.get(term, 0) + 1
         previous = stem
-    return counts
+    return counts, made
 
 
-def _vector(counts: dict[str, int], idf: np.ndarray, terms: dict[str, int]) -> dict[str, float]:
+def _vector(
+    counts: dict[str, int], made: int, idf: np.ndarray, terms: dict[str, int]
+) -> dict[str, float]:
+    """Step 5, with its rule for a message read on its spelling alone."""
     x = {t: (1 + math.log(c)) * idf[terms[t]] for t, c in counts.items()}
     for chars, target in ((False, 2.0), (True, 1.0)):
         block = [t for t in x if t.startswith("#") == chars]
@@ -123,6 +135,8 @@ def _vector(counts: dict[str, int], idf: np.ndarray, terms: dict[str, int]) -> d
         for t in block:
             x[t] *= target / norm if norm else 0.0
     total = math.sqrt(sum(v * v for v in x.values()))
+    if all(t.startswith("#") for t in counts):
+        total *= made / sum(counts.values())
     return {t: v / total for t, v in x.items()}
 
 
@@ -147,7 +161,7 @@ def spec_scores(model: dict[str, Any], message: str, n_routes: int) -> list[floa
 def _logits(model: dict[str, Any], message: str) -> np.ndarray | None:
     """Steps 1-6: the message's logits over every column, or None with nothing to score."""
     terms = {t: i for i, t in enumerate(model["terms"])}
-    counts = _counts(message, terms)
+    counts, made = _counts(message, terms)
     stop = _stop_words()
     if not counts or (not model["calibrated"] and all(w in stop for w in _words(message))):
         return None
@@ -156,7 +170,7 @@ def _logits(model: dict[str, Any], message: str) -> np.ndarray | None:
     cells = np.frombuffer(base64.b64decode(model["cells"]), dtype="<u4").astype(np.int64)
     weights[cells] = _array(model["weights"], "<f2")
     weights = weights.reshape(len(terms), columns)
-    vector = _vector(counts, _array(model["idf"], "<f2"), terms)
+    vector = _vector(counts, made, _array(model["idf"], "<f2"), terms)
     logit = sum(v * weights[terms[t]] for t, v in vector.items())
     if model.get("bias"):
         logit = logit + _array(model["bias"], "<f2")
@@ -203,3 +217,26 @@ def test_a_calibrated_model_with_meaning_and_out_of_scope_scores_as_specified(
     assert model["calibrated"] and model["semantic"] and model["bias"]
     assert model["routes"] == len(calibrated.routes) + 1  # the out-of-scope column
     _assert_same(calibrated)
+
+
+# Pieces of the calibrated pack's words and letters no route uses: a message made of them is
+# often read on its spelling alone (step 5), with any share of its n-grams known.
+_PIECES = st.sampled_from(
+    ["ref", "und", "parc", "inv", "oice", "wea", "ther", "qz", "xk", "vv", "z"]
+)
+_MADE_UP = st.lists(
+    st.lists(_PIECES, min_size=1, max_size=4).map("".join), min_size=1, max_size=4
+).map(" ".join)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(message=_MADE_UP)
+def test_messages_made_of_pieces_of_words_score_as_specified(
+    calibrated: Pack, message: str
+) -> None:
+    router = Router(calibrated)
+    names = router.pack.route_names
+    engine = router.scorer.score(message, names)
+    assert spec_scores(_model(calibrated), message, len(names)) == pytest.approx(engine, abs=1e-6)
