@@ -939,6 +939,21 @@ class LexicalScorer:
             kept = self._explained[column] = self._table.vectors(examples)
         return kept
 
+    def spelling_share(self, message: str) -> float | None:
+        """How much of the message's spelling the model knows, when that is all it read.
+
+        A message none of whose words nor word pairs the model knows is scored on fragments
+        of its spelling (character n-grams) alone, and leans on them only by the share of its
+        fragments that are known (docs/pack-format.md, Lexical scorer, step 5): that share,
+        in [0, 1], so that a person can be told why "temporizadorr" still routes and "blorf
+        snarg" does not. None when the message has a known word or pair (read as usual) or
+        nothing the model knows.
+        """
+        features = self._features(message)
+        if features is None or _has_known_word(features.words):
+            return None
+        return _spelling_share(features.words)
+
     def unscored_reason(
         self, message: str, *, own: bool = True, background: bool = False
     ) -> str | None:
@@ -1067,6 +1082,10 @@ def _spelling_share(words: list[_Resolved]) -> float:
         known += len(grams)
         total += _terms.char_gram_count(len(word))
     return known / total if total else 1.0
+
+
+def _has_known_word(words: list[_Resolved]) -> bool:
+    return any(stem_id >= 0 or pair_id >= 0 for _, stem_id, _, pair_id in words)
 
 
 def _credit(words: list[_Resolved], ids: IntArray, contributions: Float32Array) -> dict[str, float]:

@@ -40,8 +40,13 @@ def route_turn(
         raise ModelPending(playground_router(profile))
     policy = router.policy_with(**overrides) if overrides else None
     decision = router.route(message, incumbent or None, policy=policy)
+    scorer = router.scorer
     return Outcome(
-        decision, message, router.scorer.info.temperature, _unscored(router, decision, message)
+        decision,
+        message,
+        scorer.info.temperature,
+        _unscored(router, decision, message),
+        scorer.spelling_share(message) if isinstance(scorer, LexicalScorer) else None,
     )
 
 
@@ -110,6 +115,23 @@ class Outcome:
     message: str
     temperature: float
     unscored: str | None = None  # why the scorer left the message unscored, if it did
+    # The share of its spelling the routes' texts hold, for a message none of whose words
+    # they hold (routing_core's `LexicalScorer.spelling_share`); None otherwise.
+    spelling: float | None = None
+
+    @cached_property
+    def spelling_note(self) -> str:
+        """Why a message of unknown words counted for little (or still routed), "" otherwise.
+
+        Its score leans on the fragments of its spelling the routes' texts share, only as
+        much as they cover it (docs/pack-format.md, Lexical scorer, step 5)."""
+        if self.spelling is None:
+            return ""
+        share = round(self.spelling * 100)
+        return (
+            "no route uses any of its words, so it was read on parts of their spelling:"
+            f" {share}% of those parts are known, and it counted for that share"
+        )
 
     @cached_property
     def why(self) -> str:

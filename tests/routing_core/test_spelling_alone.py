@@ -104,3 +104,17 @@ def test_a_message_scores_no_more_than_the_share_of_its_spelling_the_routes_know
 def test_the_n_grams_counted_are_the_ones_step_3_makes(length: int) -> None:
     word = "x" * length
     assert _terms.char_gram_count(length) == len(_terms.word_terms(word)[1])
+
+
+def test_the_share_of_spelling_known_is_told_only_for_a_message_read_on_it_alone(
+    spanish: Pack,
+) -> None:
+    scorer = Router(spanish).scorer
+    assert isinstance(scorer, LexicalScorer)
+    # "temporizadorr": 30 of its 36 n-grams are known; the six that hold its "rr" are not.
+    assert scorer.spelling_share("temporizadorr") == pytest.approx(30 / 36)
+    assert scorer.spelling_share("qqluzq") is not None
+    assert scorer.spelling_share("qqluzq") < 0.1  # type: ignore[operator]
+    assert scorer.spelling_share("pon un temporizador") is None  # known words: read as usual
+    assert scorer.spelling_share("zzzz") is None  # nothing known at all
+    assert scorer.spelling_share("") is None

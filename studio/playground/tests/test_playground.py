@@ -128,6 +128,26 @@ def test_an_unscored_message_says_why_it_was_not_scored(
     assert shown.startswith(f"Not scored: {reason}")
 
 
+def test_a_message_of_unknown_words_says_how_much_of_its_spelling_the_routes_know(
+    profile, viewer, client_for
+):
+    """ "invoicez" is no route's word, but most of its spelling is "invoice"'s."""
+    response = client_for(viewer).post(url(profile), {"message": "invoicez"}, **htmx())
+
+    [shown] = by_testid(response, "verdict-spelling")
+    share = re.search(r"(\d+)% of those parts are known", shown)
+    assert shown.startswith("No route uses any of its words")
+    assert share is not None and 50 <= int(share.group(1)) < 100
+
+
+def test_a_message_with_a_known_word_has_no_spelling_note(profile, viewer, client_for):
+    response = client_for(viewer).post(
+        url(profile), {"message": "invoicez for my parcel"}, **htmx()
+    )
+
+    assert by_testid(response, "verdict-spelling") == []
+
+
 def test_a_scored_message_has_no_unscored_note(profile, viewer, client_for):
     response = client_for(viewer).post(
         url(profile), {"message": "refund my order", "floor": "0.99"}, **htmx()
