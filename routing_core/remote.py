@@ -10,7 +10,7 @@ import logging
 import threading
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -86,6 +86,10 @@ class FetchResult:
     # The environment's rollout and its candidate pack (both or neither; docs/pack-format.md).
     rollout: Rollout | None = None
     candidate: Pack | None = None
+    # A pull that failed only for the rollout's candidate (a rollout halted between the two
+    # requests, say): the live pack it got, good and verified, for an agent that has no pack
+    # yet. One that has keeps what it serves; `key_id` and `ignored` are this pack's.
+    fallback: Pack | None = None
 
 
 class _Refused(Exception):
@@ -128,7 +132,8 @@ class PackFetcher:
         The token goes only to the configured origin: a redirect elsewhere is a failure, not
         followed, and no pack is taken from another site. During a rollout the candidate is
         fetched too; when it cannot be had, the whole pull fails (the ETag is not kept), so
-        the agent keeps what it had and the next pull tries again.
+        the agent keeps what it had and the next pull tries again; the live pack comes back
+        as the result's `fallback`, so that an agent with nothing yet starts on it.
         """
         try:
             answer = self._get(self.url, self.etag)
@@ -137,9 +142,13 @@ class PackFetcher:
                 return FetchResult("unchanged")
             pack, ignored, key_id = self._load(answer)
             rollout = parse_rollout(answer.headers.get(ROLLOUT_HEADER))
-            candidate = self._candidate(rollout) if rollout is not None else None
         except (_http.FetchError, _Refused) as exc:
             return self._failed(str(exc))
+        try:
+            candidate = self._candidate(rollout) if rollout is not None else None
+        except (_http.FetchError, _Refused) as exc:
+            failed = self._failed(str(exc))
+            return replace(failed, fallback=pack, key_id=key_id, ignored=tuple(ignored))
         self.etag = answer.headers.get("ETag")
         if candidate is None:
             rollout = None
@@ -289,9 +298,10 @@ class RemoteRouter(LiveRouter):
         key_id = None
         if initial is None:
             first = fetcher.fetch()
-            if first.pack is None:
+            initial = first.pack or first.fallback  # a rollout it could not join: live alone
+            if initial is None:
                 raise PackError([("$", f"no pack to start from: {first.error}")])
-            initial, key_id = first.pack, first.key_id
+            key_id, self.last_error = first.key_id, first.error
         super().__init__(Router(initial))
         fetcher.took(initial, key_id)
         self._serving = Serving.of(self._router)

@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from routing_core.codec import load_pack
 from routing_core.errors import PackError
 from routing_core.limits import MAX_PACK_BYTES
 from routing_core.pack import Pack
-from routing_core.remote import PackFetcher
+from routing_core.remote import FetchResult, PackFetcher
 from routing_core.rollout import Rollout, Serving
 from routing_core.router import Router
 from routing_core.signing import PublicKeys, SignatureError, signature_path, verify_pack_file
@@ -262,10 +262,16 @@ class StudioFollower(_Poller):
         """Pull once; swap in a new pack, or record why none came."""
         result = self.fetcher.fetch()
         if result.status == "failed":
+            if self.holder.state is None and result.fallback is not None:
+                # Nothing served yet, and only the rollout's candidate was missing: serve live.
+                self._put(replace(result, pack=result.fallback, rollout=None, candidate=None))
             self.holder.refuse("pull", result.error or "pull failed")
             return
-        if result.pack is None:
-            return
+        if result.pack is not None:
+            self._put(result)
+
+    def _put(self, result: FetchResult) -> None:
+        assert result.pack is not None
         try:
             self.holder.put(
                 result.pack,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from routing_core import dump_pack, load_pack
+from routing_core import PackError, dump_pack, load_pack
 from routing_core.canary import bucket
 from routing_core.reasks import is_reask
 from routing_core.remote import PackFetcher, RemoteRouter
@@ -186,6 +186,28 @@ def test_a_candidate_that_cannot_be_pulled_fails_the_pull_and_keeps_what_was_ser
     assert result.status == "failed" and "not the one the rollout names" in (result.error or "")
     assert router.serving.rollout is None
     assert router.fetcher.etag == f'"{_checksum(LIVE)}"'  # the next pull tries again
+
+
+def test_an_agent_starting_while_the_candidate_cannot_be_pulled_starts_on_live(server):
+    """A rollout halted between the pull and the candidate's pull must not keep an agent from
+    starting: the live pack it got is good. It joins the rollout at a later pull."""
+    server.start("canary", 100)
+    server.rollout = Rollout(7, "canary", 100, 2, "sha256:not-the-candidate")
+    router = RemoteRouter(PackFetcher(server.url))
+    assert router.serving.rollout is None
+    assert "not the one the rollout names" in (router.last_error or "")
+    assert router.route("where is my parcel delivery", conversation="c1").route == "shipping"
+    assert router.fetcher.etag is None  # the next pull asks in full, the candidate again
+    server.start("canary", 100)
+    assert router.refresh().status == "updated" and router.serving.rollout is not None
+    assert router.route("where is my parcel delivery", conversation="c2").route == "billing"
+
+
+def test_an_agent_with_no_pack_and_a_studio_that_fails_still_cannot_start(server):
+    server.httpd.shutdown()
+    server.httpd.server_close()
+    with pytest.raises(PackError, match="no pack to start from"):
+        RemoteRouter(PackFetcher(server.url, timeout=1.0))
 
 
 @pytest.mark.parametrize(

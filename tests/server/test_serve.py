@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -532,6 +533,41 @@ def test_the_server_follows_a_canary_by_conversation_and_drops_it_when_halted(
                 "the halt to reach the server",
             )
             assert studio.events[-1]["event"]["pack"]["version"] != 99
+    finally:
+        studio.stop()
+
+
+def test_a_server_starting_while_the_rollouts_candidate_is_gone_serves_live_then_joins(
+    tmp_path: Path,
+) -> None:
+    """A rollout halted between the pull and the candidate's pull (the candidate no longer
+    the one named) must not leave a starting server without a pack: it serves the live pack,
+    says why the candidate was refused, and joins the rollout at a later pull."""
+    candidate_bytes = dump_pack(load_pack(TINY).model_copy(update={"version": 99})).encode()
+    checksum = load_pack(candidate_bytes).checksum
+    studio = Studio(pack=TINY, token="tok").start()
+    studio.rollout = f"id=3; mode=canary; share=100; checksum={checksum}"
+    studio.candidate = TINY  # not the pack the rollout names
+    try:
+        env = {"ROUTING_CORE_STUDIO_TOKEN": "tok", "ROUTING_CORE_EVENTS_TOKEN": "tok"}
+        args = ("--studio", studio.url, "--pull-interval", "0.2", "--events-url", studio.events_url)
+        with serve(tmp_path, *args, env=env) as server:
+            server.route("hello", conversation="c-1", turn=0)
+            wait_until(lambda: len(studio.events) == 1, "the first turn's event")
+            assert studio.events[0].get("rollout") is None  # on live: no rollout joined
+            status, pack = server.call("/v1/pack")
+            assert status == 200 and "candidate pack" in (pack["last_error"] or "")
+            studio.candidate = candidate_bytes
+            # A new conversation each time: one started on live stays there (docs/server.md).
+            fresh = (f"c-{n}" for n in itertools.count(2))
+            wait_until(
+                lambda: (
+                    server.route("hello", conversation=next(fresh), turn=0) is not None
+                    and (studio.events[-1].get("rollout") or {}).get("arm") == "candidate"
+                ),
+                "the rollout to be joined",
+            )
+            assert studio.events[-1]["event"]["pack"]["version"] == 99
     finally:
         studio.stop()
 
