@@ -134,7 +134,9 @@ def decision_body(
     event = decision.to_event(scorer_terms=explain, ranking=ranking is None)
     if ranking is not None:
         event["ranked"] = orjson.Fragment(ranked_json(ranking))
-    event["pack"] = state.identity()
+    # The pack that decided (the candidate's, for a turn a rollout gave it), with the
+    # process's revision beside it (docs/server.md).
+    event["pack"] = {**event["pack"], "revision": state.revision}
     if exact:
         # The event rounds to 3 decimals for logs; a runtime is checked to 1e-6 (conformance/).
         event["exact"] = {

@@ -520,7 +520,10 @@ def test_the_server_follows_a_canary_by_conversation_and_drops_it_when_halted(
         env = {"ROUTING_CORE_STUDIO_TOKEN": "tok", "ROUTING_CORE_EVENTS_TOKEN": "tok"}
         args = ("--studio", studio.url, "--pull-interval", "0.1", "--events-url", studio.events_url)
         with serve(tmp_path, *args, env=env) as server:
-            server.route("hello", conversation="c-1", turn=0)
+            answer = server.route("hello", conversation="c-1", turn=0)
+            # The answer names the pack that decided: the candidate, in the live one's revision.
+            assert answer["pack"]["version"] == 99 and answer["pack"]["checksum"] == checksum
+            assert answer["pack"]["revision"] == server.call("/v1/pack")[1]["revision"]
             wait_until(lambda: len(studio.events) == 1, "the first turn's event")
             assert studio.events[0]["rollout"]["arm"] == "candidate"
             assert studio.events[0]["event"]["pack"]["version"] == 99

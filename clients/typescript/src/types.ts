@@ -10,6 +10,8 @@ export type EventNumber = number | "nan" | "inf" | "-inf";
 export type Verdict = "move" | "stay" | "menu" | "unmatched";
 export type DecidedBy = "rule" | "scorer" | "continuity" | "menu" | "decider" | "default" | "none";
 
+/** A pack, with the server's revision. On a decision, the pack that decided it (during a
+ * rollout, the candidate's for the conversations it serves); on a batch, the live pack. */
 export interface PackIdentity {
   slug: string;
   version: number;
