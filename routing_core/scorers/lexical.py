@@ -950,9 +950,7 @@ class LexicalScorer:
         nothing the model knows.
         """
         features = self._features(message)
-        if features is None or _has_known_word(features.words):
-            return None
-        return _spelling_share(features.words)
+        return None if features is None else _spelling_share(features.words)
 
     def unscored_reason(
         self, message: str, *, own: bool = True, background: bool = False
@@ -1047,7 +1045,7 @@ class LexicalScorer:
         if len(ids) == 0:
             return None
         share = _spelling_share(words)
-        if share < 1.0:
+        if share is not None and share < 1.0:
             values = values * np.float32(share)
         features = _Features(message, words, has_content, ids, values)
         self._last.features = features
@@ -1069,23 +1067,19 @@ class LexicalScorer:
         return logits
 
 
-def _spelling_share(words: list[_Resolved]) -> float:
-    """1, unless the message has no known word nor pair of words: then the share of its
-    words' character n-grams that the model knows (docs/pack-format.md, Lexical scorer,
-    step 5). Such a message is read on spelling alone, and its vector, scaled to norm 1
-    like any other, made one n-gram of "blorf snarg" that a route's word shares as strong
-    as a whole known word."""
+def _spelling_share(words: list[_Resolved]) -> float | None:
+    """None when the message has a known word or pair of words; else the share of its words'
+    character n-grams that the model knows (docs/pack-format.md, Lexical scorer, step 5).
+    Such a message is read on spelling alone, and its vector, scaled to norm 1 like any
+    other, made one n-gram of "blorf snarg" that a route's word shares as strong as a whole
+    known word."""
     known = total = 0
     for word, stem_id, grams, pair_id in words:
         if stem_id >= 0 or pair_id >= 0:
-            return 1.0
+            return None
         known += len(grams)
         total += _terms.char_gram_count(len(word))
-    return known / total if total else 1.0
-
-
-def _has_known_word(words: list[_Resolved]) -> bool:
-    return any(stem_id >= 0 or pair_id >= 0 for _, stem_id, _, pair_id in words)
+    return known / total if total else None
 
 
 def _credit(words: list[_Resolved], ids: IntArray, contributions: Float32Array) -> dict[str, float]:

@@ -68,10 +68,6 @@ def spanish() -> Pack:
     return build_pack(SPANISH, slug="casa")
 
 
-def _top(router: Router, message: str) -> float:
-    return max((r.score for r in router.route(message).ranked), default=0.0)
-
-
 @pytest.mark.parametrize("message", MADE_UP)
 def test_made_up_words_are_unmatched_in_a_profile_written_in_spanish(
     spanish: Pack, message: str
