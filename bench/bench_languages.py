@@ -175,7 +175,8 @@ def _made_up(routes: Routes, rng: random.Random, count: int = 60) -> list[str]:
 
 
 def _fold_figures(routes: Routes, fold: int, rng: random.Random) -> dict[str, float]:
-    """One fold built and routed as a publish would: top-1, decisions, made-up unmatched."""
+    """One fold built and routed as a publish would: top-1, decisions (the right route moved
+    to), wrong moves (another route moved to), made-up unmatched."""
     kept: Routes = [
         {**r, "examples": [t for i, t in enumerate(_examples(r)) if i % 3 != fold]} for r in routes
     ]
@@ -187,9 +188,15 @@ def _fold_figures(routes: Routes, fold: int, rng: random.Random) -> dict[str, fl
     router = Router(build_pack(kept, slug="folds"))
     routed = evaluate(router, judged)
     made_up = evaluate(router, [Case(t, None) for t in _made_up(kept, rng)])
+    wrong = [
+        r
+        for r in routed.results
+        if r.decision.verdict == "move" and r.decision.route != r.case.expected
+    ]
     return {
         "top-1": routed.top1_accuracy or 0.0,
         "decisions": routed.in_scope_accuracy or 0.0,
+        "wrong moves": len(wrong) / max(1, len(judged)),
         "made-up unmatched": made_up.oos_recall or 0.0,
     }
 

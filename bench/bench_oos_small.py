@@ -10,7 +10,8 @@ the engine's own defaults apply: the fitted floor and the built-in background of
 text; run the script from a checkout of an earlier commit for "before") and judged by
 `Router.route`:
 
-- in scope: that profile's cases of the split (a right decision is a `move` to the right route);
+- in scope: that profile's cases of the split (a right decision is a `move` to the right route,
+  a wrong one a `move` to another);
   Banking77 has no `val`, so its dev cases are the training examples the profile left out;
 - out of scope: CLINC150's out-of-scope cases of the split (`val`: 100, `test`: 1,000), for
   every set's profiles (Banking77 and HWU64 have none of their own; CLINC150's are about
@@ -56,11 +57,13 @@ def _decided(router: Router, text: str) -> str | None:
     return decision.route if decision.verdict == "move" else None
 
 
-def run(name: str, split: str, shots: int, oos: list[str]) -> tuple[int, int, int, int]:
-    """(right, in scope, refused, out of scope) summed over the set's small profiles."""
+def run(name: str, split: str, shots: int, oos: list[str]) -> tuple[int, ...]:
+    """(right, in scope, refused, out of scope, wrong, moved) summed over the set's small
+    profiles: a wrong decision is a `move` to another route than the expected one, and a
+    moved out-of-scope message one that went to a route (neither unmatched nor a menu)."""
     routes = json.loads((DATA / name / "routes.json").read_text())
     cases = _split_cases(name, split, routes, shots)
-    totals = [0, 0, 0, 0]
+    totals = [0, 0, 0, 0, 0, 0]
     for every, offset in SUBSETS:
         chosen = routes[offset::every]
         kept = [{"name": r["name"], "examples": r["examples"][:shots]} for r in chosen]
@@ -69,17 +72,20 @@ def run(name: str, split: str, shots: int, oos: list[str]) -> tuple[int, int, in
         built = time.perf_counter() - started
         router, names = Router(pack), {r["name"] for r in chosen}
         mine = [c for c in cases if c["expected"] in names]
-        ok = sum(_decided(router, str(c["text"])) == c["expected"] for c in mine)
-        no = sum(router.route(text).verdict == "unmatched" for text in oos)
+        decided = [(_decided(router, str(c["text"])), c["expected"]) for c in mine]
+        ok = sum(route == expected for route, expected in decided)
+        wrong = sum(route is not None and route != expected for route, expected in decided)
+        verdicts = [router.route(text).verdict for text in oos]
+        no, moved = verdicts.count("unmatched"), verdicts.count("move")
         model = pack.scorer.model  # type: ignore[union-attr]
         print(
             f"  {name} {len(chosen):3d} routes x {shots}: floor {model.floor}, T"
             f" {model.temperature}, built in {built:.1f} s; in scope {ok / max(1, len(mine)):.1%}"
             f" ({len(mine)}), out-of-scope recall {no / len(oos):.1%} ({len(oos)})"
         )
-        for i, value in enumerate((ok, len(mine), no, len(oos))):
+        for i, value in enumerate((ok, len(mine), no, len(oos), wrong, moved)):
             totals[i] += value
-    return totals[0], totals[1], totals[2], totals[3]
+    return tuple(totals)
 
 
 def main() -> None:
@@ -92,10 +98,11 @@ def main() -> None:
     oos = [str(c["text"]) for c in cases if c["expected"] is None]
     for shots in args.shots:
         for name in args.sets:
-            right, n_in, refused, n_out = run(name, args.split, shots, oos)
+            right, n_in, refused, n_out, wrong, moved = run(name, args.split, shots, oos)
             print(
                 f"{name} x {shots} ({args.split}): in-scope decisions {right / n_in:.2%},"
-                f" out-of-scope recall {refused / n_out:.2%}"
+                f" wrong moves {wrong / n_in:.2%},"
+                f" out-of-scope recall {refused / n_out:.2%} (moved {moved / n_out:.2%})"
                 f" (load average {os.getloadavg()[0]:.1f})"
             )
 
