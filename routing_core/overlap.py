@@ -42,7 +42,8 @@ def overlap_checkup(pack: Pack, progress: Progress | None = None) -> list[Overla
     folds = len(places) if len(places) <= EXACT_LIMIT else FOLDS
     findings: list[OverlapFinding] = []
     # Every held-out copy of a pack of 100-199 texts learns on the schedule the first one
-    # chose (`_model.one_schedule`): choosing again for each costs ten models a copy.
+    # chose, at its thresholds (`_model.one_schedule`): choosing again for each costs ten fold
+    # models a copy, and fitting the thresholds again five.
     with _model.one_schedule():
         for fold in range(folds):
             held = {p for i, p in enumerate(places) if i % folds == fold}

@@ -191,8 +191,9 @@ def find_repair(
     if progress is not None:
         progress(0, len(tried))
     # Every candidate is the pack with one small edit: a pack of 100-199 texts learns each on
-    # the schedule the first candidate chose (`_model.one_schedule`, as the overlap checkup
-    # does), where choosing again would cost ten models a candidate.
+    # the schedule the first candidate chose, at its thresholds (`_model.one_schedule`, as
+    # the overlap checkup does), where fitting them again would cost five to ten fold models a
+    # candidate.
     with _model.one_schedule():
         for edit in tried:
             attempt, edited = _try(pack, cases, failing, passing, edit)

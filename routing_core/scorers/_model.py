@@ -209,10 +209,11 @@ def train(
     if learns_fully is None:
         if not calibrate and cross_validate and _few.can_cross_validate(corpus.n_docs, n_routes):
             shared = _SHARED_SCHEDULE.get()
-            chosen = None if shared is None else shared.full
-            folds = _cross_validated(corpus, n_routes, out_of_scope, chosen)
-            if shared is not None and shared.full is None:
-                shared.full = folds.full
+            folds = None if shared is None else shared.folds
+            if folds is None:
+                folds = _cross_validated(corpus, n_routes, out_of_scope)
+            if shared is not None:
+                shared.folds = folds
         learns_fully = folds is not None and folds.full
     full = calibrate or learns_fully
     initial = _warm_weights(warm, bayes) if warm is not None and calibrate else None
@@ -554,10 +555,10 @@ class _Folds:
 
 @dataclass(slots=True)
 class _Schedule:
-    """The schedule the first pack of CV_TEXTS-CALIBRATION_TEXTS texts learned in a
-    `one_schedule` block chose (None: none has learned yet)."""
+    """What the first pack of CV_TEXTS-CALIBRATION_TEXTS texts learned in a `one_schedule`
+    block chose and fitted (None: none has learned yet)."""
 
-    full: bool | None = None
+    folds: _Folds | None = None
 
 
 _SHARED_SCHEDULE: ContextVar[_Schedule | None] = ContextVar("shared_schedule", default=None)
@@ -566,13 +567,17 @@ _SHARED_SCHEDULE: ContextVar[_Schedule | None] = ContextVar("shared_schedule", d
 @contextmanager
 def one_schedule() -> Iterator[None]:
     """Within it, packs too small to calibrate but big enough to cross-validate learn on the
-    schedule the first of them chose (`learns_fully_on_folds`) instead of choosing again.
+    schedule the first of them chose (`learns_fully_on_folds`), at the temperature, floor
+    and margin it fitted, instead of learning fold models again.
 
     For the many near-copies of one pack a caller learns in a row (the overlap checkup holds
-    out each example of a profile in turn): choosing costs CV_FOLDS fold models learned
-    fully (about 0.5 s of CPU at a hundred texts), and over the demo's 57 held-out examples
-    the checkup went from 2.7 to 42 s. A near-copy's choice is its pack's, so it is made once.
-    Models learned inside are kept in the process's cache like any other (`lexical`).
+    out each example of a profile in turn): choosing costs CV_FOLDS fold models learned each
+    way (about 0.5 s of CPU at a hundred texts), and over the demo's 57 held-out examples
+    the checkup went from 2.7 to 42 s; fitting the thresholds again on the chosen schedule's
+    five folds still cost a generated profile of 12 routes x 12 examples that learns fully
+    102 s instead of 33. A near-copy's choice and thresholds are its pack's, so they are
+    fitted once. Models learned inside are kept in
+    the process's cache like any other (`lexical`).
     """
     token = _SHARED_SCHEDULE.set(_Schedule())
     try:
@@ -581,26 +586,16 @@ def one_schedule() -> Iterator[None]:
         _SHARED_SCHEDULE.reset(token)
 
 
-def _cross_validated(
-    corpus: Corpus, n_routes: int, out_of_scope: bool, chosen: bool | None = None
-) -> _Folds:
+def _cross_validated(corpus: Corpus, n_routes: int, out_of_scope: bool) -> _Folds:
     """A pack too small to calibrate, fitted on out-of-fold scores: CV_FOLDS models learned
     fully and CV_FOLDS on the short schedule score the texts they left out; the pack learns
     fully unless that routes its own requests worse (`learns_fully_on_folds`), and its
-    temperature, floor and margin are fitted on the chosen schedule's scores. `chosen`: the
-    schedule already chosen (`one_schedule`), whose fold models alone are learned."""
+    temperature, floor and margin are fitted on the chosen schedule's scores."""
     n_scored = n_routes - out_of_scope
-    learned: dict[bool, tuple[Float32Array, IntArray]] = {}
-
-    def fold_logits(fully: bool) -> tuple[Float32Array, IntArray]:
-        if fully not in learned:
-            learned[fully] = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=fully)
-        return learned[fully]
-
-    if chosen is None:
-        (full, right), (short, _) = fold_logits(True), fold_logits(False)
-        chosen = learns_fully_on_folds(full, short, right, n_scored)
-    scores, right = fold_logits(chosen)
+    full, right = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=True)
+    short, _ = _fold_logits(corpus, n_routes, out_of_scope, learns_fully=False)
+    chosen = learns_fully_on_folds(full, short, right, n_scored)
+    scores = full if chosen else short
     # On the short schedule, the model as it was before such a pack could learn fully:
     # temperature 1, so that a floor a person chose against its scores keeps its meaning.
     temperature = tempering_temperature(scores, right) if chosen else 1.0

@@ -370,7 +370,8 @@ def test_every_candidate_is_a_valid_edit_said_in_words(
 def test_the_candidates_of_a_cross_validated_pack_choose_their_schedule_once(fold_schedules):
     """A pack of 100-199 texts chooses its schedule by fold models learned both ways
     (docs/decisions.md, "Packs of 100-199 texts"); each candidate is that pack with one small
-    edit, so the search reuses the first candidate's choice instead of paying it again."""
+    edit, so the search reuses the first candidate's choice and thresholds instead of paying
+    for them again."""
     from routing_core.build import build_pack
     from routing_core.scorers import _model
     from tests.routing_core.test_incremental_model import generated_routes
@@ -385,7 +386,6 @@ def test_the_candidates_of_a_cross_validated_pack_choose_their_schedule_once(fol
     report = find_repair(pack, cases, len(cases) - 1)
 
     assert len(report.attempts) >= 3
-    assert fold_schedules[:2] == [True, False]  # the first candidate learns both ways, chooses
-    assert len(fold_schedules) == 2 + len(report.attempts) - 1
-    assert len(set(fold_schedules[2:])) == 1
+    # The first candidate learns both ways and chooses; the others learn no fold model.
+    assert fold_schedules == [True, False]
     assert _model._SHARED_SCHEDULE.get() is None  # the choice does not outlive the search
