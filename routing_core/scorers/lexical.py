@@ -47,6 +47,7 @@ from routing_core.scorers import (
     _candidates,
     _corpus,
     _encoding,
+    _few,
     _model,
     _semantic,
     _static,
@@ -60,6 +61,10 @@ if TYPE_CHECKING:
     from routing_core.pack import LexicalModel
 
 
+# A profile fits its floor and near-tie margin on its own texts (route names, descriptions,
+# examples, keywords) once it has this many: held out, or scored out of fold under
+# CALIBRATION_TEXTS (docs/decisions.md, "Packs of 100-199 texts"). The studio says so.
+FITS_THRESHOLDS_FROM = _few.CV_TEXTS
 # The word block (stems and bigrams) weighs this much more than the character block once
 # each is normalised: whole words are the stronger evidence; n-grams are the safety net.
 WORD_BLOCK_WEIGHT = 2.0

@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from routing_core import dump_pack
+from routing_core.scorers.lexical import FITS_THRESHOLDS_FROM
 from studio.importing.packs import import_pack
 from studio.models import Profile, Route
 from studio.shared import drafts
@@ -75,7 +76,7 @@ def test_a_small_profile_says_its_scorer_has_no_fitted_floor_yet(
 ) -> None:
     page = client_for(viewer).get(reverse("policy", args=[profile.slug])).content.decode()
     assert "Effective floor now: the scorer's own (0.00)" in page
-    assert "100 route texts" in page
+    assert f"once the profile has {FITS_THRESHOLDS_FROM} route texts" in page
     assert "Near-tie margin that fits" not in page  # nothing fitted in a small profile
 
 
