@@ -63,8 +63,10 @@ def corrected_char_sizes(n_docs: int, n_routes: int, large: tuple[int, ...]) -> 
 # temperature is fitted on the chosen schedule's scores (at least 1; 1 on the short one), and
 # the thresholds are quantiles of them at that temperature, meaning what a large pack's mean
 # (the same share of in-scope texts refused, the same share offered a menu). Measured on
-# packs of 100-192 texts (docs/lab/benchmarks.md "Packs under 200 texts"); smaller ones were
-# not, and keep none (docs/decisions.md "Packs of 100-199 texts").
+# packs of 100-192 texts (docs/lab/benchmarks.md "Packs under 200 texts"); smaller ones keep
+# none: fitted on their 20-99 out-of-fold texts the margin offers almost no menus, and a
+# first day's profile then sends off-topic messages to a route (docs/decisions.md "Packs of
+# 100-199 texts"; docs/lab/benchmarks.md "Packs of 20-99 texts").
 CV_FOLDS = 5
 CV_TEXTS = 100
 
