@@ -597,7 +597,7 @@ def test_a_pack_under_the_cross_validation_size_fits_no_floor() -> None:
 
 
 def test_near_copies_learned_in_one_schedule_block_take_the_first_ones_fitted_thresholds(
-    monkeypatch,
+    fold_schedules: list[bool],
 ) -> None:
     """The overlap checkup and "Find a fix" learn many near-copies of one pack: within
     `one_schedule` only the first fits its schedule and thresholds on fold models, and the
@@ -608,21 +608,13 @@ def test_near_copies_learned_in_one_schedule_block_take_the_first_ones_fitted_th
     routes, corpus = _generated_corpus(12, 12)
     assert _few.CV_TEXTS <= corpus.n_docs - 1 < _model.CALIBRATION_TEXTS
     copy = select(corpus, np.arange(corpus.n_docs) != 3)  # the pack without one text
-    folds: list[bool] = []
-    fold_logits = _model._fold_logits
-
-    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - a pass-through
-        folds.append(kwargs["learns_fully"])
-        return fold_logits(*args, **kwargs)
-
-    monkeypatch.setattr(_model, "_fold_logits", counted)
     alone = _model.train(copy, len(routes))
-    assert folds == [True, False]  # learned alone, the copy fits its own
-    folds.clear()
+    assert fold_schedules == [True, False]  # learned alone, the copy fits its own
+    fold_schedules.clear()
     with _model.one_schedule():
         first = _model.train(corpus, len(routes))
         second = _model.train(copy, len(routes))
-    assert folds == [True, False]  # the first pack's fold models only
+    assert fold_schedules == [True, False]  # the first pack's fold models only
     assert (second.temperature, second.floor, second.margin) == (
         first.temperature,
         first.floor,
