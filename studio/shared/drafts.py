@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from routing_core import Pack, PackError, Router
 from routing_core.scorers.lexical import FITS_THRESHOLDS_FROM
@@ -109,8 +109,9 @@ class ScorerDefaults:
     is_fitted: bool
     margin: float | None
     training: bool = False  # the draft's model is still learning: nothing fitted to show yet
-    # How many route texts a profile needs for its floor and margin to be fitted.
-    fits_from: int = FITS_THRESHOLDS_FROM
+    # How many route texts a profile needs for its floor and margin to be fitted (the
+    # library's, for the page to say).
+    fits_from: ClassVar[int] = FITS_THRESHOLDS_FROM
     # The model compares what messages mean as well as their words (routing_core's semantic
     # view, learned where the words alone missed some held-out examples).
     learns_meaning: bool = False
