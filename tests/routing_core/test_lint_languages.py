@@ -5,8 +5,16 @@ The profile and its examples are this file's own.
 
 from __future__ import annotations
 
+import pytest
+
 from routing_core import load_pack
-from routing_core.lint import LANGUAGE_MESSAGES, lint_pack, route_languages
+from routing_core.lint import (
+    LANGUAGE_MESSAGES,
+    language_gaps,
+    lint_pack,
+    multilingual_encoder,
+    route_languages,
+)
 
 ENGLISH_BILLING = [
     "why was I charged twice this month",
@@ -46,14 +54,54 @@ def test_routes_with_no_examples_in_a_common_traffic_language_are_named():
     (finding,) = gaps(pack(SPANISH_BILLING), {"en": 88, "es": 12, "": 40})
 
     assert finding.severity == "warning" and finding.route is None
-    assert finding.message == (
-        "12% of recent messages (of those whose language is clear) are in Spanish; this route has no Spanish examples: shipping"
+    assert finding.message.startswith(
+        "12% of recent messages (of those whose language is clear) are in Spanish; this route has no Spanish examples: shipping."
     )
 
 
 def test_every_route_missing_is_listed():
     (finding,) = gaps(pack(), {"en": 70, "es": 30})
-    assert finding.message.endswith("these routes have no Spanish examples: billing, shipping")
+    assert "these routes have no Spanish examples: billing, shipping." in finding.message
+
+
+def test_the_finding_names_an_encoder_that_reads_the_language_meanwhile():
+    (finding,) = gaps(pack(), {"en": 70, "es": 30})
+    assert finding.message.endswith(
+        "Until they have some, a hybrid scorer whose sentence encoder knows many languages"
+        " (multilingual-e5-small) would read Spanish messages by what they mean"
+    )
+
+
+@pytest.mark.parametrize(
+    "scorer",
+    [
+        {"kind": "hybrid", "model": "multilingual-e5-small"},
+        {"kind": "embedding", "model": "universal-sentence-encoder-multilingual-3"},
+        {
+            "kind": "cascade",
+            "tiers": [{"kind": "lexical"}, {"kind": "embedding", "model": "multilingual-e5-small"}],
+        },
+    ],
+)
+def test_a_scorer_that_reads_many_languages_is_said_to_read_them(scorer):
+    document = pack().model_dump(mode="json")
+    del document["scorer"]
+    reading = load_pack({**document, "scorer": scorer})
+    model = scorer.get("model") or scorer["tiers"][1]["model"]
+
+    assert multilingual_encoder(reading) == model
+    # language_gaps itself: lint_pack would build the scorer, whose encoder this venv lacks.
+    (finding,) = language_gaps(reading, {"en": 70, "es": 30})
+    assert finding.message.endswith(
+        f"billing, shipping; meanwhile the scorer's encoder ({model}) reads them by what they mean"
+    )
+
+
+def test_an_english_encoder_reads_no_other_language():
+    document = pack().model_dump(mode="json")
+    del document["scorer"]
+    english = load_pack({**document, "scorer": {"kind": "hybrid", "model": "all-minilm-l6-v2"}})
+    assert multilingual_encoder(english) is None and multilingual_encoder(pack()) is None
 
 
 def test_a_language_few_messages_use_is_not_reported():

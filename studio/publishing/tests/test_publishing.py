@@ -15,7 +15,13 @@ from studio.publishing.diff import diff_packs
 from studio.publishing.versions import environments, pack_at, pack_diff, promote, publish
 from studio.shared.edits import save_item
 from studio.shared.errors import Conflict, Refused
-from studio.shared.packs import build_pack, build_pack_dict, release_pack
+from studio.shared.packs import (
+    build_pack,
+    build_pack_dict,
+    release_pack,
+    scorer_encoder,
+    with_encoder,
+)
 from studio.suites.runs import start_run
 from tests.studio.fixtures import add_conversation
 
@@ -349,6 +355,25 @@ def test_a_profile_that_picks_the_hybrid_fits_its_weight_but_an_imported_one_kee
     imported = import_pack(_pack_with(declared, slug="declared"), user=owner)
     scorer = build_pack_dict(imported)["scorer"]
     assert scorer["embedding_weight"] == 0.3 and scorer["fit_weight"] is False
+
+
+def test_an_imported_hybrid_keeps_its_settings_when_its_encoder_is_changed(db, owner):
+    imported = import_pack(_pack_with({"kind": "hybrid", "embedding_weight": 0.3}), user=owner)
+    assert scorer_encoder(imported) == "all-minilm-l6-v2"
+
+    imported.scorer_settings = with_encoder(imported, "multilingual-e5-small")
+    imported.save()
+    imported.refresh_from_db()
+
+    scorer = build_pack_dict(imported)["scorer"]
+    assert scorer["model"] == "multilingual-e5-small"
+    assert scorer["embedding_weight"] == 0.3 and scorer["fit_weight"] is False
+    assert scorer_encoder(imported) == "multilingual-e5-small"
+    # The same encoder again stores nothing new; another kind sets the settings aside.
+    assert with_encoder(imported, "multilingual-e5-small") is imported.scorer_settings
+    imported.scorer_kind = "lexical"
+    assert scorer_encoder(imported) == "all-minilm-l6-v2"
+    assert with_encoder(imported, "multilingual-e5-small") is imported.scorer_settings
 
 
 def test_the_diff_shows_a_changed_scorer_setting_but_not_a_relearned_model(db, owner):
