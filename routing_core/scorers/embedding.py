@@ -51,7 +51,7 @@ import numpy.typing as npt
 from routing_core import languages
 from routing_core._types import Float32Array
 from routing_core.scorers import _head, calibration
-from routing_core.scorers.base import RouteText, ScorerInfo, Term
+from routing_core.scorers.base import RouteText, Scored, ScorerInfo, Term
 from routing_core.scorers.calibration import Calibration
 
 # Scores are probabilities, so relevance is read as the lexical scorer's is (its TEMPERATURE).
@@ -717,12 +717,45 @@ class HybridScorer:
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
+        return list(self.score_metered(message, candidates).scores)
+
+    def score_metered(self, message: str, candidates: Sequence[str]) -> Scored:
+        """`score`, with a note when the encoder read the message alone because it is written
+        in another language than the routes' (the decision's tier record carries it, and the
+        playground says it: docs/event-schema.md)."""
         semantic = self._embedding.probabilities(message)
         if semantic is None:
-            return [float(s) for s in self._lexical.score(message, candidates)]
+            return Scored(tuple(float(s) for s in self._lexical.score(message, candidates)))
         columns = [self._column(name) for name in candidates]
-        if self._foreign(message):
-            return [float(semantic[c]) for c in columns]
+        if self._foreign(message) is not None:
+            alone = tuple(float(semantic[c]) for c in columns)
+            return Scored(alone, note=self._alone_note(message))
+        return Scored(tuple(self._mixed(message, semantic, columns)))
+
+    def _alone_note(self, message: str) -> str:
+        """Why the encoder read the message alone, naming its language only when the
+        detection is sure of it (the likeliest language of a short message is often a
+        neighbour's: "мне нужен возврат денег" reads as Macedonian)."""
+        said = "read by the sentence encoder alone: "
+        code = languages.detect(message)
+        if code is not None:
+            return said + (
+                f"it is written in {languages.name(code)}, a language none of the routes'"
+                " examples is in"
+            )
+        spoken = sorted(languages.name(code) for code in self._languages or ())
+        if len(spoken) == 1:
+            return said + f"it does not look written in {spoken[0]}, the routes' examples' language"
+        return said + (
+            "it does not look written in any of the routes' examples' languages"
+            f" ({', '.join(spoken)})"
+        )
+
+    def _mixed(
+        self, message: str, semantic: npt.NDArray[np.float32], columns: list[int]
+    ) -> list[float]:
+        """The mixture of both halves, or the encoder's alone when no word of the message
+        is the lexical half's."""
         lexical = self._lexical.score(message, self._embedding.names)
         if not any(lexical) and self._lexical.logits(message) is None:
             return [float(semantic[c]) for c in columns]
@@ -734,15 +767,15 @@ class HybridScorer:
         """The lexical scorer's terms (words explain a route better than nearest examples)."""
         return list(self._lexical.explain(message, route, limit))
 
-    def _foreign(self, message: str) -> bool:
-        """Whether the message's likeliest language, however unsure, is none the routes are
+    def _foreign(self, message: str) -> str | None:
+        """The message's likeliest language, however unsure, when it is none the routes are
         written in (never, unless the embedding reads many: `languages` is None). Unsure is
         enough: a short message read wrongly goes to the encoder alone, nearly as good as
         the mixture (docs/decisions.md, "A hybrid over a multilingual encoder")."""
         if self._languages is None:
-            return False
+            return None
         code = languages.guess(message)
-        return code is not None and code not in self._languages
+        return code if code is not None and code not in self._languages else None
 
     def _column(self, name: str) -> int:
         try:

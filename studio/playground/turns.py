@@ -134,6 +134,16 @@ class Outcome:
         )
 
     @cached_property
+    def reading_note(self) -> str:
+        """How the deciding tier read the message, when it says (a hybrid on an encoder that
+        knows many languages reads a message in a language none of the examples is in by
+        its meaning alone), "" otherwise. An LLM that made no pick did not decide."""
+        for tier in self.decision.tiers:
+            if tier.decided and tier.note:
+                return tier.note
+        return ""
+
+    @cached_property
     def why(self) -> str:
         return explain(self.decision)
 

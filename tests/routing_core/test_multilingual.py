@@ -352,6 +352,31 @@ def test_the_hybrid_gives_a_short_message_in_another_language_to_the_encoder(
 
 
 @pytest.mark.embeddings
+def test_the_decision_says_when_the_encoder_read_a_message_alone(
+    encoder: tuple[str, Encoder],
+) -> None:
+    """A message in a language none of the examples is in carries the hybrid's note, naming
+    the language, in its tier record and event; an English one carries none."""
+    router = Router(_pack(encoder[0], "hybrid"))
+    spanish = router.route("¿Va a llover mañana por la tarde?")
+    (tier,) = spanish.tiers
+    assert tier.decided and tier.note is not None
+    assert tier.note == (
+        "read by the sentence encoder alone: it is written in Spanish, a language none of the"
+        " routes' examples is in"
+    )
+    assert spanish.to_event()["tiers"][0]["note"] == tier.note
+    (english,) = router.route("please switch off the kitchen light").tiers
+    assert english.note is None
+    # Too short to be sure of: the routes' language is named, not a guess at the message's.
+    (short,) = router.route("Mach Musik an").tiers
+    assert short.note == (
+        "read by the sentence encoder alone: it does not look written in English, the routes'"
+        " examples' language"
+    )
+
+
+@pytest.mark.embeddings
 def test_the_hybrid_still_mixes_both_halves_on_messages_in_the_routes_languages(
     encoder: tuple[str, Encoder],
 ) -> None:
