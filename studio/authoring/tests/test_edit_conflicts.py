@@ -247,6 +247,27 @@ def test_a_policy_conflict_takes_their_ticked_background_box_and_keeps_my_floor(
     assert (stored.no_background, stored.floor) == (True, 0.05)
 
 
+def test_a_policy_conflict_takes_their_encoder_and_keeps_my_floor(
+    profile, owner, editor, client_for
+):
+    url = reverse("policy", args=[profile.slug])
+    type(profile).objects.filter(pk=profile.pk).update(scorer_kind="hybrid")
+    maria, me = client_for(owner), client_for(editor)
+    theirs = form_values(maria.get(url).content.decode(), url)
+    mine = form_values(me.get(url).content.decode(), url)
+    assert mine["encoder"] == "all-minilm-l6-v2"
+    maria.post(url, {**theirs, "encoder": "multilingual-e5-small"})
+
+    refused = me.post(url, {**mine, "floor": "0.05"})
+
+    shown = form_values(refused.content.decode(), url)
+    assert refused.status_code == 409
+    assert (shown["encoder"], shown["floor"]) == ("multilingual-e5-small", "0.05")
+    me.post(url, shown)
+    stored = type(profile).objects.get(pk=profile.pk)
+    assert (stored.scorer_settings["model"], stored.floor) == ("multilingual-e5-small", 0.05)
+
+
 def test_a_profile_settings_conflict_keeps_my_name_and_takes_their_description(
     profile, owner, editor, client_for
 ):
