@@ -57,6 +57,7 @@ TIERS: list[tuple[str, dict[str, Any]]] = [
     ("embedding", new_scorer_settings("embedding")),
     ("hybrid", new_scorer_settings("hybrid")),
     ("cascade lexical -> embedding", {"kind": "cascade", "tiers": [{"kind": "lexical"}, new_scorer_settings("embedding")]}),
+    ("cascade lexical -> hybrid", new_scorer_settings("cascade")),
 ]  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -648,15 +649,22 @@ def _duplicates(names: list[Any], where: str, what: str) -> list[tuple[str, str]
 # What a writer puts in a scorer it creates from a kind alone (a studio profile that picks the
 # kind, `bench_tiers`): the best settings for a new pack, where the pydantic defaults must
 # keep meaning what an absent field meant before (docs/decisions.md, "Format compatibility").
+# A new cascade asks the hybrid only when the lexical scorer is unsure: the lexical turn's cost
+# on most messages, the encoder's reading on the rest, a message in another language than the
+# examples' among them (docs/decisions.md, "A new cascade: the lexical scorer, then the hybrid").
 NEW_SCORER_SETTINGS: dict[str, dict[str, Any]] = {
     "embedding": {"head": True},
     "hybrid": {"fit_weight": True, "head": True},
+    "cascade": {
+        "tiers": [{"kind": "lexical"}, {"kind": "hybrid", "fit_weight": True, "head": True}]
+    },
 }
 
 
 def new_scorer_settings(kind: str) -> dict[str, Any]:
-    """The `scorer` document of a new pack of this kind (a fresh dict, safe to edit)."""
-    return {"kind": kind, **NEW_SCORER_SETTINGS.get(kind, {})}
+    """The `scorer` document of a new pack of this kind (a fresh dict, safe to edit, tiers
+    and all)."""
+    return {"kind": kind, **copy.deepcopy(NEW_SCORER_SETTINGS.get(kind, {}))}
 
 
 def embedding_threshold_paths(document: Mapping[str, Any]) -> list[str]:

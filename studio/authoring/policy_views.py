@@ -27,7 +27,7 @@ from studio.shared.cosine_thresholds import CLEARED_ACTION, NOTICE_KEY
 from studio.shared.drafts import scorer_defaults
 from studio.shared.edits import path_tokens, save_profile
 from studio.shared.errors import Conflict, Refused
-from studio.shared.packs import build_pack, build_pack_dict, check_pack
+from studio.shared.packs import build_pack, build_pack_dict, check_pack, without_encoders
 from studio.shared.pages import HtmxHttpRequest, fragment, get_profile, profile_context, studio_page
 
 
@@ -189,8 +189,8 @@ def _says_more(profile: Profile) -> bool:
     settings = profile.active_scorer_settings
     if not settings:
         return False
-    rest = {key: value for key, value in settings.items() if key != "model"}
-    return rest != new_scorer_settings(profile.scorer_kind)
+    kind = profile.scorer_kind
+    return without_encoders(settings) != without_encoders(new_scorer_settings(kind))
 
 
 def _cleared_notice(profile: Profile) -> str:

@@ -117,33 +117,51 @@ def scorer_dict(profile: Profile) -> dict[str, Any]:
     return _scorer_of(profile, profile.scorer_kind)
 
 
-# The scorer kinds that read messages with a sentence encoder (their settings' `model`), and
-# the one a pack uses when it names none (docs/pack-format.md, "Embedding and hybrid scorers").
-ENCODER_KINDS = frozenset({"embedding", "hybrid"})
+# The scorer kinds that read messages with a sentence encoder (their settings' `model`, or
+# their tiers' for a cascade), and the one a pack uses when it names none (docs/pack-format.md,
+# "Embedding and hybrid scorers").
+ENCODER_KINDS = frozenset({"embedding", "hybrid", "cascade"})
+ENCODER_TIERS = frozenset({"embedding", "hybrid"})
 DEFAULT_ENCODER = "all-minilm-l6-v2"
 
 
 def scorer_encoder(profile: Profile, kind: str | None = None) -> str:
     """The sentence encoder the profile's scorer (or a scorer of `kind`, once chosen) reads
-    messages with: the default one for a kind that reads none, which is what the policy page
-    shows until one is chosen."""
+    messages with, its first tier that reads with one for a cascade: the default one for a
+    kind that reads none, which is what the policy page shows until one is chosen."""
     kind = kind or profile.scorer_kind
-    if kind not in ENCODER_KINDS:
-        return DEFAULT_ENCODER
-    return str(_scorer_of(profile, kind).get("model", DEFAULT_ENCODER))
+    readers = _readers(_scorer_of(profile, kind)) if kind in ENCODER_KINDS else []
+    return str(readers[0].get("model", DEFAULT_ENCODER)) if readers else DEFAULT_ENCODER
 
 
 def with_encoder(profile: Profile, encoder: str, kind: str | None = None) -> dict[str, Any] | None:
     """The scorer settings to store once the profile's scorer, of its kind or of `kind`,
-    reads messages with `encoder`: its settings as they are (imported ones included) with
-    that model. Unchanged when the kind reads no messages with an encoder, or already this
-    one, so that saving the policy page never turns a new pack's settings into stored ones."""
+    reads messages with `encoder` (every tier that reads with one, in a cascade): its
+    settings as they are (imported ones included) with that model. Unchanged when the kind
+    reads no messages with an encoder, or already this one, so that saving the policy page
+    never turns a new pack's settings into stored ones."""
     kind = kind or profile.scorer_kind
-    if kind not in ENCODER_KINDS or scorer_encoder(profile, kind) == encoder:
+    settings = _scorer_of(profile, kind) if kind in ENCODER_KINDS else {}
+    readers = _readers(settings)
+    if not readers or all(r.get("model", DEFAULT_ENCODER) == encoder for r in readers):
         return profile.scorer_settings
-    settings = _scorer_of(profile, kind)
-    settings["model"] = encoder
+    for reader in readers:
+        reader["model"] = encoder
     return settings
+
+
+def without_encoders(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings with no encoder named, at the top or in a tier (what they say besides)."""
+    plain = copy.deepcopy(settings)
+    for reader in _readers(plain):
+        reader.pop("model", None)
+    return plain
+
+
+def _readers(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The settings, or a cascade's tiers, that read messages with a sentence encoder."""
+    tiers = settings.get("tiers") if settings.get("kind") == "cascade" else [settings]
+    return [t for t in tiers or [] if isinstance(t, dict) and t.get("kind") in ENCODER_TIERS]
 
 
 def _scorer_of(profile: Profile, kind: str) -> dict[str, Any]:

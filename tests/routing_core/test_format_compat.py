@@ -237,6 +237,21 @@ def test_a_new_pack_of_an_embedding_kind_learns_the_head():
     assert new_scorer_settings("lexical") == {"kind": "lexical"}
 
 
+def test_a_new_cascade_asks_the_hybrid_after_the_lexical_scorer_and_is_a_valid_pack():
+    from routing_core.pack import new_scorer_settings
+
+    cascade = new_scorer_settings("cascade")
+    assert cascade == {
+        "kind": "cascade",
+        "tiers": [{"kind": "lexical"}, {"kind": "hybrid", "fit_weight": True, "head": True}],
+    }
+    routes = [{"name": "x", "examples": ["a b c"]}, {"name": "y", "examples": ["d e f"]}]
+    pack = load_pack({"profile": {"slug": "c", "name": "C"}, "routes": routes, "scorer": cascade})
+    assert [tier.kind for tier in pack.scorer.tiers] == ["lexical", "hybrid"]
+    cascade["tiers"][1]["model"] = "multilingual-e5-small"  # a fresh copy, tiers and all
+    assert "model" not in new_scorer_settings("cascade")["tiers"][1]
+
+
 def test_a_route_with_a_display_name_is_a_minor_9_pack_that_routes_as_before():
     doc = current_doc()
     doc.pop("checksum")

@@ -21,7 +21,11 @@ import pytest
 
 from routing_core import PackError, Router, _stored_arrays, dump_pack, load_pack
 from routing_core.build import build_pack
-from routing_core.pack import PROBABILITY_THRESHOLDS_MINOR, LexicalScorerSettings
+from routing_core.pack import (
+    PROBABILITY_THRESHOLDS_MINOR,
+    LexicalScorerSettings,
+    new_scorer_settings,
+)
 from routing_core.scorers import _encoding, _static, lexical
 from routing_core.scorers import embedding as embedding_module
 from routing_core.scorers.embedding import Encoder, MissingExtra, load_encoder
@@ -374,6 +378,27 @@ def test_the_decision_says_when_the_encoder_read_a_message_alone(
         "read by the sentence encoder alone: it does not look written in English, the routes'"
         " examples' language"
     )
+
+
+@pytest.mark.embeddings
+def test_a_new_cascade_reads_other_languages_with_the_hybrid_and_english_with_words(
+    encoder: tuple[str, Encoder],
+) -> None:
+    """The studio's new cascade (the lexical scorer, then the hybrid): a message in another
+    language leaves the lexical scorer unsure and reaches its route through the hybrid; a
+    plain English request is decided by the lexical scorer, the encoder never asked."""
+    scorer = new_scorer_settings("cascade")
+    scorer["tiers"][1]["model"] = encoder[0]
+    router = Router({**_pack(encoder[0], "cascade"), "scorer": scorer})
+    wrong = []
+    for language, _, message, expected in MODELS[encoder[0]][0]:
+        decision = router.route(message)
+        if decision.route != expected:
+            wrong.append((language, message, decision.verdict, [t.name for t in decision.tiers]))
+    assert not wrong
+    english = router.route("turn on the kitchen light")
+    assert english.route == "lights"
+    assert [(t.name, t.decided) for t in english.tiers] == [("lexical", True)]
 
 
 @pytest.mark.embeddings

@@ -96,3 +96,35 @@ def test_an_encoder_not_installed_is_said_so(profile, editor, client_for):
         missing = shown.group(1).endswith(": not installed here")
         assert missing == (not encoder_installed(name)), shown.group(1)
         assert shown.group(1).startswith(label.split(" (")[0])
+
+
+def test_a_cascade_picked_on_the_page_is_a_valid_pack_that_asks_the_hybrid_second(
+    profile, editor, client_for
+):
+    """Picked without imported settings, a cascade was refused ("tiers: field required");
+    it is now the lexical scorer, then the hybrid on the encoder chosen."""
+    client = client_for(editor)
+    url = reverse("policy", args=[profile.slug])
+    response = client.post(url, policy_form(scorer_kind="cascade"))
+
+    assert response.status_code == 302
+    profile.refresh_from_db()
+    assert profile.scorer_settings is None  # a new cascade's settings, not stored ones
+    hybrid = {"kind": "hybrid", "fit_weight": True, "head": True}
+    assert build_pack_dict(profile)["scorer"] == {
+        "kind": "cascade",
+        "tiers": [{"kind": "lexical"}, hybrid],
+    }
+
+    client.post(
+        url,
+        policy_form(scorer_kind="cascade", encoder="multilingual-e5-small", revision="2"),
+    )
+    profile.refresh_from_db()
+    assert build_pack_dict(profile)["scorer"]["tiers"] == [
+        {"kind": "lexical"},
+        {**hybrid, "model": "multilingual-e5-small"},
+    ]
+    html = client.get(url).content.decode()
+    assert _selected(html, "encoder") == ["multilingual-e5-small"]
+    assert 'data-testid="scorer-settings"' not in html
