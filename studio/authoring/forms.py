@@ -139,7 +139,7 @@ class ProfileForm(PackForm):
         )
 
 
-# The sentence encoders a person can pick for the embedding and hybrid scorers, in words
+# The sentence encoders a person can pick for the embedding, hybrid and cascade scorers, in words
 # people know: what each reads, then its model's name (docs/product/profiles.md).
 ENCODERS = {
     DEFAULT_ENCODER: "English (all-MiniLM-L6-v2)",
