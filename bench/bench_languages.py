@@ -325,7 +325,31 @@ def tier(data: Path, only: list[str], per_language: int, model: str, head: bool 
         print("  ".join(line), flush=True)
     for name, by_language in accuracies.items():
         _summary(f"tier {name} {model}", by_language)
+    _cascade(english, judged_of, model, cached)
     _latency(model, encoder, messages)
+
+
+def _cascade(english: Routes, judged_of: dict[str, Judged], model: str, cached: _Cached) -> None:
+    """The studio's new cascade (the lexical scorer, then the hybrid on `model`) through the
+    router at the pack's defaults: its decisions, right moves and wrong ones, by language."""
+    from routing_core import Router, load_pack
+    from routing_core.pack import new_scorer_settings
+    from routing_core.scorers import embedding as embedding_module
+
+    scorer = new_scorer_settings("cascade")
+    scorer["tiers"][1]["model"] = model
+    embedding_module._encoders[model] = cached  # type: ignore[assignment]  # the same vectors
+    document = {"profile": {"slug": "en", "name": "en"}, "routes": english, "scorer": scorer}
+    router = Router(load_pack(document))
+    right: dict[str, float] = {}
+    wrong: dict[str, float] = {}
+    for language, judged in judged_of.items():
+        decisions = [(router.route(text), expected) for text, expected in judged]
+        right[language] = sum(d.route == e for d, e in decisions) / len(judged)
+        wrong[language] = sum(d.route not in (None, e) for d, e in decisions) / len(judged)
+        print(f"{language:8} cascade right {right[language]:.2%} wrong {wrong[language]:.2%}")
+    _summary(f"tier cascade {model}: right moves", right)
+    _summary(f"tier cascade {model}: wrong moves", wrong)
 
 
 def _load_timed(model: str) -> object:

@@ -140,11 +140,12 @@ class ProfileForm(PackForm):
 
 
 # The sentence encoders a person can pick for the embedding, hybrid and cascade scorers, in words
-# people know: what each reads, then its model's name (docs/product/profiles.md).
+# people know: what each reads (the models' names are in the field's help, so that a label
+# fits the list's width; docs/product/profiles.md).
 ENCODERS = {
-    DEFAULT_ENCODER: "English (all-MiniLM-L6-v2)",
-    "multilingual-e5-small": "About 100 languages (multilingual-e5-small)",
-    "universal-sentence-encoder-multilingual-3": "16 languages, quicker (Universal Sentence Encoder)",
+    DEFAULT_ENCODER: "English",
+    "multilingual-e5-small": "About 100 languages",
+    "universal-sentence-encoder-multilingual-3": "16 languages, quicker",
 }
 
 
@@ -152,7 +153,7 @@ def encoder_choices() -> list[tuple[str, str]]:
     """The encoders, each said to be missing where this studio could not build with it
     ("here": the help beside the list says who else needs it)."""
     return [
-        (name, label if encoder_installed(name) else f"{label}: not installed here")
+        (name, label if encoder_installed(name) else f"{label} (not installed here)")
         for name, label in ENCODERS.items()
     ]
 
@@ -186,8 +187,10 @@ class PolicyForm(PackForm):
             "Which model reads messages for the embedding, hybrid and cascade scorers (the lexical"
             " scorer needs none). Choose one that knows many languages when your users write in"
             " languages your examples are not written in: it places a message by what it"
-            " means, in any of them. The studio and every agent that routes with the pack need"
-            " it installed."
+            " means, in any of them. The models: all-MiniLM-L6-v2 (English),"
+            " multilingual-e5-small (about 100 languages) and Google's Universal Sentence"
+            " Encoder, multilingual (16 languages). The studio and every agent that routes with"
+            " the pack need it installed."
         ),
     )
     field_order = ["scorer_kind", "encoder"]
