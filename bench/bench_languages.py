@@ -325,31 +325,33 @@ def tier(data: Path, only: list[str], per_language: int, model: str, head: bool 
         print("  ".join(line), flush=True)
     for name, by_language in accuracies.items():
         _summary(f"tier {name} {model}", by_language)
-    _cascade(english, judged_of, model, cached)
+    _decisions(english, judged_of, model, cached)
     _latency(model, encoder, messages)
 
 
-def _cascade(english: Routes, judged_of: dict[str, Judged], model: str, cached: _Cached) -> None:
-    """The studio's new cascade (the lexical scorer, then the hybrid on `model`) through the
-    router at the pack's defaults: its decisions, right moves and wrong ones, by language."""
+def _decisions(english: Routes, judged_of: dict[str, Judged], model: str, cached: _Cached) -> None:
+    """The hybrid and the studio's new cascade (the lexical scorer, then the hybrid) on
+    `model`, through the router at the pack's defaults: right moves and wrong ones by
+    language (a menu or an unmatched turn is neither)."""
     from routing_core import Router, load_pack
     from routing_core.pack import new_scorer_settings
     from routing_core.scorers import embedding as embedding_module
 
-    scorer = new_scorer_settings("cascade")
-    scorer["tiers"][1]["model"] = model
     embedding_module._encoders[model] = cached  # type: ignore[assignment]  # the same vectors
-    document = {"profile": {"slug": "en", "name": "en"}, "routes": english, "scorer": scorer}
-    router = Router(load_pack(document))
-    right: dict[str, float] = {}
-    wrong: dict[str, float] = {}
-    for language, judged in judged_of.items():
-        decisions = [(router.route(text), expected) for text, expected in judged]
-        right[language] = sum(d.route == e for d, e in decisions) / len(judged)
-        wrong[language] = sum(d.route not in (None, e) for d, e in decisions) / len(judged)
-        print(f"{language:8} cascade right {right[language]:.2%} wrong {wrong[language]:.2%}")
-    _summary(f"tier cascade {model}: right moves", right)
-    _summary(f"tier cascade {model}: wrong moves", wrong)
+    cascade = new_scorer_settings("cascade")
+    cascade["tiers"][1]["model"] = model
+    scorers = {"hybrid": {**new_scorer_settings("hybrid"), "model": model}, "cascade": cascade}
+    for name, scorer in scorers.items():
+        document = {"profile": {"slug": "en", "name": "en"}, "routes": english, "scorer": scorer}
+        router = Router(load_pack(document))
+        right: dict[str, float] = {}
+        wrong: dict[str, float] = {}
+        for language, judged in judged_of.items():
+            decided = [(router.route(text).route, expected) for text, expected in judged]
+            right[language] = sum(route == e for route, e in decided) / len(judged)
+            wrong[language] = sum(route not in (None, e) for route, e in decided) / len(judged)
+        _summary(f"decisions {name} {model}: right moves", right)
+        _summary(f"decisions {name} {model}: wrong moves", wrong, worst_is_most=True)
 
 
 def _load_timed(model: str) -> object:
@@ -374,8 +376,9 @@ def _load_timed(model: str) -> object:
     return encoder
 
 
-def _summary(label: str, by_language: dict[str, float]) -> None:
-    """The mean and worst over every language, then over USE's languages and the rest."""
+def _summary(label: str, by_language: dict[str, float], worst_is_most: bool = False) -> None:
+    """The mean and worst (the least, or the most for a share of mistakes) over every
+    language, then over USE's languages and the rest."""
     groups = {
         "all": list(by_language),
         "USE's languages": [lang for lang in by_language if lang in USE_LANGUAGES],
@@ -385,7 +388,7 @@ def _summary(label: str, by_language: dict[str, float]) -> None:
         if not languages:
             continue
         values = [by_language[lang] for lang in languages]
-        worst = min(languages, key=by_language.__getitem__)
+        worst = (max if worst_is_most else min)(languages, key=by_language.__getitem__)
         print(
             f"{label} ({group}): mean {np.mean(values):.2%}, worst {by_language[worst]:.2%}"
             f" ({worst}) over {len(values)} languages (load {os.getloadavg()[0]:.1f})"
