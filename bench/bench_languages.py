@@ -333,8 +333,7 @@ def _decisions(english: Routes, judged_of: dict[str, Judged], model: str, cached
     """The hybrid and the studio's new cascade (the lexical scorer, then the hybrid) on
     `model`, through the router at the pack's defaults: right moves and wrong ones by
     language (a menu or an unmatched turn is neither)."""
-    from routing_core import Router, load_pack
-    from routing_core.pack import new_scorer_settings
+    from routing_core import Router, load_pack, new_scorer_settings
     from routing_core.scorers import embedding as embedding_module
 
     embedding_module._encoders[model] = cached  # type: ignore[assignment]  # the same vectors
