@@ -30,6 +30,7 @@ __all__ = [
     "available",
     "detect",
     "guess",
+    "likeliest",
     "name",
     "written_in",
 ]
@@ -104,13 +105,8 @@ def detect(text: str) -> str | None:
     Raises:
         MissingExtra: py3langid is not installed.
     """
-    sample = text[:_SAMPLE_CHARS]
-    if sum(c.isalpha() for c in sample) < MIN_LETTERS:
-        return None
-    code, probability = _model().classify(sample)
-    if probability < MIN_PROBABILITY or code not in _NAMES:
-        return None
-    return _SAME_AS.get(str(code), str(code))
+    code, probability = likeliest(text)
+    return code if probability >= MIN_PROBABILITY else None
 
 
 def guess(text: str) -> str | None:
@@ -124,13 +120,25 @@ def guess(text: str) -> str | None:
     Raises:
         MissingExtra: py3langid is not installed.
     """
+    return likeliest(text)[0]
+
+
+def likeliest(text: str) -> tuple[str | None, float]:
+    """The message's most likely language and the model's probability for it, from one
+    classification: what `detect` and `guess` each read, for a caller that needs both
+    (a hybrid tier that says how sure it was). (None, 0.0) under MIN_LETTERS letters or for
+    a language without a two-letter code.
+
+    Raises:
+        MissingExtra: py3langid is not installed.
+    """
     sample = text[:_SAMPLE_CHARS]
     if sum(c.isalpha() for c in sample) < MIN_LETTERS:
-        return None
-    code = str(_model().classify(sample)[0])
+        return None, 0.0
+    code, probability = _model().classify(sample)
     if code not in _NAMES:
-        return None
-    return _SAME_AS.get(code, code)
+        return None, 0.0
+    return _SAME_AS.get(str(code), str(code)), float(probability)
 
 
 def written_in(texts: Sequence[str]) -> frozenset[str]:

@@ -727,23 +727,23 @@ class HybridScorer:
         if semantic is None:
             return Scored(tuple(float(s) for s in self._lexical.score(message, candidates)))
         columns = [self._column(name) for name in candidates]
-        if self._foreign(message) is not None:
+        foreign = self._foreign(message)
+        if foreign is not None:
             alone = tuple(float(semantic[c]) for c in columns)
-            return Scored(alone, note=self._alone_note(message))
+            return Scored(alone, note=self._alone_note(*foreign))
         return Scored(tuple(self._mixed(message, semantic, columns)))
 
-    def _alone_note(self, message: str) -> str:
+    def _alone_note(self, code: str, probability: float) -> str:
         """Why the encoder read the message alone, naming its language only when the
         detection is sure of it (the likeliest language of a short message is often a
         neighbour's: "мне нужен возврат денег" reads as Macedonian)."""
         said = "read by the sentence encoder alone: "
-        code = languages.detect(message)
-        if code is not None:
+        if probability >= languages.MIN_PROBABILITY:
             return said + (
                 f"it is written in {languages.name(code)}, a language none of the routes'"
                 " examples is in"
             )
-        spoken = sorted(languages.name(code) for code in self._languages or ())
+        spoken = sorted(languages.name(each) for each in self._languages or ())
         if len(spoken) == 1:
             return said + f"it does not look written in {spoken[0]}, the routes' examples' language"
         return said + (
@@ -767,15 +767,16 @@ class HybridScorer:
         """The lexical scorer's terms (words explain a route better than nearest examples)."""
         return list(self._lexical.explain(message, route, limit))
 
-    def _foreign(self, message: str) -> str | None:
-        """The message's likeliest language, however unsure, when it is none the routes are
-        written in (never, unless the embedding reads many: `languages` is None). Unsure is
-        enough: a short message read wrongly goes to the encoder alone, nearly as good as
-        the mixture (docs/decisions.md, "A hybrid over a multilingual encoder")."""
+    def _foreign(self, message: str) -> tuple[str, float] | None:
+        """The message's likeliest language, however unsure, and its probability, when it is
+        none the routes are written in (never, unless the embedding reads many: `languages`
+        is None). Unsure is enough: a short message read wrongly goes to the encoder alone,
+        nearly as good as the mixture (docs/decisions.md, "A hybrid over a multilingual
+        encoder")."""
         if self._languages is None:
             return None
-        code = languages.guess(message)
-        return code if code is not None and code not in self._languages else None
+        code, probability = languages.likeliest(message)
+        return (code, probability) if code is not None and code not in self._languages else None
 
     def _column(self, name: str) -> int:
         try:

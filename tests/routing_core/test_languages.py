@@ -52,6 +52,16 @@ def test_a_short_message_too_unsure_to_name_still_has_a_best_guess(text: str, co
     assert languages.guess(text) == code
 
 
+@pytest.mark.parametrize(
+    "text", [s for _, s in SENTENCES] + ["Mach Musik an", "spegni la luce", "hello hello", "ok"]
+)
+def test_one_classification_gives_both_the_guess_and_how_sure_it_is(text: str) -> None:
+    code, probability = languages.likeliest(text)
+    assert code == languages.guess(text)
+    assert languages.detect(text) == (code if probability >= languages.MIN_PROBABILITY else None)
+    assert 0.0 <= probability <= 1.0
+
+
 def test_an_unsure_guess_is_none_not_a_wrong_name() -> None:
     # Two words common to several languages: the model guesses below MIN_PROBABILITY.
     assert languages.detect("hello hello") is None
