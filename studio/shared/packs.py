@@ -117,10 +117,9 @@ def scorer_dict(profile: Profile) -> dict[str, Any]:
     return _scorer_of(profile, profile.scorer_kind)
 
 
-# The scorer kinds that read messages with a sentence encoder (their settings' `model`, or
-# their tiers' for a cascade), and the one a pack uses when it names none (docs/pack-format.md,
-# "Embedding and hybrid scorers").
-ENCODER_KINDS = frozenset({"embedding", "hybrid", "cascade"})
+# The scorer kinds that read messages with a sentence encoder (their settings' `model`; a
+# cascade's tiers of these kinds), and the one a pack uses when it names none
+# (docs/pack-format.md, "Embedding and hybrid scorers").
 ENCODER_TIERS = frozenset({"embedding", "hybrid"})
 DEFAULT_ENCODER = "all-minilm-l6-v2"
 
@@ -129,8 +128,7 @@ def scorer_encoder(profile: Profile, kind: str | None = None) -> str:
     """The sentence encoder the profile's scorer (or a scorer of `kind`, once chosen) reads
     messages with, its first tier that reads with one for a cascade: the default one for a
     kind that reads none, which is what the policy page shows until one is chosen."""
-    kind = kind or profile.scorer_kind
-    readers = _readers(_scorer_of(profile, kind)) if kind in ENCODER_KINDS else []
+    readers = _readers(_scorer_of(profile, kind or profile.scorer_kind))
     return str(readers[0].get("model", DEFAULT_ENCODER)) if readers else DEFAULT_ENCODER
 
 
@@ -140,8 +138,7 @@ def with_encoder(profile: Profile, encoder: str, kind: str | None = None) -> dic
     settings as they are (imported ones included) with that model. Unchanged when the kind
     reads no messages with an encoder, or already this one, so that saving the policy page
     never turns a new pack's settings into stored ones."""
-    kind = kind or profile.scorer_kind
-    settings = _scorer_of(profile, kind) if kind in ENCODER_KINDS else {}
+    settings = _scorer_of(profile, kind or profile.scorer_kind)
     readers = _readers(settings)
     if not readers or all(r.get("model", DEFAULT_ENCODER) == encoder for r in readers):
         return profile.scorer_settings
