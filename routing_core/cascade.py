@@ -1,6 +1,7 @@
 """Tier 2 as a cascade: scorers tried cheapest first, each only while the verdict is open.
 
-A tier runs when no tier before it was decisive. A categorical tier (the LLM) runs only on a
+A tier runs when no tier before it was decisive, or when it takes the message whatever they
+made of it (a hybrid that reads a message in a language the routes are not written in). A categorical tier (the LLM) runs only on a
 remaining near-tie, and only over its contenders: the routes within the margin of the top,
 plus the incumbent. Its "no pick" is an abstention: the verdict before it stands, as does
 the verdict before a tier that fails. Every tier that ran leaves a `TierRecord` (its verdict,
@@ -104,7 +105,7 @@ class Cascade:
         ran: list[_Ran] = []
         errors: list[str] = []
         for index, tier in enumerate(self.tiers):
-            if not self._should_run(tier, standing, first_only, bool(ran)):
+            if not self._should_run(tier, standing, first_only, bool(ran), text):
                 break
             candidates = self._candidates(tier, standing, incumbent)
             started = time.perf_counter_ns()
@@ -125,14 +126,16 @@ class Cascade:
         return self._outcome(standing, ran, errors, policy)
 
     def _should_run(
-        self, tier: Tier, standing: _Standing | None, first_only: bool, any_ran: bool
+        self, tier: Tier, standing: _Standing | None, first_only: bool, any_ran: bool, text: str
     ) -> bool:
         if first_only:
             return not any_ran and not tier.scorer.info.categorical
         if standing is None:
             return True
         if standing.verdict.decisive:
-            return False
+            # A tier that takes a message in a language the routes are not written in reads
+            # it whatever the tiers before it made of its spelling (docs/pack-format.md).
+            return tier.takes is not None and tier.takes(text)
         # The LLM is paid only for a near-tie; an unmatched turn stays unmatched.
         return not tier.scorer.info.categorical or standing.verdict.kind != "unmatched"
 

@@ -47,7 +47,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 10
+FORMAT_MINOR = 11
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -62,6 +62,7 @@ MINOR_CHANGES: dict[int, str] = {
     8: "policy.conversation",
     9: "a route's display_name",
     10: "no_background",
+    11: "a hybrid tier's take_foreign (in a cascade's tiers)",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -85,6 +86,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("policy", "conversation"): 8,
     ("routes", "*", "display_name"): 9,
     ("no_background",): 10,
+    ("scorer", "tiers", "*", "take_foreign"): 11,
 }
 
 
@@ -436,6 +438,22 @@ class HybridScorerSettings(_TierThresholds):
     head: bool = Field(False, description=HEAD_DESCRIPTION)
 
 
+class HybridTierSettings(HybridScorerSettings):
+    """A hybrid as a later tier of a cascade, which may also take the messages written in a
+    language none of the routes' examples are in: there the tiers before it read accidents of
+    spelling (docs/pack-format.md, Cascade). Only a tier has it: a scorer alone reads every
+    message already."""
+
+    take_foreign: bool = Field(
+        False,
+        description=(
+            "Also run this tier, however sure the tiers before it were, when the message is"
+            " written in a language none of the routes' examples are in (as a hybrid on an"
+            " encoder that reads many languages tells it); its verdict then stands."
+        ),
+    )
+
+
 class LlmScorerSettings(_Model):
     """Optional tier (extra `llm`): an OpenAI-compatible chat model picks one route or none.
 
@@ -470,7 +488,7 @@ def _scorer_kind(value: Any) -> str | None:
 TierSettings = Annotated[
     Annotated[LexicalScorerSettings, Tag("lexical")]
     | Annotated[EmbeddingScorerSettings, Tag("embedding")]
-    | Annotated[HybridScorerSettings, Tag("hybrid")]
+    | Annotated[HybridTierSettings, Tag("hybrid")]
     | Annotated[LlmScorerSettings, Tag("llm")],
     Discriminator(
         _scorer_kind,
@@ -500,6 +518,8 @@ class CascadeScorerSettings(_Model):
             raise ValueError("each kind of tier appears at most once in a cascade")
         if "llm" in kinds[:-1]:
             raise ValueError("an llm tier judges the remaining near-tie, so it must come last")
+        if getattr(self.tiers[0], "take_foreign", False):
+            raise ValueError("the first tier reads every message: take_foreign is for a later tier")
         return self
 
 
@@ -649,14 +669,18 @@ def _duplicates(names: list[Any], where: str, what: str) -> list[tuple[str, str]
 # What a writer puts in a scorer it creates from a kind alone (a studio profile that picks the
 # kind, `bench_tiers`): the best settings for a new pack, where the pydantic defaults must
 # keep meaning what an absent field meant before (docs/decisions.md, "Format compatibility").
-# A new cascade asks the hybrid only when the lexical scorer is unsure: the lexical turn's cost
-# on most messages, the encoder's reading on the rest, a message in another language than the
-# examples' among them (docs/decisions.md, "A new cascade: the lexical scorer, then the hybrid").
+# A new cascade asks the hybrid only when the lexical scorer is unsure, or the message is
+# written in a language none of the examples are in: the lexical turn's cost on most messages,
+# the encoder's reading on the rest (docs/decisions.md, "A new cascade: the lexical scorer,
+# then the hybrid").
 NEW_SCORER_SETTINGS: dict[str, dict[str, Any]] = {
     "embedding": {"head": True},
     "hybrid": {"fit_weight": True, "head": True},
     "cascade": {
-        "tiers": [{"kind": "lexical"}, {"kind": "hybrid", "fit_weight": True, "head": True}]
+        "tiers": [
+            {"kind": "lexical"},
+            {"kind": "hybrid", "fit_weight": True, "head": True, "take_foreign": True},
+        ]
     },
 }
 

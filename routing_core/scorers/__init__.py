@@ -75,14 +75,14 @@ def build_tiers(pack: Pack) -> tuple[Tier, ...]:
     else:
         located = [(f"scorer.tiers[{i}]", t) for i, t in enumerate(settings.tiers)]
     texts = route_texts(pack)
-    return tuple(
-        Tier(
-            _build(texts, s, where, pack.out_of_scope, not pack.no_background),
-            getattr(s, "floor", None),
-            getattr(s, "near_tie_margin", None),
+    tiers: list[Tier] = []
+    for where, s in located:
+        scorer = _build(texts, s, where, pack.out_of_scope, not pack.no_background)
+        takes = getattr(scorer, "is_foreign", None) if getattr(s, "take_foreign", False) else None
+        tiers.append(
+            Tier(scorer, getattr(s, "floor", None), getattr(s, "near_tie_margin", None), takes)
         )
-        for where, s in located
-    )
+    return tuple(tiers)
 
 
 def build_decider(pack: Pack) -> LlmDecider | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -217,6 +217,11 @@ class Tier:
     scorer: Scorer
     floor: float | None = None
     near_tie_margin: float | None = None
+    # Whether this tier also runs on a message however decisive the tiers before it were:
+    # a hybrid's test for a message in a language none of the routes are written in, when
+    # its settings say `take_foreign` (docs/pack-format.md, Cascade); None: only on an open
+    # verdict.
+    takes: Callable[[str], bool] | None = None
 
     @property
     def name(self) -> str:

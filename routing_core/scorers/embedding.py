@@ -767,6 +767,12 @@ class HybridScorer:
         """The lexical scorer's terms (words explain a route better than nearest examples)."""
         return list(self._lexical.explain(message, route, limit))
 
+    def is_foreign(self, message: str) -> bool:
+        """Whether this hybrid reads `message` by its encoder alone because it is written in a
+        language none of the routes are (`_foreign`): what a cascade's tier that takes such
+        messages asks before it runs (docs/pack-format.md, Cascade)."""
+        return self._foreign(message) is not None
+
     def _foreign(self, message: str) -> tuple[str, float] | None:
         """The message's likeliest language, however unsure, and its probability, when it is
         none the routes are written in (never, unless the embedding reads many: `languages`

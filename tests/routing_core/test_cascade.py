@@ -178,6 +178,60 @@ def test_a_failing_first_tier_hands_the_turn_to_the_next():
     assert [(r.name, r.decided) for r in outcome.records] == [("table", False), ("backup", True)]
 
 
+def test_a_tier_that_takes_a_message_reads_it_after_a_decisive_verdict_and_stands():
+    """A later tier that takes a message (a hybrid's test for a language none of the routes
+    are in) runs on it however decisive the tier before it was, and its verdict stands; on
+    a message it does not take, a decisive verdict still ends the cascade."""
+    from routing_core.cascade import Cascade
+    from routing_core.policy import Policy
+
+    table = {"tempo di pagare": {"a": 0.9, "b": 0.1}, "pay now": {"a": 0.9, "b": 0.1}}
+    words = TableScorer(table)
+    meaning = TableScorer({"tempo di pagare": {"a": 0.05, "b": 0.95}})
+    meaning.info = ScorerInfo("hybrid", floor=0.0)
+    taken: list[str] = []
+
+    def foreign(text: str) -> bool:
+        taken.append(text)
+        return text == "tempo di pagare"
+
+    cascade = Cascade([Tier(words), Tier(meaning, takes=foreign)], ["a", "b"])
+    italian = cascade.run("tempo di pagare", None, Policy())
+    assert italian.verdict is not None and italian.verdict.to == "b"
+    assert [(r.name, r.verdict, r.decided) for r in italian.records] == [
+        ("table", "move", False),
+        ("hybrid", "move", True),
+    ]
+    english = cascade.run("pay now", None, Policy())
+    assert english.verdict is not None and english.verdict.to == "a"
+    assert [(r.name, r.decided) for r in english.records] == [("table", True)]
+    assert taken == ["tempo di pagare", "pay now"]
+    # A tier that takes nothing is asked only after an open verdict, as before.
+    plain = Cascade([Tier(words), Tier(meaning)], ["a", "b"]).run("tempo di pagare", None, Policy())
+    assert [r.name for r in plain.records] == ["table"]
+
+
+def test_take_foreign_is_for_a_later_hybrid_tier_of_a_cascade_only():
+    """The first tier reads every message already, and a scorer alone has no tier before it:
+    either saying `take_foreign` is refused with its path, not ignored."""
+    doc = cascade_doc("http://127.0.0.1:1/v1")
+    doc["scorer"] = {"kind": "cascade", "tiers": [{"kind": "hybrid", "take_foreign": True}]}
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    assert any(
+        p == "scorer" and "take_foreign is for a later tier" in m for p, m in caught.value.errors
+    ), caught.value.errors
+    doc["scorer"] = {"kind": "hybrid", "take_foreign": True}
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    assert [p for p, _ in caught.value.errors] == ["scorer.take_foreign"]
+    doc["scorer"] = {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "lexical"}]}
+    doc["scorer"]["tiers"][1] = {"kind": "embedding", "take_foreign": True}
+    with pytest.raises(PackError) as caught:
+        load_pack(doc)
+    assert [p for p, _ in caught.value.errors] == ["scorer.tiers[1].take_foreign"]
+
+
 @pytest.mark.parametrize(
     ("tiers", "reason"),
     [

@@ -241,13 +241,15 @@ def test_a_new_cascade_asks_the_hybrid_after_the_lexical_scorer_and_is_a_valid_p
     from routing_core.pack import new_scorer_settings
 
     cascade = new_scorer_settings("cascade")
-    assert cascade == {
-        "kind": "cascade",
-        "tiers": [{"kind": "lexical"}, {"kind": "hybrid", "fit_weight": True, "head": True}],
-    }
+    assert [tier["kind"] for tier in cascade["tiers"]] == ["lexical", "hybrid"]
+    hybrid = cascade["tiers"][1]
+    assert hybrid["fit_weight"] and hybrid["head"] and hybrid["take_foreign"]
     routes = [{"name": "x", "examples": ["a b c"]}, {"name": "y", "examples": ["d e f"]}]
     pack = load_pack({"profile": {"slug": "c", "name": "C"}, "routes": routes, "scorer": cascade})
     assert [tier.kind for tier in pack.scorer.tiers] == ["lexical", "hybrid"]
+    assert pack.scorer.tiers[1].take_foreign  # type: ignore[union-attr]
+    written = json.loads(dump_pack(pack))
+    assert written["format_minor"] == 11 and written["scorer"]["tiers"][1]["take_foreign"]
     cascade["tiers"][1]["model"] = "multilingual-e5-small"  # a fresh copy, tiers and all
     assert "model" not in new_scorer_settings("cascade")["tiers"][1]
 

@@ -384,18 +384,24 @@ def test_the_decision_says_when_the_encoder_read_a_message_alone(
 def test_a_new_cascade_reads_other_languages_with_the_hybrid_and_english_with_words(
     encoder: tuple[str, Encoder],
 ) -> None:
-    """The studio's new cascade (the lexical scorer, then the hybrid): a message in another
-    language leaves the lexical scorer unsure and reaches its route through the hybrid; a
-    plain English request is decided by the lexical scorer, the encoder never asked."""
+    """The studio's new cascade (the lexical scorer, then the hybrid): every message in
+    another language is the hybrid's to decide, those the lexical scorer was sure of by a
+    look-alike word included ("jazz" in 'Metti un po' di musica jazz', "me" in '¿Por qué me
+    cobraron dos veces?'), and reaches its route; a plain English request is decided by the
+    lexical scorer, the encoder never asked."""
     scorer = new_scorer_settings("cascade")
     scorer["tiers"][1]["model"] = encoder[0]
     router = Router({**_pack(encoder[0], "cascade"), "scorer": scorer})
     wrong = []
+    sure_by_words = 0
     for language, _, message, expected in MODELS[encoder[0]][0]:
         decision = router.route(message)
-        if decision.route != expected:
-            wrong.append((language, message, decision.verdict, [t.name for t in decision.tiers]))
+        tiers = [(t.name, t.decided) for t in decision.tiers]
+        sure_by_words += decision.tiers[0].verdict == "move"
+        if decision.route != expected or tiers != [("lexical", False), ("hybrid", True)]:
+            wrong.append((language, message, decision.verdict, tiers))
     assert not wrong
+    assert sure_by_words >= 2  # the fixture holds messages the words alone would have decided
     english = router.route("turn on the kitchen light")
     assert english.route == "lights"
     assert [(t.name, t.decided) for t in english.tiers] == [("lexical", True)]

@@ -110,7 +110,8 @@ def test_a_cascade_picked_on_the_page_is_a_valid_pack_that_asks_the_hybrid_secon
     assert response.status_code == 302
     profile.refresh_from_db()
     assert profile.scorer_settings is None  # a new cascade's settings, not stored ones
-    hybrid = {"kind": "hybrid", "fit_weight": True, "head": True}
+    # It also reads every message written in a language none of the examples are in.
+    hybrid = {"kind": "hybrid", "fit_weight": True, "head": True, "take_foreign": True}
     assert build_pack_dict(profile)["scorer"] == {
         "kind": "cascade",
         "tiers": [{"kind": "lexical"}, hybrid],
