@@ -58,6 +58,9 @@ TIERS: list[tuple[str, dict[str, Any]]] = [
     ("hybrid", new_scorer_settings("hybrid")),
     ("cascade lexical -> embedding", {"kind": "cascade", "tiers": [{"kind": "lexical"}, new_scorer_settings("embedding")]}),
     ("cascade lexical -> hybrid", new_scorer_settings("cascade")),
+    # The same, but a message in a language none of the examples are in goes to the hybrid
+    # only when the lexical verdict is open: what `take_foreign` costs and changes.
+    ("cascade lexical -> hybrid, no take_foreign", {"kind": "cascade", "tiers": [{"kind": "lexical"}, {**new_scorer_settings("cascade")["tiers"][1], "take_foreign": False}]}),
 ]  # fmt: skip
 
 

@@ -183,6 +183,9 @@ class PolicyForm(PackForm):
     encoder = forms.ChoiceField(
         label="Sentence encoder",
         required=False,
+        # The page shows it only while a kind that reads with an encoder is chosen
+        # (static/studio/policy.js); without script it always shows.
+        widget=forms.Select(attrs={"data-for-kinds": "embedding hybrid cascade"}),
         help_text=(
             "Which model reads messages for the embedding, hybrid and cascade scorers (the lexical"
             " scorer needs none). Choose one that knows many languages when your users write in"
@@ -214,7 +217,7 @@ class PolicyForm(PackForm):
         labels = {"no_background": "Leave out the built-in off-topic examples"}
         help_texts = {
             "no_background": "Until this profile has 20 out-of-scope examples of its own, routing also learns a built-in set of everyday off-topic messages (weather, jokes, sports and the like), so that such messages stay unmatched. Tick this to count only your own examples: for an agent that answers small talk itself, say.",
-            "scorer_kind": "Which scorer ranks the routes when no rule decides. Lexical needs no model; embedding and hybrid read messages with the sentence encoder below (the hybrid with the lexical scorer beside it); a cascade asks the lexical scorer first and the hybrid only when it is unsure, so most messages cost what a lexical one does.",
+            "scorer_kind": "Which scorer ranks the routes when no rule decides. Lexical needs no model; embedding and hybrid read messages with the sentence encoder below (the hybrid with the lexical scorer beside it); a cascade asks the lexical scorer first and the hybrid only when it is unsure or the message is written in a language your examples lack, so most messages cost what a lexical one does.",
             "floor": "How sure the scorer must be before a route counts at all. A turn where no route clears it is unmatched: it goes to the default route, or the agent asks. Leave empty for the scorer's own: for lexical, the one fitted on the examples, shown below.",
             "near_tie_margin": "How far ahead the best route must be to win on its own. When the runner-up is closer than this, the turn is too close to call: the conversation stays where it is, or the agent offers a menu. Larger means more menus.",
             "menu_size": "The most routes a menu offers when the top scores are too close to call (at least 2).",
