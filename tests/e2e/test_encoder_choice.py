@@ -40,3 +40,40 @@ def test_a_hybrid_scorer_on_an_encoder_that_knows_many_languages(
     page.get_by_label("Message").fill("where is my parcel")
     expect(page.get_by_test_id("verdict-route")).to_have_text("order_status")
     expect(page.get_by_test_id("verdict-reading")).to_have_count(0)
+
+
+def test_the_encoder_shows_only_for_a_scorer_that_reads_with_one(
+    page: Page, live_server, demo
+) -> None:
+    """The lexical scorer reads with no encoder, so the choice is hidden while it is picked;
+    picking a kind that reads with one shows it, what was chosen is kept through a hide, and
+    the form the page gets back after a save shows or hides it by the kind saved."""
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/profiles/support/policy/")
+    kind = page.get_by_label("Scorer kind")
+    expect(kind).to_have_value("lexical")
+    encoder = page.get_by_label("Sentence encoder")
+    expect(encoder).to_be_hidden()
+
+    kind.select_option("cascade")
+    expect(encoder).to_be_visible()
+    encoder.select_option("universal-sentence-encoder-multilingual-3")
+    kind.select_option("lexical")
+    expect(encoder).to_be_hidden()
+    kind.select_option("hybrid")
+    expect(encoder).to_have_value("universal-sentence-encoder-multilingual-3")
+
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.get_by_test_id("saved")).to_be_visible()
+    expect(kind).to_have_value("hybrid")
+    expect(encoder).to_be_visible()
+    expect(encoder).to_have_value("universal-sentence-encoder-multilingual-3")
+
+    kind.select_option("lexical")
+    page.locator("#settings-form").evaluate("form => form.dataset.before = 'save'")
+    page.get_by_role("button", name="Save policy").click()
+    # The form is swapped for the saved one (which the server renders with every row shown).
+    expect(page.locator("#settings-form[data-before]")).to_have_count(0)
+    expect(page.get_by_test_id("saved")).to_be_visible()
+    expect(kind).to_have_value("lexical")
+    expect(encoder).to_be_hidden()
