@@ -97,11 +97,12 @@ def language_gaps(pack: Pack, traffic_languages: Mapping[str, int]) -> list[Find
         return []
     written = {route.name: route_languages(route) for route in pack.routes}
     reader = multilingual_encoder(pack)
+    always = reader is not None and _reads_every_message(pack)
     findings = []
     for code, n in wanted:
         missing = [route.name for route in pack.routes if code not in written[route.name]]
         if missing:
-            findings.append(_language_gap(code, n / total, missing, reader))
+            findings.append(_language_gap(code, n / total, missing, reader, always))
     return findings
 
 
@@ -117,13 +118,29 @@ def multilingual_encoder(pack: Pack) -> str | None:
     return None
 
 
+def _reads_every_message(pack: Pack) -> bool:
+    """Whether the tier with the encoder that knows many languages reads every message in
+    another language: the scorer itself, a cascade's first tier, or a later hybrid tier that
+    takes them (`take_foreign`); any other later tier reads only what the tiers before it
+    left open (docs/pack-format.md, Cascade)."""
+    tiers = getattr(pack.scorer, "tiers", None)
+    if tiers is None:
+        return True
+    for index, settings in enumerate(tiers):
+        if getattr(settings, "model", None) in MULTILINGUAL_MODELS:
+            return index == 0 or bool(getattr(settings, "take_foreign", False))
+    return False
+
+
 def route_languages(route: Route) -> frozenset[str]:
     """The languages a route's examples are written in (`languages.written_in`: the short
     ones read together)."""
     return languages.written_in(route.examples)
 
 
-def _language_gap(code: str, share: float, missing: list[str], reader: str | None) -> Finding:
+def _language_gap(
+    code: str, share: float, missing: list[str], reader: str | None, always: bool = True
+) -> Finding:
     name = languages.name(code)
     named = ", ".join(missing[:_NAMED_ROUTES])
     more = f" and {len(missing) - _NAMED_ROUTES} more" if len(missing) > _NAMED_ROUTES else ""
@@ -133,8 +150,14 @@ def _language_gap(code: str, share: float, missing: list[str], reader: str | Non
             f". Until they have some, a hybrid scorer whose sentence encoder knows many"
             f" languages (multilingual-e5-small) would read {name} messages by what they mean"
         )
-    else:
+    elif always:
         meanwhile = f"; meanwhile the scorer's encoder ({reader}) reads them by what they mean"
+    else:
+        meanwhile = (
+            f"; meanwhile the scorer's encoder ({reader}) reads them by what they mean only"
+            " when the tiers before it are unsure (a later hybrid tier that takes messages in"
+            " other languages reads them all)"
+        )
     return Finding(
         "warning",
         "language-gap",

@@ -79,7 +79,10 @@ def test_the_finding_names_an_encoder_that_reads_the_language_meanwhile():
         {"kind": "embedding", "model": "universal-sentence-encoder-multilingual-3"},
         {
             "kind": "cascade",
-            "tiers": [{"kind": "lexical"}, {"kind": "embedding", "model": "multilingual-e5-small"}],
+            "tiers": [
+                {"kind": "lexical"},
+                {"kind": "hybrid", "model": "multilingual-e5-small", "take_foreign": True},
+            ],
         },
     ],
 )
@@ -94,6 +97,27 @@ def test_a_scorer_that_reads_many_languages_is_said_to_read_them(scorer):
     (finding,) = language_gaps(reading, {"en": 70, "es": 30})
     assert finding.message.endswith(
         f"billing, shipping; meanwhile the scorer's encoder ({model}) reads them by what they mean"
+    )
+
+
+@pytest.mark.parametrize(
+    "tier",
+    [
+        {"kind": "embedding", "model": "multilingual-e5-small"},
+        {"kind": "hybrid", "model": "universal-sentence-encoder-multilingual-3"},
+    ],
+)
+def test_a_cascade_tier_that_reads_only_open_verdicts_is_said_to(tier):
+    """A later tier that does not take messages in other languages reads one only when the
+    lexical scorer is unsure: the finding says so rather than promise it reads them all."""
+    document = pack().model_dump(mode="json")
+    del document["scorer"]
+    scorer = {"kind": "cascade", "tiers": [{"kind": "lexical"}, tier]}
+    (finding,) = language_gaps(load_pack({**document, "scorer": scorer}), {"en": 70, "es": 30})
+    assert finding.message.endswith(
+        f"meanwhile the scorer's encoder ({tier['model']}) reads them by what they mean only"
+        " when the tiers before it are unsure (a later hybrid tier that takes messages in other"
+        " languages reads them all)"
     )
 
 
