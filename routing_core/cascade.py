@@ -1,8 +1,8 @@
 """Tier 2 as a cascade: scorers tried cheapest first, each only while the verdict is open.
 
 A tier runs when no tier before it was decisive, or when it takes the message whatever they
-made of it (a hybrid that reads a message in a language the routes are not written in). A categorical tier (the LLM) runs only on a
-remaining near-tie, and only over its contenders: the routes within the margin of the top,
+made of it (a hybrid that reads a message in a language the routes are not written in). A
+categorical tier (the LLM) runs only on a remaining near-tie, and only over its contenders: the routes within the margin of the top,
 plus the incumbent. Its "no pick" is an abstention: the verdict before it stands, as does
 the verdict before a tier that fails. Every tier that ran leaves a `TierRecord` (its verdict,
 time, tokens, error); the one whose verdict the decision stands on is marked `decided`.
@@ -135,7 +135,7 @@ class Cascade:
         if standing.verdict.decisive:
             # A tier that takes a message in a language the routes are not written in reads
             # it whatever the tiers before it made of its spelling (docs/pack-format.md).
-            return tier.takes is not None and tier.takes(text)
+            return tier.takes is not None and _takes(tier.takes, text)
         # The LLM is paid only for a near-tie; an unmatched turn stays unmatched.
         return not tier.scorer.info.categorical or standing.verdict.kind != "unmatched"
 
@@ -252,6 +252,15 @@ def contenders(verdict: Verdict, policy: Policy, incumbent: str | None) -> tuple
 def _abstained(tier: Tier, verdict: Verdict) -> bool:
     """A categorical tier that picked nothing leaves the verdict before it standing."""
     return tier.scorer.info.categorical and verdict.kind == "unmatched"
+
+
+def _takes(takes: Callable[[str], bool], text: str) -> bool:
+    """Whether a tier takes the message; a test that fails takes nothing: the decisive
+    verdict before it stands, and the turn never raises (docs/pack-format.md, Failures)."""
+    try:
+        return bool(takes(text))
+    except Exception:  # noqa: BLE001 - the standing verdict is a decision already
+        return False
 
 
 def _since(started: int) -> int:

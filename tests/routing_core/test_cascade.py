@@ -211,6 +211,23 @@ def test_a_tier_that_takes_a_message_reads_it_after_a_decisive_verdict_and_stand
     assert [r.name for r in plain.records] == ["table"]
 
 
+def test_a_tier_whose_test_fails_takes_nothing_and_the_turn_stands():
+    from routing_core.cascade import Cascade
+    from routing_core.policy import Policy
+
+    words = TableScorer({"m": {"a": 0.9, "b": 0.1}})
+    meaning = TableScorer({"m": {"a": 0.1, "b": 0.9}})
+
+    def broken(text: str) -> bool:
+        raise RuntimeError("language model missing")
+
+    outcome = Cascade([Tier(words), Tier(meaning, takes=broken)], ["a", "b"]).run(
+        "m", None, Policy()
+    )
+    assert outcome.verdict is not None and outcome.verdict.to == "a"
+    assert [(r.name, r.decided) for r in outcome.records] == [("table", True)]
+
+
 def test_take_foreign_is_for_a_later_hybrid_tier_of_a_cascade_only():
     """The first tier reads every message already, and a scorer alone has no tier before it:
     either saying `take_foreign` is refused with its path, not ignored."""
