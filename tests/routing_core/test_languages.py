@@ -62,6 +62,26 @@ def test_one_classification_gives_both_the_guess_and_how_sure_it_is(text: str) -
     assert 0.0 <= probability <= 1.0
 
 
+def test_asking_again_about_the_same_message_classifies_it_once(monkeypatch) -> None:
+    """A cascade's hybrid tier asks whether it takes a message, then reads it and asks again:
+    one classification answers both."""
+    model = languages._model()
+    calls: list[str] = []
+
+    class Counting:
+        def classify(self, sample: str):  # type: ignore[no-untyped-def]
+            calls.append(sample)
+            return model.classify(sample)
+
+    languages._classified.cache_clear()
+    monkeypatch.setattr(languages, "_loaded", Counting())
+    text = "Metti un po' di musica jazz in cucina"
+    first = languages.likeliest(text)
+    assert languages.guess(text) == first[0] and languages.likeliest(text) == first
+    assert calls == [text]
+    languages._classified.cache_clear()  # later tests classify with the real model again
+
+
 def test_an_unsure_guess_is_none_not_a_wrong_name() -> None:
     # Two words common to several languages: the model guesses below MIN_PROBABILITY.
     assert languages.detect("hello hello") is None
