@@ -96,13 +96,12 @@ def language_gaps(pack: Pack, traffic_languages: Mapping[str, int]) -> list[Find
     if not wanted or not languages.available():
         return []
     written = {route.name: route_languages(route) for route in pack.routes}
-    reader = multilingual_encoder(pack)
-    always = reader is not None and _reads_every_message(pack)
+    reader = _multilingual_reader(pack)
     findings = []
     for code, n in wanted:
         missing = [route.name for route in pack.routes if code not in written[route.name]]
         if missing:
-            findings.append(_language_gap(code, n / total, missing, reader, always))
+            findings.append(_language_gap(code, n / total, missing, reader))
     return findings
 
 
@@ -110,26 +109,21 @@ def multilingual_encoder(pack: Pack) -> str | None:
     """The encoder that knows many languages which the pack's scorer (or one of its cascade's
     tiers) reads messages with, or None: with one, a message in a language the examples lack
     is still placed by what it means (docs/pack-format.md, "Embedding and hybrid scorers")."""
+    reader = _multilingual_reader(pack)
+    return reader[0] if reader else None
+
+
+def _multilingual_reader(pack: Pack) -> tuple[str, bool] | None:
+    """`multilingual_encoder`, and whether its tier reads every message in another language:
+    the scorer itself, a cascade's first tier, or a later hybrid tier that takes them
+    (`take_foreign`); any other later tier reads only what the tiers before it left open
+    (docs/pack-format.md, Cascade)."""
     scorer = pack.scorer
-    for settings in (scorer, *getattr(scorer, "tiers", ())):
+    for index, settings in enumerate(getattr(scorer, "tiers", (scorer,))):
         model = getattr(settings, "model", None)
         if settings.kind in ("embedding", "hybrid") and model in MULTILINGUAL_MODELS:
-            return str(model)
+            return str(model), index == 0 or bool(getattr(settings, "take_foreign", False))
     return None
-
-
-def _reads_every_message(pack: Pack) -> bool:
-    """Whether the tier with the encoder that knows many languages reads every message in
-    another language: the scorer itself, a cascade's first tier, or a later hybrid tier that
-    takes them (`take_foreign`); any other later tier reads only what the tiers before it
-    left open (docs/pack-format.md, Cascade)."""
-    tiers = getattr(pack.scorer, "tiers", None)
-    if tiers is None:
-        return True
-    for index, settings in enumerate(tiers):
-        if getattr(settings, "model", None) in MULTILINGUAL_MODELS:
-            return index == 0 or bool(getattr(settings, "take_foreign", False))
-    return False
 
 
 def route_languages(route: Route) -> frozenset[str]:
@@ -139,7 +133,7 @@ def route_languages(route: Route) -> frozenset[str]:
 
 
 def _language_gap(
-    code: str, share: float, missing: list[str], reader: str | None, always: bool = True
+    code: str, share: float, missing: list[str], reader: tuple[str, bool] | None
 ) -> Finding:
     name = languages.name(code)
     named = ", ".join(missing[:_NAMED_ROUTES])
@@ -150,11 +144,11 @@ def _language_gap(
             f". Until they have some, a hybrid scorer whose sentence encoder knows many"
             f" languages (multilingual-e5-small) would read {name} messages by what they mean"
         )
-    elif always:
-        meanwhile = f"; meanwhile the scorer's encoder ({reader}) reads them by what they mean"
+    elif reader[1]:
+        meanwhile = f"; meanwhile the scorer's encoder ({reader[0]}) reads them by what they mean"
     else:
         meanwhile = (
-            f"; meanwhile the scorer's encoder ({reader}) reads them by what they mean only"
+            f"; meanwhile the scorer's encoder ({reader[0]}) reads them by what they mean only"
             " when the tiers before it are unsure (a later hybrid tier that takes messages in"
             " other languages reads them all)"
         )
