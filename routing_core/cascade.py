@@ -2,10 +2,11 @@
 
 A tier runs when no tier before it was decisive, or when it takes the message whatever they
 made of it (a hybrid that reads a message in a language the routes are not written in). A
-categorical tier (the LLM) runs only on a remaining near-tie, and only over its contenders: the routes within the margin of the top,
-plus the incumbent. Its "no pick" is an abstention: the verdict before it stands, as does
-the verdict before a tier that fails. Every tier that ran leaves a `TierRecord` (its verdict,
-time, tokens, error); the one whose verdict the decision stands on is marked `decided`.
+categorical tier (the LLM) runs only on a remaining near-tie, and only over its contenders:
+the routes within the margin of the top, plus the incumbent. Its "no pick" is an
+abstention: the verdict before it stands, as does the verdict before a tier that fails.
+Every tier that ran leaves a `TierRecord` (its verdict, time, tokens, error); the one whose
+verdict the decision stands on is marked `decided`.
 
 Thresholds: a tier may declare its own floor and near-tie margin (in its scores' units);
 they replace the policy's for that tier, and the decision records the policy it used.

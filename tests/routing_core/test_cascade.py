@@ -242,8 +242,8 @@ def test_take_foreign_is_for_a_later_hybrid_tier_of_a_cascade_only():
     with pytest.raises(PackError) as caught:
         load_pack(doc)
     assert [p for p, _ in caught.value.errors] == ["scorer.take_foreign"]
-    doc["scorer"] = {"kind": "cascade", "tiers": [{"kind": "lexical"}, {"kind": "lexical"}]}
-    doc["scorer"]["tiers"][1] = {"kind": "embedding", "take_foreign": True}
+    embedding = {"kind": "embedding", "take_foreign": True}
+    doc["scorer"] = {"kind": "cascade", "tiers": [{"kind": "lexical"}, embedding]}
     with pytest.raises(PackError) as caught:
         load_pack(doc)
     assert [p for p, _ in caught.value.errors] == ["scorer.tiers[1].take_foreign"]
