@@ -47,7 +47,7 @@ FORMAT = "route-pack"
 # only adds optional fields an older reader of the same major may ignore; anything else is
 # a major. Bump FORMAT_MINOR with each optional field added, and note it in MINOR_CHANGES.
 FORMAT_VERSION = 1
-FORMAT_MINOR = 11
+FORMAT_MINOR = 12
 # minor -> the optional fields it added (0: the format when minors were introduced; a pack of
 # minor 0 does not write `format_minor`, so it reads as before in every reader).
 MINOR_CHANGES: dict[int, str] = {
@@ -63,6 +63,7 @@ MINOR_CHANGES: dict[int, str] = {
     9: "a route's display_name",
     10: "no_background",
     11: "a hybrid tier's take_foreign (in a cascade's tiers)",
+    12: "scorer.model.none_logit",
 }
 # The minor from which an embedding tier's declared thresholds are calibrated probabilities.
 # Before it they were cosines, and such a pack is refused rather than misread (`codec.py`;
@@ -87,6 +88,7 @@ MINOR_FIELDS: dict[tuple[str, ...], int] = {
     ("routes", "*", "display_name"): 9,
     ("no_background",): 10,
     ("scorer", "tiers", "*", "take_foreign"): 11,
+    ("scorer", "model", "none_logit"): 12,
 }
 
 
@@ -326,6 +328,10 @@ class LexicalModel(_Model):
     earlier model's when it was warm-started (which keeps them); a warm start that would
     carry them to half as many texts again or more learns afresh instead
     (`lexical._warm_starts`). Absent in older packs and in models that did not calibrate.
+    `none_logit` is where a first turn's "no route" column stands above the routes' mean
+    calibrated logit (docs/pack-format.md, Lexical scorer, step 8): fitted on the held-out
+    texts; absent in older packs, in packs without a fitted floor and in packs of more
+    than 400 routes (no column: the softmax is over the columns alone, as before).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"
@@ -345,6 +351,7 @@ class LexicalModel(_Model):
     bias: str | None = None
     semantic: SemanticView | None = None
     fitted_on: int | None = Field(None, ge=1, le=2**31)
+    none_logit: float | None = Field(None, ge=-1000.0, le=1000.0, allow_inf_nan=False)
 
     @model_serializer(mode="wrap")
     def _omit_fresh(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

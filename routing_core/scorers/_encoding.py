@@ -70,6 +70,7 @@ def encode(
     bias: Float32Array | None = None,
     semantic: Semantic | None = None,
     fitted_on: int | None = None,
+    none_logit: float | None = None,
     in_place: bool = False,
     progress: Callable[[float], None] | None = None,
     known_fingerprint: str | None = None,
@@ -122,6 +123,7 @@ def encode(
         bias=None if bias is None else pack_array(bias.astype("<f2")),
         semantic=None if semantic is None else _semantic_field(semantic),
         fitted_on=fitted_on,
+        none_logit=none_logit,
     )
 
 

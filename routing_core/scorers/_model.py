@@ -106,6 +106,10 @@ MARGIN = 1.0
 SEMANTIC_START = 0.5
 # ... and it is fitted only when the words alone miss at least this many held-out texts.
 SEMANTIC_MIN_MISSES = 5
+# The "no route" column stands where this share of held-out requests' best route falls
+# (`fit_none_logit`). Chosen on CLINC150 val and the small profiles' dev splits
+# (bench/bench_oos_small.py --split val): docs/decisions.md, "A column for no route".
+NONE_REFUSED = 0.005
 # So a pack calibrates from this many texts on (with two routes or more).
 CALIBRATION_TEXTS = HOLD_OUT * MIN_CALIBRATION
 
@@ -117,6 +121,8 @@ class Model:
     `calibrated`: the temperature was fitted on held-out texts (the pack was big enough).
     `floor`: the out-of-scope floor fitted on those texts (`fit_floor`); None when uncalibrated.
     `margin`: the near-tie margin fitted on them (`fit_margin`); None when uncalibrated.
+    `none_logit`: how far above the routes' mean calibrated logit "no route" stands on a first
+    turn (`fit_none_logit`); None: no such column.
     """
 
     weights: Float32Array | _sparse.BlockWeights  # block by block past CANDIDATE_ROUTES routes
@@ -130,6 +136,7 @@ class Model:
     # How many texts the model had that fitted temperature, floor, margin and view weight
     # (None: not calibrated); a warm start keeps the earlier model's.
     fitted_on: int | None = None
+    none_logit: float | None = None
 
 
 # Share of a build's progress spent preparing (naive Bayes, candidates, held-out logits).
@@ -165,6 +172,7 @@ class Warm:
     semantic_weight: float | None = None
     # How many texts had the model that fitted what it keeps (`Model.fitted_on`).
     fitted_on: int | None = None
+    none_logit: float | None = None  # its "no route" column (`Model.none_logit`)
 
 
 def train(
@@ -367,7 +375,13 @@ def _learn_warm(
     if vectors is not None and warm.semantic_weight is not None and plan.columns is None:
         # Closed form: learned again on every text, at the weight fitted before.
         semantic = _semantic_view(vectors, plan.corpus.routes, n_routes, warm.semantic_weight)
-    return dataclasses.replace(model, bias=warm.bias, semantic=semantic, fitted_on=warm.fitted_on)
+    return dataclasses.replace(
+        model,
+        bias=warm.bias,
+        semantic=semantic,
+        fitted_on=warm.fitted_on,
+        none_logit=warm.none_logit,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +394,7 @@ class _Fitted:
     margin: float | None = None
     hinge_factor: float = 0.0
     view_weight: float | None = None
+    none_logit: float | None = None
 
 
 def _learn_cold(
@@ -412,9 +427,14 @@ def _learn_cold(
     learner.fit(plan.base, plan.everything, final, SEED + 1, progress.part(share, 1.0))
     if folds is not None:
         fitted = dataclasses.replace(
-            fitted, temperature=folds.temperature, floor=folds.floor, margin=folds.margin
+            fitted,
+            temperature=folds.temperature,
+            floor=folds.floor,
+            margin=folds.margin,
+            none_logit=folds.none_logit,
         )
     model = _finish(learner, bayes, fitted.temperature, calibrate, fitted.floor, fitted.margin)
+    model = dataclasses.replace(model, none_logit=fitted.none_logit)
     if calibrate:
         model = dataclasses.replace(model, fitted_on=corpus.n_docs)
     if fitted.view_weight is not None and vectors is not None:
@@ -474,7 +494,8 @@ def _fit_held_out(
     routes_of = None if plan.columns is None else plan.columns[held]
     floor = fit_floor(calibrated, labels, n_scored, routes_of)
     margin = fit_margin(calibrated, labels, n_scored, floor, routes_of)
-    return _Fitted(temperature, floor, margin, factor, weight)
+    none_logit = fit_none_logit(calibrated, labels, n_scored) if routes_of is None else None
+    return _Fitted(temperature, floor, margin, factor, weight, none_logit)
 
 
 def _semantic_view(
@@ -551,6 +572,7 @@ class _Folds:
     temperature: float
     floor: float | None
     margin: float | None
+    none_logit: float | None = None
 
 
 @dataclass(slots=True)
@@ -601,7 +623,8 @@ def _cross_validated(corpus: Corpus, n_routes: int, out_of_scope: bool) -> _Fold
     temperature = tempering_temperature(scores, right) if chosen else 1.0
     scores = scores / temperature
     floor = fit_floor(scores, right, n_scored)
-    return _Folds(chosen, temperature, floor, fit_margin(scores, right, n_scored, floor))
+    margin = fit_margin(scores, right, n_scored, floor)
+    return _Folds(chosen, temperature, floor, margin, fit_none_logit(scores, right, n_scored))
 
 
 def _fold_logits(
@@ -944,6 +967,42 @@ def fit_margin(
         return None
     probabilities = _route_probabilities(logits, labels, n_scored, routes_of)
     return None if probabilities is None else _margin_of(probabilities, floor)
+
+
+def fit_none_logit(logits: Float32Array, labels: IntArray, n_scored: int) -> float | None:
+    """How far above the routes' mean calibrated logit the "no route" column stands: the
+    NONE_REFUSED quantile of the held-out in-scope texts' best route over that mean.
+
+    A softmax over the routes alone spends all of a message's mass on them, however little
+    the message says for any: an off-topic message whose words lean slightly one way scores
+    as high as a request. How far the best route's logit stands above the routes' mean is
+    the evidence itself (AUROC 0.965 against the top relevance's 0.946 on CLINC150 test's
+    in-scope and out-of-scope messages), and a column at the level that only the weakest
+    held-out requests fall under takes most of such a message's mass, while a request keeps
+    nearly all of its own (docs/pack-format.md, Lexical scorer, step 8). Measured from the
+    mean, so that it means the same whatever constant a term's weights are stored relative to.
+
+    Args:
+        logits: the held-out texts' calibrated logits (texts x columns, column i route i).
+        labels: each text's own column.
+        n_scored: columns below this index are routes; the rest are the out-of-scope class.
+
+    A pack that learned an out-of-scope class (its own examples, or the built-in
+    background) already has a column where such a message's mass goes, learned from what
+    off-topic text looks like; it gets no second one (on the small profiles' dev splits a
+    second one cost up to half a point of in-scope decisions for one or two points of
+    out-of-scope recall: docs/decisions.md, "A column for no route").
+
+    Returns:
+        The column's logit over the mean, or None without a held-out in-scope text, with
+        fewer than two routes or with an out-of-scope class.
+    """
+    in_scope = np.asarray(labels) < n_scored
+    if n_scored < 2 or logits.shape[1] > n_scored or not in_scope.any():
+        return None
+    routes = np.asarray(logits, np.float64)[in_scope, :n_scored]
+    lead = routes.max(axis=1) - routes.mean(axis=1)
+    return round(float(np.quantile(lead, NONE_REFUSED)), 4)
 
 
 def _route_probabilities(

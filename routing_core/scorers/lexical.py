@@ -418,6 +418,7 @@ def _warm(
         bias=_encoding.moved_bias(model, route_map),
         semantic_weight=None if model.semantic is None else model.semantic.weight,
         fitted_on=_fit_size(model, learned_from),
+        none_logit=model.none_logit,
     )
 
 
@@ -587,6 +588,7 @@ def learned_model(
                 bias=trained.bias,
                 semantic=trained.semantic,
                 fitted_on=trained.fitted_on,
+                none_logit=trained.none_logit,
                 in_place=True,
                 progress=progress.part(_TRAIN_END, 1.0),
                 known_fingerprint=fingerprint,
@@ -689,6 +691,7 @@ class LexicalScorer:
         bias: Float32Array | None = None,
         semantic: Semantic | None = None,
         examples: Mapping[str, tuple[str, ...]] | None = None,
+        none_logit: float | None = None,
     ):
         self._names = tuple(names)
         # Each route's examples, for saying which one a message is close to in meaning.
@@ -702,6 +705,7 @@ class LexicalScorer:
         self._inverse_temperature = 1.0 / temperature
         self._calibrated = calibrated
         self._floor, self._margin = floor, margin
+        self._none_logit = none_logit
         self._bias = bias
         self._semantic = semantic
         if semantic is not None:  # loaded with the pack, not on its first turn
@@ -726,6 +730,7 @@ class LexicalScorer:
                 "calibrated": calibrated,
                 "fitted_floor": floor,
                 "fitted_margin": margin,
+                "none_logit": none_logit,
                 "out_of_scope_examples": weights.n_routes > len(self._names),
                 "semantic_weight": None if semantic is None else semantic.weight,
                 "model": origin,
@@ -793,6 +798,7 @@ class LexicalScorer:
             _encoding.decode_bias(model),
             _encoding.decode_semantic(model),
             examples,
+            model.none_logit,
         )
         # How many texts the profile had when its thresholds were fitted (a warm start keeps
         # them until the texts grow or shrink by REFIT_GROWTH): None when not calibrated.
@@ -818,6 +824,7 @@ class LexicalScorer:
             self._margin,
             bias=self._bias,
             semantic=self._semantic,
+            none_logit=self._none_logit,
         )
 
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
@@ -1066,9 +1073,20 @@ class LexicalScorer:
             logits = logits[: len(self._names)]  # a view: the steps below stay in place
         # In place: the logits are this call's own array (a few allocations fewer per turn).
         logits *= self._inverse_temperature
-        logits -= np.maximum.reduce(logits)  # `.max()` without its Python wrapper
+        top = float(np.maximum.reduce(logits))  # `.max()` without its Python wrapper
+        if routes_only or self._none_logit is None:
+            logits -= top
+            np.exp(logits, out=logits)
+            logits /= np.add.reduce(logits)
+            return logits
+        # A first turn's "no route" column, `none_logit` above the routes' mean (step 8):
+        # its share is in the sum and in no column.
+        routes = logits[: len(self._names)]
+        none = float(np.add.reduce(routes)) / len(routes) + self._none_logit
+        top = max(top, none)
+        logits -= top
         np.exp(logits, out=logits)
-        logits /= np.add.reduce(logits)
+        logits /= float(np.add.reduce(logits)) + math.exp(none - top)
         return logits
 
 

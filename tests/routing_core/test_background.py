@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -105,7 +107,7 @@ def test_a_pack_can_leave_the_background_out() -> None:
     assert pack.scorer.model.routes == len(AIRLINE_ROUTES)  # type: ignore[union-attr]
     assert Router(pack).route(OFF_TOPIC[1]).verdict == "move"  # nothing tells it apart now
     written = dump_pack(pack)
-    assert '"no_background":true' in written and '"format_minor":10' in written
+    assert '"no_background":true' in written and json.loads(written)["format_minor"] >= 10
     assert load_pack(written).no_background is True
 
 
