@@ -465,6 +465,47 @@ BACKGROUND_CONVERSATIONS = (
 )
 
 
+def _no_route() -> Pack:
+    """20 routes of 15 examples that learn no out-of-scope class (`no_background`): a first
+    turn's softmax has the "no route" term (docs/pack-format.md, Lexical scorer, step 7)."""
+    rng = random.Random(2020)
+    domains = ("travel", "home")
+    routes: list[dict[str, Any]] = [
+        {"name": f"{d}_{a}", "examples": [synthetic.message(rng, d, a) for _ in range(15)]}
+        for d in domains
+        for a in synthetic.ACTIONS
+    ]
+    built = build_pack(routes, slug="no-route", name="No route", no_background=True)
+    return _with(built, version=1)
+
+
+def _no_route_turns() -> tuple[Turn, ...]:
+    """Fresh requests, off-topic first turns, and the same off-topic text mid-conversation
+    (no "no route" term there: step 8)."""
+    rng = random.Random(2021)
+    turns = [
+        Turn(synthetic.message(rng, d, a))
+        for d in ("travel", "home")
+        for a in ("book", "cancel", "check", "remind")
+    ]
+    turns += [
+        Turn("what's the weather like in paris tomorrow"),
+        Turn("who won the match yesterday"),
+        Turn("i love pizza"),
+        Turn("tell me a joke"),
+        Turn("the flight"),
+        Turn("who won the match yesterday", incumbent="travel_book"),
+        Turn("and the hotel room", incumbent="travel_book"),
+    ]
+    return tuple(turns)
+
+
+NO_ROUTE_CONVERSATIONS = (
+    ("book a flight for me", "i love pizza", "cancel it"),
+    ("tell me a joke", "check the lights", "what about the garage door"),
+)
+
+
 SPECS: tuple[Spec, ...] = (
     Spec("tiny", "three routes: scores, ties, empty and odd messages", _tiny, TINY_TURNS),
     Spec(
@@ -487,6 +528,14 @@ SPECS: tuple[Spec, ...] = (
         _background,
         BACKGROUND_TURNS,
         BACKGROUND_CONVERSATIONS,
+    ),
+    Spec(
+        "no-route",
+        "no out-of-scope class: a first turn's share for no route, off-topic turns unmatched",
+        _no_route,
+        (),
+        NO_ROUTE_CONVERSATIONS,
+        extras={"turns": _no_route_turns},
     ),
     Spec(
         "synthetic150",

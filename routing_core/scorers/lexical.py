@@ -964,6 +964,22 @@ class LexicalScorer:
         features = self._features(message)
         return None if features is None else _spelling_share(features.words)
 
+    def no_route_share(self, message: str) -> float | None:
+        """The share of a first turn's mass that went to no route, in [0, 1].
+
+        A model without an out-of-scope class has a "no route" term in a first turn's
+        softmax (docs/pack-format.md, Lexical scorer, step 7), so the routes' scores add up
+        to less than 1; what is missing is that share, so that a person can be told why an
+        off-topic message's best route scored under the floor. None when the model has no
+        such term or the message is not scored.
+        """
+        if self._none_logit is None:
+            return None
+        posterior = self._posterior(message)
+        if posterior is None:
+            return None
+        return max(0.0, 1.0 - float(np.add.reduce(posterior[: len(self._names)], dtype=np.float64)))
+
     def unscored_reason(
         self, message: str, *, own: bool = True, background: bool = False
     ) -> str | None:

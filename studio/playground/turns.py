@@ -23,6 +23,8 @@ from studio.shared.labels import DECIDED_BY
 
 # With many routes the table shows the leaders and folds the rest behind a disclosure.
 SHOWN_ROWS = 10
+# A share of a first turn's score that went to no route is said from this much on.
+NO_ROUTE_NOTED = 0.05
 # The save form's value for "a menu offering <route>", beside the plain route names.
 MENU_CHOICE = "menu:"
 
@@ -47,7 +49,14 @@ def route_turn(
         scorer.info.temperature,
         _unscored(router, decision, message),
         scorer.spelling_share(message) if isinstance(scorer, LexicalScorer) else None,
+        _no_route(scorer, message) if not incumbent else None,
     )
+
+
+def _no_route(scorer: object, message: str) -> float | None:
+    """What a first turn's scores left to no route (routing_core's
+    `LexicalScorer.no_route_share`), for a lexical first tier; None otherwise."""
+    return scorer.no_route_share(message) if isinstance(scorer, LexicalScorer) else None
 
 
 def _unscored(router: Router, decision: Decision, message: str) -> str | None:
@@ -118,6 +127,25 @@ class Outcome:
     # The share of its spelling the routes' texts hold, for a message none of whose words
     # they hold (routing_core's `LexicalScorer.spelling_share`); None otherwise.
     spelling: float | None = None
+    # The share of a first turn's score that went to no route (routing_core's
+    # `LexicalScorer.no_route_share`); None when the profile's model has no such share.
+    no_route: float | None = None
+
+    @cached_property
+    def no_route_note(self) -> str:
+        """Where the rest of the score went, when a noticeable share went to no route.
+
+        A profile without out-of-scope examples nor the built-in off-topic messages keeps a
+        share of a first turn's score for "no route" (docs/pack-format.md, Lexical scorer,
+        step 7): the routes' scores then add up to less than 100%, and an off-topic
+        message's best route scores under the floor. Said from NO_ROUTE_NOTED on."""
+        if self.no_route is None or self.no_route < NO_ROUTE_NOTED:
+            return ""
+        share = round(self.no_route * 100)
+        return (
+            f"{share}% of the score went to no route: the message's words speak little more"
+            " for its best route than for the others"
+        )
 
     @cached_property
     def spelling_note(self) -> str:

@@ -136,3 +136,26 @@ def test_a_pack_with_an_out_of_scope_class_has_no_column() -> None:
     pack = build_pack(_routes(5, 15), slug="home-travel")  # learns the built-in background
     model = pack.scorer.model  # type: ignore[union-attr]
     assert model.routes == len(pack.routes) + 1 and model.none_logit is None  # type: ignore[union-attr]
+
+
+def test_the_floor_and_margin_are_fitted_on_the_scores_the_router_will_compute() -> None:
+    """With the column, a request's best route scores a little less: the floor is fitted on
+    those scores (a quantile of the held-out requests' best score, column included)."""
+    from routing_core.scorers.calibration import FLOOR_CAP, FLOOR_REFUSED
+
+    rng = np.random.default_rng(11)
+    logits = rng.normal(scale=3.0, size=(300, 6)).astype(np.float32)
+    labels = logits.argmax(axis=1)
+    none_logit = _model.fit_none_logit(logits, labels, 6)
+    assert none_logit is not None
+    scored = _model.with_no_route(logits, 6, none_logit)
+    assert scored.shape == (300, 7)
+    z = logits.astype(np.float64)
+    assert np.allclose(scored[:, 6], z.mean(axis=1) + none_logit, atol=1e-5)
+    column = z.mean(axis=1) + none_logit
+    best = np.exp(z.max(axis=1)) / (np.exp(z).sum(axis=1) + np.exp(column))
+    expected = round(min(float(np.quantile(best, FLOOR_REFUSED)), FLOOR_CAP), 4)
+    floor = _model.fit_floor(scored, labels, 6)
+    assert floor == pytest.approx(expected, abs=2e-4)
+    assert floor < _model.fit_floor(logits, labels, 6)  # type: ignore[operator]
+    assert _model.with_no_route(logits, 6, None) is logits

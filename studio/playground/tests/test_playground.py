@@ -827,3 +827,54 @@ def test_an_off_topic_message_on_a_first_day_says_no_route_fits_and_why(db, view
     assert "too close to call" not in page
     [shown] = by_testid(response, "verdict-unscored")
     assert "built-in off-topic messages" in shown and "this profile" not in shown
+
+
+@pytest.fixture
+def home_and_travel(db: Any) -> Profile:
+    """20 routes of 15 examples (enough to calibrate) that learn no off-topic messages: the
+    model has no out-of-scope class, so a first turn keeps a share for no route."""
+    import random
+
+    from routing_core.conformance import synthetic
+
+    p = Profile.objects.create(slug="home-travel", name="Home and travel", no_background=True)
+    rng = random.Random(3)
+    names = [(d, a) for d in ("travel", "home") for a in synthetic.ACTIONS]
+    for order, (domain, action) in enumerate(names):
+        Route.objects.create(
+            profile=p,
+            name=f"{domain}_{action}",
+            order=order,
+            examples=[synthetic.message(rng, domain, action) for _ in range(15)],
+        )
+    return p
+
+
+def test_an_off_topic_first_turn_says_how_much_of_its_score_went_to_no_route(
+    home_and_travel, viewer, client_for
+):
+    message = "what's the weather like in paris tomorrow"
+    response = client_for(viewer).post(url(home_and_travel), {"message": message}, **htmx())
+
+    assert by_testid(response, "verdict-kind") == ["unmatched"]
+    [shown] = by_testid(response, "verdict-no-route")
+    share = re.search(r"^(\d+)% of the score went to no route", shown)
+    left = 1 - sum(r.score for r in engine(home_and_travel, message).ranked)
+    assert share is not None and int(share.group(1)) == round(100 * left) and left > 0.3
+
+
+def test_a_request_or_a_turn_in_a_conversation_has_no_such_note(
+    home_and_travel, viewer, client_for
+):
+    client = client_for(viewer)
+    request = client.post(
+        url(home_and_travel), {"message": "please book the flight this week"}, **htmx()
+    )
+    assert by_testid(request, "verdict-kind") == ["move"]
+    assert by_testid(request, "verdict-no-route") == []
+    following = client.post(
+        url(home_and_travel),
+        {"message": "what's the weather like in paris tomorrow", "incumbent": "travel_book"},
+        **htmx(),
+    )
+    assert by_testid(following, "verdict-no-route") == []
