@@ -219,12 +219,13 @@ def test_a_stored_model_keeps_whether_it_was_calibrated(pack_with_model: Pack) -
     assert pack_with_model.scorer.model is not None
     assert pack_with_model.scorer.model.calibrated is True
     router = Router(load_pack(dump_pack(pack_with_model)))
-    assert sum(router.scorer.score("what about the", names)) == pytest.approx(1.0, abs=1e-5)
+    # Scored (a share of it may go to no route: docs/pack-format.md, Lexical scorer, step 7).
+    assert 0.0 < sum(router.scorer.score("what about the", names)) <= 1.0 + 1e-5
     # A pack written before the field existed (signed without it) still loads, and scores
     # as it did when it was published.
     document = json.loads(dump_pack(pack_with_model))
     del document["scorer"]["model"]["calibrated"], document["checksum"]
-    for later in ("floor", "margin"):  # fields of a later format minor than `calibrated`
+    for later in ("floor", "margin", "none_logit"):  # fields of a later minor than `calibrated`
         document["scorer"]["model"].pop(later, None)
     document.pop("format_minor", None)
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,4 +1,4 @@
-"""A first turn's "no route" column (docs/pack-format.md, Scoring with a stored model, step 7).
+"""A first turn's "no route" column (docs/pack-format.md, Lexical scorer, step 7).
 
 A softmax over the routes alone spends all of a message's mass on them: an off-topic message
 whose words lean slightly one way scored as high as a request. A model without an

@@ -88,7 +88,7 @@ def test_a_built_pack_stores_the_fitted_floor_and_routes_with_it(plain: Pack) ->
 
 def test_a_policy_floor_overrides_the_fitted_one(plain: Pack) -> None:
     router = Router(plain)
-    message = "the storm bill parcel"  # three routes' words: orders, short of certain
+    message = "my parcel has not arrived"  # orders, short of certain (1 - no route's share)
     decision = router.route(message)
     assert decision.route == "orders" and decision.ranked[0].score < 1.0
     floor = round(1.0 - (1.0 - decision.ranked[0].score) / 2, 9)  # above its score

@@ -40,8 +40,8 @@ def test_a_calibrated_pack_stores_one_intercept_per_route_and_round_trips(built:
     bias = _encoding.decode_bias(model)
     assert model.calibrated and bias is not None and len(bias) == model.routes
     assert bias.any()
-    # Without the later fitted_on (minor 7), the intercepts alone need minor 3.
-    document = json.loads(dump_pack(_with_model(built, fitted_on=None)))
+    # Without the later fitted_on (minor 7) and none_logit (12), the intercepts need minor 3.
+    document = json.loads(dump_pack(_with_model(built, fitted_on=None, none_logit=None)))
     assert document["format_minor"] == 3 and document["scorer"]["model"]["bias"] == model.bias
     assert load_pack(dump_pack(built)) == built
 
@@ -60,7 +60,7 @@ def test_an_intercept_changes_the_decision_it_should(built: Pack) -> None:
     names = [route.name for route in built.routes]
     message = "the storm bill parcel"  # orders' words first, weather's second
     plain = Router(_with_model(built, bias=None))
-    assert plain.route(message).route == "orders"
+    assert plain.route(message).ranked[0].route == "orders"
     logits = plain.scorer.logits(message)  # type: ignore[attr-defined]
     gap = float(logits[names.index("orders")] - logits[names.index("weather")])
 
@@ -74,7 +74,7 @@ def test_an_intercept_changes_the_decision_it_should(built: Pack) -> None:
 
 
 def test_a_pack_stored_without_intercepts_loads_and_scores_as_before(built: Pack) -> None:
-    older = _with_model(built, bias=None, fitted_on=None)
+    older = _with_model(built, bias=None, fitted_on=None, none_logit=None)
     document = json.loads(dump_pack(older))
     assert "bias" not in document["scorer"]["model"]
     assert document.get("format_minor", 0) <= 1  # what readers before this field read

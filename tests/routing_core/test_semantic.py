@@ -159,7 +159,9 @@ def test_a_view_too_large_for_the_pack_s_float16_is_not_stored() -> None:
 def test_a_pack_whose_words_miss_held_out_texts_learns_the_view(built: Pack) -> None:
     view = _model_of(built).semantic
     assert view is not None and view.table == TABLE and view.weight > 0.0
-    without_later_fields = _model_of(built).model_copy(update={"fitted_on": None})
+    without_later_fields = _model_of(built).model_copy(
+        update={"fitted_on": None, "none_logit": None}
+    )
     older = built.model_copy(update={"scorer": LexicalScorerSettings(model=without_later_fields)})
     document = json.loads(dump_pack(older))
     assert document["format_minor"] == 6
@@ -311,7 +313,8 @@ def test_a_warm_start_keeps_what_was_fitted_and_on_how_many_texts(built: Pack) -
         fitted.floor,
         fitted.margin,
     )
-    assert json.loads(dump_pack(built))["format_minor"] == 7  # fitted_on's minor
+    assert warm.none_logit == fitted.none_logit is not None  # kept, as the floor is
+    assert json.loads(dump_pack(built))["format_minor"] == 12  # none_logit's minor
     assert load_pack(dump_pack(built)) == built
 
 
