@@ -329,9 +329,10 @@ class LexicalModel(_Model):
     carry them to half as many texts again or more learns afresh instead
     (`lexical._warm_starts`). Absent in older packs and in models that did not calibrate.
     `none_logit` is where a first turn's "no route" column stands above the routes' mean
-    calibrated logit (docs/pack-format.md, Lexical scorer, step 8): fitted on the held-out
-    texts; absent in older packs, in packs without a fitted floor and in packs of more
-    than 400 routes (no column: the softmax is over the columns alone, as before).
+    calibrated logit (docs/pack-format.md, Lexical scorer, step 7): fitted on the held-out
+    texts; absent in older packs, in models with an out-of-scope class, in packs without a
+    fitted floor and in packs of more than 400 routes (no column: the softmax is over the
+    columns alone, as before).
     """
 
     format: Literal["lexical-model/1"] = "lexical-model/1"

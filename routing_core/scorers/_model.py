@@ -984,19 +984,19 @@ def fit_none_logit(logits: Float32Array, labels: IntArray, n_scored: int) -> flo
     the evidence itself (AUROC 0.965 against the top relevance's 0.946 on CLINC150 test's
     in-scope and out-of-scope messages), and a column at the level that only the weakest
     held-out requests fall under takes most of such a message's mass, while a request keeps
-    nearly all of its own (docs/pack-format.md, Lexical scorer, step 8). Measured from the
+    nearly all of its own (docs/pack-format.md, Lexical scorer, step 7). Measured from the
     mean, so that it means the same whatever constant a term's weights are stored relative to.
-
-    Args:
-        logits: the held-out texts' calibrated logits (texts x columns, column i route i).
-        labels: each text's own column.
-        n_scored: columns below this index are routes; the rest are the out-of-scope class.
 
     A pack that learned an out-of-scope class (its own examples, or the built-in
     background) already has a column where such a message's mass goes, learned from what
     off-topic text looks like; it gets no second one (on the small profiles' dev splits a
     second one cost up to half a point of in-scope decisions for one or two points of
     out-of-scope recall: docs/decisions.md, "A column for no route").
+
+    Args:
+        logits: the held-out texts' calibrated logits (texts x columns, column i route i).
+        labels: each text's own column.
+        n_scored: columns below this index are routes; the rest are the out-of-scope class.
 
     Returns:
         The column's logit over the mean, or None without a held-out in-scope text, with

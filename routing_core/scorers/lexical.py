@@ -1080,8 +1080,9 @@ class LexicalScorer:
         return features
 
     def _posterior(self, message: str, routes_only: bool = False) -> Float32Array | None:
-        """Softmax over every column of the message's calibrated logits, or None; over the
-        route columns alone (the out-of-scope column left out) when `routes_only`."""
+        """Softmax over every column of the message's calibrated logits (and the "no route"
+        term, when the model has one), or None; over the route columns alone (the
+        out-of-scope column and the term left out) when `routes_only`."""
         logits = self.logits(message)
         if logits is None:
             return None
@@ -1095,10 +1096,10 @@ class LexicalScorer:
             np.exp(logits, out=logits)
             logits /= np.add.reduce(logits)
             return logits
-        # A first turn's "no route" column, `none_logit` above the routes' mean (step 8):
-        # its share is in the sum and in no column.
+        # A first turn's "no route" column, `none_logit` above the routes' mean: its share is
+        # in the sum and in no column (docs/pack-format.md, Lexical scorer, step 7).
         routes = logits[: len(self._names)]
-        none = float(np.add.reduce(routes)) / len(routes) + self._none_logit
+        none = float(np.add.reduce(routes, dtype=np.float64)) / len(routes) + self._none_logit
         top = max(top, none)
         logits -= top
         np.exp(logits, out=logits)
