@@ -268,10 +268,17 @@ async def _client(
     return done
 
 
-def _generate(port: int, messages: list[str], concurrency: int, duration: float, out: Any) -> None:
+def _body(message: str, top: int | None) -> str:
+    """A request's JSON: the message, and `top` when the ranking is to list only the best."""
+    return json.dumps({"message": message} if top is None else {"message": message, "top": top})
+
+
+def _generate(
+    port: int, messages: list[str], concurrency: int, duration: float, out: Any, top: int | None
+) -> None:
     import uvloop
 
-    bodies = [json.dumps({"message": m}).encode() for m in messages]
+    bodies = [_body(m, top).encode() for m in messages]
     latencies: list[float] = []
 
     async def run() -> int:
@@ -293,21 +300,22 @@ LOAD = {"generator": "wrk" if shutil.which("wrk") else "python"}
 
 
 def drive(
-    server: Running, messages: list[str], concurrency: int, duration: float
+    server: Running, messages: list[str], concurrency: int, duration: float, top: int | None = None
 ) -> tuple[float, float, float, float]:
     """Requests per second, p50 and p99 latency (ms) of `concurrency` connections for
-    `duration`, and the server's CPU time per request (µs)."""
+    `duration`, and the server's CPU time per request (µs); `top`: the requests ask the
+    ranking to list only that many routes."""
     if LOAD["generator"] == "wrk":
-        return _drive_wrk(server, messages, concurrency, duration)
+        return _drive_wrk(server, messages, concurrency, duration, top)
     url = server.url
     port = int(url.rsplit(":", 1)[1])
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
-    warm = ctx.Process(target=_generate, args=(port, messages, concurrency, 1.0, out))
+    warm = ctx.Process(target=_generate, args=(port, messages, concurrency, 1.0, out, top))
     warm.start()
     out.get()
     warm.join()
-    process = ctx.Process(target=_generate, args=(port, messages, concurrency, duration, out))
+    process = ctx.Process(target=_generate, args=(port, messages, concurrency, duration, out, top))
     cpu = tree_cpu(server.process.pid)
     process.start()
     total, latencies = out.get()
@@ -320,12 +328,12 @@ def drive(
 
 
 def _drive_wrk(
-    server: Running, messages: list[str], concurrency: int, duration: float
+    server: Running, messages: list[str], concurrency: int, duration: float, top: int | None
 ) -> tuple[float, float, float, float]:
     """`drive` with wrk: `concurrency` connections on two threads, the bodies from a file."""
-    bodies = Path(server.log).with_suffix(".bodies")
+    bodies = Path(server.log).with_suffix(".bodies" if top is None else f".top{top}.bodies")
     if not bodies.exists():
-        bodies.write_text("".join(json.dumps({"message": m}) + "\n" for m in messages))
+        bodies.write_text("".join(_body(m, top) + "\n" for m in messages))
 
     def run(seconds: float) -> dict[str, Any]:
         command = ["wrk", "-t2", f"-c{concurrency}", f"-d{max(1, round(seconds))}s"]
@@ -451,22 +459,27 @@ def alternate(args: argparse.Namespace, pack_path: Path, test: list[str]) -> Non
     pool = InProcessPool(pack_path, test, args.concurrency, args.duration, args.windows)
     folder = Path(tempfile.mkdtemp(prefix="bench-server-windows-"))
     servers = {stack: start(stack, pack_path, args.workers, folder) for stack in stacks}
-    ratios: dict[str, list[float]] = {stack: [] for stack in stacks}
-    p99s: dict[str, list[float]] = {stack: [] for stack in stacks}
+    # Each stack with whole answers; with --top, the first stack again with short rankings.
+    runs = [(stack, stack, None) for stack in stacks]
+    if args.top:
+        runs.append((f"{stacks[0]}, top {args.top}", stacks[0], args.top))
+    ratios: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+    p99s: dict[str, list[float]] = {label: [] for label, _, _ in runs}
     try:
-        for stack in stacks:  # one warm-up run each, not counted
-            drive(servers[stack], test, args.concurrency, 1.0)
+        for _, stack, top in runs:  # one warm-up run each, not counted
+            drive(servers[stack], test, args.concurrency, 1.0, top)
         for window in range(args.windows):
             base, base_cpu = pool.window()
             say(
                 f"window {window + 1}: in process {base:,.0f} turns/s, {base_cpu:,.0f} µs CPU a turn"
             )
-            for stack in stacks:
-                rate, p50, p99, cpu = drive(servers[stack], test, args.concurrency, args.duration)
-                ratios[stack].append(rate / base)
-                p99s[stack].append(p99)
+            for label, stack, top in runs:
+                server = servers[stack]
+                rate, p50, p99, cpu = drive(server, test, args.concurrency, args.duration, top)
+                ratios[label].append(rate / base)
+                p99s[label].append(p99)
                 say(
-                    f"window {window + 1}: {stack} {rate:,.0f} req/s ({rate / base:.0%} of in "
+                    f"window {window + 1}: {label} {rate:,.0f} req/s ({rate / base:.0%} of in "
                     f"process), p50 {p50:.2f} ms, p99 {p99:.2f} ms, {cpu:,.0f} µs server CPU a request"
                 )
     finally:
@@ -474,16 +487,16 @@ def alternate(args: argparse.Namespace, pack_path: Path, test: list[str]) -> Non
             server.stop()
         pool.close()
         shutil.rmtree(folder, ignore_errors=True)
-    for stack in stacks:
-        got = sorted(ratios[stack])
+    for label, _, _ in runs:
+        got = sorted(ratios[label])
         say(
-            f"{stack}, {args.workers} workers, {args.concurrency} connections, {args.windows} "
+            f"{label}, {args.workers} workers, {args.concurrency} connections, {args.windows} "
             f"alternating windows of {args.duration:g} s: median {got[len(got) // 2]:.0%} of in "
-            f"process (range {got[0]:.0%}-{got[-1]:.0%}), p99 {min(p99s[stack]):.2f}-"
-            f"{max(p99s[stack]):.2f} ms"
+            f"process (range {got[0]:.0%}-{got[-1]:.0%}), p99 {min(p99s[label]):.2f}-"
+            f"{max(p99s[label]):.2f} ms"
         )
     first = stacks[0]
-    for stack in stacks[1:]:  # each other stack against the first, window by window
+    for stack in [label for label, _, _ in runs][1:]:  # each other against the first, by window
         paired = sorted(a / b for a, b in zip(ratios[first], ratios[stack], strict=True))
         ahead = sum(p > 1 for p in paired)
         say(
@@ -517,6 +530,13 @@ def main() -> None:
         choices=("wrk", "python"),
         default=LOAD["generator"],
         help="the load generator (default: wrk when installed)",
+    )
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=0,
+        help="with --windows, also drive the first stack with requests whose answers list only "
+        "this many routes (`top`): what an agent that reads the decision asks for",
     )
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--only-throughput", action="store_true")

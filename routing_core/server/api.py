@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 from routing_core.codec import format_location
 from routing_core.decision import Decision
+from routing_core.limits import MAX_ROUTES
 from routing_core.policy import Ranking
 from routing_core.server.packs import PackState
 
@@ -64,11 +66,16 @@ class Turn(_Strict):
     turn: Annotated[StrictInt, Field(ge=0, le=2**31)] | None = None
 
 
+# The most routes a request may ask the ranking to list (`top`): as many as a pack may have.
+MAX_TOP = MAX_ROUTES
+
+
 class RouteRequest(Turn):
     """`POST /v1/route`."""
 
     explain: StrictBool = False
     exact: StrictBool = False
+    top: Annotated[StrictInt, Field(ge=1, le=MAX_TOP)] | None = None
 
 
 class BatchRequest(_Strict):
@@ -77,6 +84,7 @@ class BatchRequest(_Strict):
     turns: list[Turn] = Field(min_length=1)
     explain: StrictBool = False
     exact: StrictBool = False
+    top: Annotated[StrictInt, Field(ge=1, le=MAX_TOP)] | None = None
 
 
 def parse(model: type[_Strict], body: bytes) -> Any:
@@ -120,7 +128,11 @@ def check_turns(turns: Sequence[Turn], state: PackState, max_chars: int, prefix:
 
 
 def decision_body(
-    decision: Decision, state: PackState, explain: bool = False, exact: bool = False
+    decision: Decision,
+    state: PackState,
+    explain: bool = False,
+    exact: bool = False,
+    top: int | None = None,
 ) -> dict[str, Any]:
     """`decision.to_event()` with the pack's revision, and on request each route's unrounded numbers.
 
@@ -128,12 +140,16 @@ def decision_body(
     `explain` the event carries the evidence with no terms, and they are never computed.
     The ranking is written as JSON text straight from its columns (`ranked_json`); the
     unrounded ranking is asked for (`exact`) rather than always sent: at 150 routes it is as
-    much work again as the event's own ranking (docs/server.md).
+    much work again as the event's own ranking (docs/server.md). `top`: both rankings list
+    only that many of the best routes, the rest of the decision unchanged; at 150 routes the
+    ranking is 95% of an answer's bytes, and an agent that acts on the decision reads a few.
     """
     ranking = decision.ranked if isinstance(decision.ranked, Ranking) else None
     event = decision.to_event(scorer_terms=explain, ranking=ranking is None)
     if ranking is not None:
-        event["ranked"] = orjson.Fragment(ranked_json(ranking))
+        event["ranked"] = orjson.Fragment(ranked_json(ranking, top))
+    elif top is not None:
+        event["ranked"] = event["ranked"][:top]
     # The pack that decided (the candidate's, for a turn a rollout gave it), with the
     # process's revision beside it (docs/server.md).
     event["pack"] = {**event["pack"], "revision": state.revision}
@@ -142,7 +158,7 @@ def decision_body(
         event["exact"] = {
             "ranked": [
                 {"route": r.route, "score": _exact(r.score), "relevance": _exact(r.relevance)}
-                for r in decision.ranked
+                for r in (decision.ranked if top is None else decision.ranked[:top])
             ]
         }
     return event
@@ -156,15 +172,21 @@ _ROWS: dict[tuple[str, ...], tuple[np.ndarray, list[bytes]]] = {}
 _NAMES_LIMIT = 50_000
 
 
-def ranked_json(ranking: Ranking) -> bytes:
+def ranked_json(ranking: Ranking, top: int | None = None) -> bytes:
     """The event's `ranked` list as JSON text: the list `Ranking.event_rows` makes, with no
     dict per route. At 150 routes those dicts and their encoding were most of the event's
     cost, and nearly every row reads `0.0` and `0.0` (docs/decisions.md, "The ranking written
     as JSON text"): those rows are taken as made, in ranking order, in one step, and the
-    others' numbers are encoded in one call."""
+    others' numbers are encoded in one call. `top`: its first rows only."""
     names, order, loud, numbers = ranking.event_rows_sparse()
     if not names:
         return b"[]"
+    if top is not None and top < len(order):
+        # `loud` ascends (positions in ranking order), so the rows kept are a prefix of it;
+        # `numbers` holds its rows' scores, then their relevances.
+        kept = bisect_left(loud, top)
+        numbers = numbers[:kept] + numbers[len(loud) : len(loud) + kept]
+        order, loud = order[:top], loud[:kept]
     quiet, openings = _rows_of(names)
     rows: list[bytes] = quiet.take(order).tolist()
     if loud:

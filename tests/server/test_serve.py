@@ -88,6 +88,36 @@ def test_unrounded_numbers_only_when_asked(tmp_path: Path, pack_file: Path) -> N
     assert exact[0]["route"] == "shipping" and exact[0]["score"] != round(exact[0]["score"], 3)
 
 
+def test_top_lists_the_best_routes_and_leaves_the_rest_of_the_decision(
+    tmp_path: Path, pack_file: Path
+) -> None:
+    """`top` cuts both rankings to their first rows, as the whole answer ranks them."""
+    with serve(tmp_path, "--pack", str(pack_file)) as server:
+        for message in MESSAGES:
+            whole = server.route(message, incumbent="billing", exact=True)
+            short = server.route(message, incumbent="billing", exact=True, top=2)
+            assert len(whole["ranked"]) > 2
+            assert short["ranked"] == whole["ranked"][:2]
+            assert short["exact"]["ranked"] == whole["exact"]["ranked"][:2]
+            rest = {k: v for k, v in _comparable(short).items() if k != "ranked"}
+            assert rest == {k: v for k, v in _comparable(whole).items() if k != "ranked"}
+        every = server.route("track my parcel", top=2000)["ranked"]
+        status, batch = server.call(
+            "/v1/route/batch", {"turns": [{"message": "track my parcel"}] * 2, "top": 1}
+        )
+    assert len(every) == len(load_pack(SUPPORT).routes)
+    assert status == 200
+    assert [d["ranked"] for d in batch["decisions"]] == [every[:1], every[:1]]
+
+
+def test_top_out_of_range_or_not_an_integer_is_refused(tmp_path: Path, pack_file: Path) -> None:
+    with serve(tmp_path, "--pack", str(pack_file)) as server:
+        for top in (0, -1, 2001, "3", 2.0, True):
+            status, body = server.call("/v1/route", {"message": "track my parcel", "top": top})
+            assert status == 422, top
+            assert [p["path"] for p in body["error"]["problems"]] == ["top"]
+
+
 def test_batch_decides_each_turn_as_one_call_would(tmp_path: Path, pack_file: Path) -> None:
     turns = [{"message": m, "incumbent": "billing"} for m in MESSAGES]
     with serve(tmp_path, "--pack", str(pack_file)) as server:
@@ -479,6 +509,7 @@ BODIES = st.one_of(
             "turn": JSON_VALUES,
             "explain": JSON_VALUES,
             "exact": JSON_VALUES,
+            "top": JSON_VALUES,
         },
     ),
     st.fixed_dictionaries(

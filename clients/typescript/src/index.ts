@@ -84,9 +84,14 @@ export class RouteClient {
   /** Route many turns in one call, all on the same pack. */
   routeBatch(
     turns: Turn[],
-    options: CallOptions & { explain?: boolean; exact?: boolean } = {},
+    options: CallOptions & { explain?: boolean; exact?: boolean; top?: number } = {},
   ): Promise<BatchAnswer> {
-    const body = { turns, explain: options.explain ?? false, exact: options.exact ?? false };
+    const body = {
+      turns,
+      explain: options.explain ?? false,
+      exact: options.exact ?? false,
+      ...(options.top === undefined ? {} : { top: options.top }),
+    };
     return this.#call<BatchAnswer>("POST", "/v1/route/batch", body, options);
   }
 

@@ -100,7 +100,7 @@ export interface Decision {
   offered: string[];
   stay_offered: boolean;
   decisive: boolean;
-  /** Every route, best first, rounded to 3 decimals. */
+  /** Every route, best first, rounded to 3 decimals (the `top` best when the request said). */
   ranked: Ranked[];
   runner_up: { route: string; gap: EventNumber } | null;
   evidence: Evidence | null;
@@ -137,6 +137,9 @@ export interface RouteRequest extends Turn {
   explain?: boolean;
   /** Add `exact.ranked`, every route's unrounded score and relevance. */
   exact?: boolean;
+  /** List only this many of the best routes in `ranked` (and `exact.ranked`), 1 to 2000;
+   * every route when absent. The rest of the decision is the same. */
+  top?: number;
 }
 
 export interface BatchAnswer {

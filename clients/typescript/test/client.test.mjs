@@ -75,6 +75,22 @@ describe("against a real routing-core serve", () => {
     assert.equal(answer.pack.checksum, answer.decisions[0].pack.checksum);
   });
 
+  test("top lists only the best routes, in one call and in a batch", async () => {
+    const whole = await client.route({ message: "track my parcel", exact: true });
+    const short = await client.route({ message: "track my parcel", exact: true, top: 2 });
+    assert.ok(whole.ranked.length > 2);
+    assert.deepEqual(short.ranked, whole.ranked.slice(0, 2));
+    assert.deepEqual(short.exact.ranked, whole.exact.ranked.slice(0, 2));
+    assert.equal(short.route, whole.route);
+    const batch = await client.routeBatch([{ message: "track my parcel" }], { top: 1 });
+    assert.deepEqual(batch.decisions[0].ranked, whole.ranked.slice(0, 1));
+    await assert.rejects(client.route({ message: "track my parcel", top: 0 }), (error) => {
+      assert.equal(error.status, 422);
+      assert.deepEqual(error.problems.map((p) => p.path), ["top"]);
+      return true;
+    });
+  });
+
   test("pack() tells the pack in service", async () => {
     const pack = await client.pack();
     assert.equal(pack.slug, "support");
