@@ -58,7 +58,7 @@ def pack_and_messages(data: Path, kind: str, build: bool = True) -> tuple[Any, l
     if kind == "clinc":
         routes, messages = real, clinc_messages
     elif kind == "among":
-        routes, messages = real + generated(data, 1850, 25)[0], clinc_messages
+        routes, messages = real + generated(data, 1850, 25, beside=real)[0], clinc_messages
     else:
         routes, pairs = generated(data, 2000, 25)
         messages = [m for _, m in pairs[:2000]]

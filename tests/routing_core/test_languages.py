@@ -73,13 +73,47 @@ def test_asking_again_about_the_same_message_classifies_it_once(monkeypatch) -> 
             calls.append(sample)
             return model.classify(sample)
 
-    languages._classified.cache_clear()
+    languages.forget()
     monkeypatch.setattr(languages, "_loaded", Counting())
     text = "Metti un po' di musica jazz in cucina"
     first = languages.likeliest(text)
     assert languages.guess(text) == first[0] and languages.likeliest(text) == first
     assert calls == [text]
-    languages._classified.cache_clear()  # later tests classify with the real model again
+    languages.forget()  # later tests classify with the real model again
+
+
+@pytest.mark.parametrize(
+    ("text", "letters"), [("Kü.c!", 3), ("Kü.c!h", 4), ("12 Küc", 3), ("12 Küch", 4), ("Küche", 5)]
+)
+def test_a_message_is_classified_from_four_letters_on(text: str, letters: int) -> None:
+    languages.forget()
+    code, probability = languages.likeliest(text)
+    assert (probability > 0.0) == (letters >= languages.MIN_LETTERS)
+
+
+def test_a_routes_languages_are_worked_out_again_only_when_its_texts_change(monkeypatch) -> None:
+    """A profile that learns the built-in background asks every route's languages at each
+    build and load of its pack: a route whose texts are unchanged is not classified again."""
+    model = languages._model()
+    calls: list[str] = []
+
+    class Counting:
+        def classify(self, sample: str):  # type: ignore[no-untyped-def]
+            calls.append(sample)
+            return model.classify(sample)
+
+    languages.forget()
+    monkeypatch.setattr(languages, "_loaded", Counting())
+    texts = [
+        "Vorrei sapere perché la mia bolletta è così alta",
+        "Mach bitte das Licht in der Küche und im Flur an",
+    ]
+    assert languages.written_in(texts) == {"it", "de"}
+    asked = len(calls)
+    assert languages.written_in(list(texts)) == {"it", "de"} and len(calls) == asked
+    grown = [*texts, "¿Por qué me cobraron dos veces este mes en la tarjeta?"]
+    assert languages.written_in(grown) == {"it", "de", "es"} and len(calls) > asked
+    languages.forget()  # later tests classify with the real model again
 
 
 def test_an_unsure_guess_is_none_not_a_wrong_name() -> None:

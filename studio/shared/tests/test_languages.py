@@ -127,7 +127,7 @@ def test_without_the_detector_turns_are_stored_and_pages_show_no_language(
     from routing_core import languages
 
     monkeypatch.setattr(languages, "_loaded", None)  # as if never loaded
-    languages._classified.cache_clear()  # nor any message classified
+    languages.forget()  # nor any message classified
     monkeypatch.setitem(sys.modules, "py3langid.langid", None)  # and not installed
 
     (event,) = store(profile, [SPANISH], UNMATCHED)
