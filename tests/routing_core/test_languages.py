@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 
 import pytest
 
@@ -62,9 +63,9 @@ def test_one_classification_gives_both_the_guess_and_how_sure_it_is(text: str) -
     assert 0.0 <= probability <= 1.0
 
 
-def test_asking_again_about_the_same_message_classifies_it_once(monkeypatch) -> None:
-    """A cascade's hybrid tier asks whether it takes a message, then reads it and asks again:
-    one classification answers both."""
+@pytest.fixture
+def classifications(monkeypatch) -> Iterator[list[str]]:
+    """The samples the model classifies from here on (nothing kept from before)."""
     model = languages._model()
     calls: list[str] = []
 
@@ -75,11 +76,17 @@ def test_asking_again_about_the_same_message_classifies_it_once(monkeypatch) -> 
 
     languages.forget()
     monkeypatch.setattr(languages, "_loaded", Counting())
+    yield calls
+    languages.forget()  # later tests classify with the real model again
+
+
+def test_asking_again_about_the_same_message_classifies_it_once(classifications) -> None:
+    """A cascade's hybrid tier asks whether it takes a message, then reads it and asks again:
+    one classification answers both."""
     text = "Metti un po' di musica jazz in cucina"
     first = languages.likeliest(text)
     assert languages.guess(text) == first[0] and languages.likeliest(text) == first
-    assert calls == [text]
-    languages.forget()  # later tests classify with the real model again
+    assert classifications == [text]
 
 
 @pytest.mark.parametrize(
@@ -91,29 +98,20 @@ def test_a_message_is_classified_from_four_letters_on(text: str, letters: int) -
     assert (probability > 0.0) == (letters >= languages.MIN_LETTERS)
 
 
-def test_a_routes_languages_are_worked_out_again_only_when_its_texts_change(monkeypatch) -> None:
+def test_a_routes_languages_are_worked_out_again_only_when_its_texts_change(
+    classifications,
+) -> None:
     """A profile that learns the built-in background asks every route's languages at each
     build and load of its pack: a route whose texts are unchanged is not classified again."""
-    model = languages._model()
-    calls: list[str] = []
-
-    class Counting:
-        def classify(self, sample: str):  # type: ignore[no-untyped-def]
-            calls.append(sample)
-            return model.classify(sample)
-
-    languages.forget()
-    monkeypatch.setattr(languages, "_loaded", Counting())
     texts = [
         "Vorrei sapere perché la mia bolletta è così alta",
         "Mach bitte das Licht in der Küche und im Flur an",
     ]
     assert languages.written_in(texts) == {"it", "de"}
-    asked = len(calls)
-    assert languages.written_in(list(texts)) == {"it", "de"} and len(calls) == asked
+    asked = len(classifications)
+    assert languages.written_in(list(texts)) == {"it", "de"} and len(classifications) == asked
     grown = [*texts, "¿Por qué me cobraron dos veces este mes en la tarjeta?"]
-    assert languages.written_in(grown) == {"it", "de", "es"} and len(calls) > asked
-    languages.forget()  # later tests classify with the real model again
+    assert languages.written_in(grown) == {"it", "de", "es"} and len(classifications) > asked
 
 
 def test_an_unsure_guess_is_none_not_a_wrong_name() -> None:
