@@ -185,15 +185,19 @@ def decode_semantic(model: LexicalModel) -> Semantic | None:
 
 
 def row_medians(block: Float32Array) -> Float32Array:
-    """`np.median(block, axis=1, keepdims=True)`, to the bit, at a fifth of its cost.
+    """`np.median(block, axis=1, keepdims=True)`, to the bit, at less cost.
 
     One partition at the lower middle, then the upper middle is the least element above it;
     the two are averaged as `np.median` averages them (`np.mean` of the pair). `np.median`
-    partitions for both middles at once, which costs five times as much on rows of 2,000
-    routes (23 vs 4.7 ms a block of 2,048 terms: 0.8 s of a 2,000-route build).
+    partitions for both middles at once, which cost a third more on a fresh model's rows of
+    2,000 routes (32-36 vs 24-26 ms a block of 2,048 terms). But a single partition slows
+    four to five times on rows with many equal cells, as a warm-started model's are (the
+    cells of routes a term was not stored for), where `np.median`'s does not (107-117 vs
+    21-26 ms; at 2,000 routes, 3 s of an edit's retraining): rows sampled from the block
+    choose the way (docs/benchmarks.md, "Scale").
     """
     n = block.shape[1]
-    if n == 0 or len(block) == 0:
+    if n == 0 or len(block) == 0 or _many_equal(block):
         result: Float32Array = np.median(block, axis=1, keepdims=True)
         return result
     low, high = (n - 1) // 2, n // 2
@@ -204,6 +208,20 @@ def row_medians(block: Float32Array) -> Float32Array:
     upper = parted[:, low + 1 :].min(axis=1, keepdims=True)
     middle: Float32Array = np.mean(np.concatenate([lower, upper], axis=1), axis=1, keepdims=True)
     return middle
+
+
+# `row_medians` samples this many rows of a block, and counts a row with fewer distinct cells
+# than this share of them as one of many equal cells (a fresh model's rows: 97-98% distinct
+# at 2,000 routes; a warm-started one's: 56-63%).
+SAMPLED_ROWS = 8
+DISTINCT_SHARE = 0.9
+
+
+def _many_equal(block: Float32Array) -> bool:
+    """Whether rows sampled evenly from the block hold many equal cells (`row_medians`)."""
+    step = max(1, len(block) // SAMPLED_ROWS)
+    width = block.shape[1]
+    return any(len(np.unique(row)) < DISTINCT_SHARE * width for row in block[::step][:SAMPLED_ROWS])
 
 
 def decode_bias(model: LexicalModel) -> Float32Array | None:
