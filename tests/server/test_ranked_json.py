@@ -24,15 +24,18 @@ NAMES = st.text(min_size=1, max_size=12)  # quotes, backslashes, controls, any s
 @given(
     st.lists(st.tuples(NAMES, SCORES), min_size=0, max_size=40, unique_by=lambda p: p[0]),
     st.floats(min_value=0.05, max_value=5.0),
+    st.integers(min_value=1, max_value=45),
 )
 def test_the_ranking_as_json_text_is_the_rows_encoded(
-    rows: list[tuple[str, float]], temperature: float
+    rows: list[tuple[str, float]], temperature: float, top: int
 ) -> None:
+    """Whole, and cut to its `top` first rows (a request's `top`, docs/server.md)."""
     names = tuple(name for name, _ in rows)
     raw = np.array([score for _, score in rows], dtype=np.float64)
     rankable = np.where(np.isfinite(raw), raw, -np.inf)
     ranking = Ranking(names, raw, None, rankable=rankable, temperature=temperature)
     assert api.ranked_json(ranking) == orjson.dumps(ranking.event_rows())
+    assert api.ranked_json(ranking, top) == orjson.dumps(ranking.event_rows()[:top])
 
 
 def test_a_ranking_given_in_order_and_the_name_cache_refilled(monkeypatch) -> None:
@@ -54,15 +57,17 @@ PROBABILITIES = (
 @given(
     st.lists(PROBABILITIES, min_size=1, max_size=60),
     st.floats(min_value=0.05, max_value=50.0),
+    st.integers(min_value=1, max_value=65),
 )
 def test_the_usual_case_walked_from_the_top_writes_the_same_text(
-    scores: list[float], temperature: float
+    scores: list[float], temperature: float, top: int
 ) -> None:
     names = tuple(f"route_{i}" for i in range(len(scores)))
     raw = np.array(scores, dtype=np.float64)
     ranking = Ranking(names, raw, None, rankable=raw, temperature=temperature)
     assert ranking._loud_prefix(ranking._sorted(), ranking._shares()) is not None  # the walk ran
     assert api.ranked_json(ranking) == orjson.dumps(ranking.event_rows())
+    assert api.ranked_json(ranking, top) == orjson.dumps(ranking.event_rows()[:top])
 
 
 def test_a_negative_zero_or_a_nan_takes_the_long_way() -> None:
@@ -80,3 +85,4 @@ def test_a_flat_ranking_counts_its_loud_rows_on_the_arrays() -> None:
     count, values = ranking._loud_prefix(ranking._sorted(), ranking._shares())  # type: ignore[misc]
     assert count == 100 and isinstance(values, np.ndarray)
     assert api.ranked_json(ranking) == orjson.dumps(ranking.event_rows())
+    assert api.ranked_json(ranking, 7) == orjson.dumps(ranking.event_rows()[:7])
