@@ -496,11 +496,11 @@ def alternate(args: argparse.Namespace, pack_path: Path, test: list[str]) -> Non
             f"{max(p99s[label]):.2f} ms"
         )
     first = stacks[0]
-    for stack in [label for label, _, _ in runs][1:]:  # each other against the first, by window
-        paired = sorted(a / b for a, b in zip(ratios[first], ratios[stack], strict=True))
+    for label, _, _ in runs[1:]:  # each other run against the first, window by window
+        paired = sorted(a / b for a, b in zip(ratios[first], ratios[label], strict=True))
         ahead = sum(p > 1 for p in paired)
         say(
-            f"{first} against {stack}: more requests in {ahead} of {len(paired)} windows, "
+            f"{first} against {label}: more requests in {ahead} of {len(paired)} windows, "
             f"median {paired[len(paired) // 2] - 1:+.0%} (range {paired[0] - 1:+.0%} to "
             f"{paired[-1] - 1:+.0%})"
         )

@@ -70,21 +70,23 @@ class Turn(_Strict):
 MAX_TOP = MAX_ROUTES
 
 
-class RouteRequest(Turn):
-    """`POST /v1/route`."""
+class Answer(_Strict):
+    """What a routing request asks its answer to hold (docs/server.md): the evidence terms
+    (`explain`), the unrounded ranking (`exact`), only the `top` best routes."""
 
     explain: StrictBool = False
     exact: StrictBool = False
     top: Annotated[StrictInt, Field(ge=1, le=MAX_TOP)] | None = None
 
 
-class BatchRequest(_Strict):
+class RouteRequest(Turn, Answer):
+    """`POST /v1/route`."""
+
+
+class BatchRequest(Answer):
     """`POST /v1/route/batch`: many turns decided on one pack."""
 
     turns: list[Turn] = Field(min_length=1)
-    explain: StrictBool = False
-    exact: StrictBool = False
-    top: Annotated[StrictInt, Field(ge=1, le=MAX_TOP)] | None = None
 
 
 def parse(model: type[_Strict], body: bytes) -> Any:
@@ -127,13 +129,7 @@ def check_turns(turns: Sequence[Turn], state: PackState, max_chars: int, prefix:
         raise ApiError(422, code, "the request is invalid", problems)
 
 
-def decision_body(
-    decision: Decision,
-    state: PackState,
-    explain: bool = False,
-    exact: bool = False,
-    top: int | None = None,
-) -> dict[str, Any]:
+def decision_body(decision: Decision, state: PackState, answer: Answer) -> dict[str, Any]:
     """`decision.to_event()` with the pack's revision, and on request each route's unrounded numbers.
 
     Evidence terms cost time to compute (the library computes them when read): without
@@ -144,8 +140,9 @@ def decision_body(
     only that many of the best routes, the rest of the decision unchanged; at 150 routes the
     ranking is 95% of an answer's bytes, and an agent that acts on the decision reads a few.
     """
+    top = answer.top
     ranking = decision.ranked if isinstance(decision.ranked, Ranking) else None
-    event = decision.to_event(scorer_terms=explain, ranking=ranking is None)
+    event = decision.to_event(scorer_terms=answer.explain, ranking=ranking is None)
     if ranking is not None:
         event["ranked"] = orjson.Fragment(ranked_json(ranking, top))
     elif top is not None:
@@ -153,7 +150,7 @@ def decision_body(
     # The pack that decided (the candidate's, for a turn a rollout gave it), with the
     # process's revision beside it (docs/server.md).
     event["pack"] = {**event["pack"], "revision": state.revision}
-    if exact:
+    if answer.exact:
         # The event rounds to 3 decimals for logs; a runtime is checked to 1e-6 (conformance/).
         event["exact"] = {
             "ranked": [

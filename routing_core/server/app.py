@@ -179,9 +179,7 @@ class RouteServer:
         request: RouteRequest = parse(RouteRequest, body)
         state = self._state()
         check_turns([request], state, self.config.max_message_chars)
-        return decision_body(
-            self._decide(state, request), state, request.explain, request.exact, request.top
-        )
+        return decision_body(self._decide(state, request), state, request)
 
     def _route_batch(self, body: bytes) -> dict[str, Any]:
         request: BatchRequest = parse(BatchRequest, body)
@@ -195,10 +193,7 @@ class RouteServer:
         state = self._state()  # one pack for the whole batch
         check_turns(request.turns, state, self.config.max_message_chars, prefix="turns")
         decisions = [
-            decision_body(
-                self._decide(state, turn), state, request.explain, request.exact, request.top
-            )
-            for turn in request.turns
+            decision_body(self._decide(state, turn), state, request) for turn in request.turns
         ]
         return {"pack": state.identity(), "decisions": decisions}
 
