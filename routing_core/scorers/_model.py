@@ -62,6 +62,7 @@ from routing_core.scorers._corpus import (
     select,
 )
 from routing_core.scorers.calibration import (
+    FLOOR_REFUSED,
     HOLD_OUT,
     MIN_CALIBRATION,
     fit_weights,
@@ -495,7 +496,8 @@ def _fit_held_out(
     routes_of = None if plan.columns is None else plan.columns[held]
     none_logit = fit_none_logit(calibrated, labels, n_scored) if routes_of is None else None
     scored = with_no_route(calibrated, n_scored, none_logit)
-    floor = fit_floor(scored, labels, n_scored, routes_of)
+    refused = _floor_refused(plan.corpus.routes, n_scored)
+    floor = fit_floor(scored, labels, n_scored, routes_of, refused)
     margin = fit_margin(scored, labels, n_scored, floor, routes_of)
     return _Fitted(temperature, floor, margin, factor, weight, none_logit)
 
@@ -626,7 +628,7 @@ def _cross_validated(corpus: Corpus, n_routes: int, out_of_scope: bool) -> _Fold
     scores = scores / temperature
     none_logit = fit_none_logit(scores, right, n_scored)
     scored = with_no_route(scores, n_scored, none_logit)
-    floor = fit_floor(scored, right, n_scored)
+    floor = fit_floor(scored, right, n_scored, refused=_floor_refused(corpus.routes, n_scored))
     return _Folds(
         chosen, temperature, floor, fit_margin(scored, right, n_scored, floor), none_logit
     )
@@ -928,14 +930,19 @@ def fit_temperature(logits: Float32Array, labels: IntArray) -> float:
 
 
 def fit_floor(
-    logits: Float32Array, labels: IntArray, n_scored: int, routes_of: IntArray | None = None
+    logits: Float32Array,
+    labels: IntArray,
+    n_scored: int,
+    routes_of: IntArray | None = None,
+    refused: float = FLOOR_REFUSED,
 ) -> float | None:
-    """The score under which FLOOR_REFUSED of the held-out in-scope texts' top routes fall
-    (at most FLOOR_CAP).
+    """The score under which `refused` of the held-out in-scope texts' top routes fall (at
+    most FLOOR_CAP).
 
     Scores are calibrated probabilities, but how low an in-scope message's best score sinks
     depends on how many routes share its words; a quantile of held-out texts means the same
-    in every pack: about one in-scope message in 1 / FLOOR_REFUSED is refused.
+    in every pack of a size: about one in-scope message in 1 / `refused` is refused. A pack
+    of few texts a route refuses more (`_few.floor_refused`).
 
     Args:
         logits: the held-out texts' calibrated logits (texts x columns).
@@ -943,12 +950,20 @@ def fit_floor(
         n_scored: routes below this index are scored; the rest are the out-of-scope class.
         routes_of: the route of each text's each column, when a large pack learned against
             candidate routes (texts x candidates); None when column i is route i.
+        refused: the share refused; a large pack's (FLOOR_REFUSED) unless the caller says.
 
     Returns:
         The floor, or None without a held-out in-scope text.
     """
     probabilities = _route_probabilities(logits, labels, n_scored, routes_of)
-    return None if probabilities is None else _floor_of(probabilities)
+    return None if probabilities is None else _floor_of(probabilities, refused)
+
+
+def _floor_refused(labels: IntArray, n_scored: int) -> float:
+    """The share of held-out in-scope texts this pack's floor refuses, by its routes' own
+    texts a route (`labels`: every text's route, the out-of-scope class's not counted)."""
+    route_texts = int(np.count_nonzero(np.asarray(labels) < n_scored))
+    return _few.floor_refused(route_texts, n_scored, FLOOR_REFUSED)
 
 
 def fit_margin(

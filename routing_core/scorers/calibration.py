@@ -134,14 +134,15 @@ def fit_temperature(
     return round(math.exp((low + high) / 2.0), 5)
 
 
-def fit_floor(probabilities: npt.ArrayLike) -> float | None:
-    """The score under which FLOOR_REFUSED of the held-out in-scope texts' top routes fall
-    (at most FLOOR_CAP); None without a text. Rows are texts, columns routes."""
+def fit_floor(probabilities: npt.ArrayLike, refused: float = FLOOR_REFUSED) -> float | None:
+    """The score under which `refused` (FLOOR_REFUSED unless the caller says) of the held-out
+    in-scope texts' top routes fall (at most FLOOR_CAP); None without a text. Rows are texts,
+    columns routes."""
     rows = np.asarray(probabilities, np.float64)
     if rows.size == 0:
         return None
     top = rows.max(axis=1)
-    return round(min(float(np.quantile(top, FLOOR_REFUSED)), FLOOR_CAP), 4)
+    return round(min(float(np.quantile(top, refused)), FLOOR_CAP), 4)
 
 
 def fit_margin(probabilities: npt.ArrayLike, floor: float | None) -> float | None:

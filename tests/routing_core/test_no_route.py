@@ -25,7 +25,7 @@ DOMAINS = ("travel", "home")
 OFF_TOPIC = [
     "what's the weather like in paris tomorrow",
     "who won the match yesterday",
-    "i love pizza",
+    "what is the meaning of life",
 ]
 
 
@@ -84,8 +84,10 @@ def test_requests_move_as_they_did_without_the_column(pack: Pack) -> None:
         )
 
     with_column, without = right(Router(pack)), right(Router(_without_column(pack)))
-    # At most two of the hundred requests become unmatched (the fit refuses 0.5% of held-out ones).
-    assert without - 2 <= with_column <= without and with_column >= 0.85 * len(cases)
+    # At most two of the hundred requests become unmatched (the fit puts 2% of held-out ones
+    # under the column's level); the floor of a pack of 15 examples a route refuses about one
+    # request in ten with or without it (`_few.floor_refused`).
+    assert without - 2 <= with_column <= without and with_column >= 0.8 * len(cases)
 
 
 def test_scores_follow_the_specified_formula_and_keep_the_order(pack: Pack) -> None:
