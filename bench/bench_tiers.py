@@ -89,6 +89,7 @@ class CachedEncoder:
 
     def save(self) -> None:
         texts = list(self.vectors)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(
             self.path, texts=np.array(texts), vectors=np.stack([self.vectors[t] for t in texts])
         )
