@@ -35,8 +35,8 @@ MIN_CALIBRATION = 20
 # (docs/lab/benchmarks.md). Held-out texts come from the examples, so they are surer than real
 # traffic: the floor that 3% of them fall under holds 4.2% of CLINC150 val's in-scope ones.
 # The lexical build refuses more in a pack of few examples a route (`_few.floor_refused`);
-# the embedding and hybrid tiers keep this share (the larger one was measured on the
-# lexical scorer only).
+# the embedding and hybrid tiers keep this share, whose requests a higher floor would refuse
+# were going right more often (docs/decisions.md, "A floor for few examples a route").
 FLOOR_REFUSED = 0.03
 # ... but never above this calibrated probability: on examples made from a few templates
 # every held-out text is near certain, and a floor near 1 would refuse plain paraphrases.
