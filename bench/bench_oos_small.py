@@ -90,18 +90,14 @@ def run(
         verdicts = [router.route(text).verdict for text in oos]
         no, moved = verdicts.count("unmatched"), verdicts.count("move")
         near = [router.route(str(c["text"])).verdict for c in cases if c["expected"] in left_out]
-        totals[6:] = [
-            totals[6] + near.count("unmatched"),
-            totals[7] + len(near),
-            totals[8] + near.count("move"),
-        ]
         model = pack.scorer.model  # type: ignore[union-attr]
         print(
             f"  {name} {len(chosen):3d} routes x {shots}: floor {model.floor}, T"
             f" {model.temperature}, built in {built:.1f} s; in scope {ok / max(1, len(mine)):.1%}"
             f" ({len(mine)}), out-of-scope recall {no / len(oos):.1%} ({len(oos)})"
         )
-        for i, value in enumerate((ok, len(mine), no, len(oos), wrong, moved)):
+        near_counts = (near.count("unmatched"), len(near), near.count("move"))
+        for i, value in enumerate((ok, len(mine), no, len(oos), wrong, moved, *near_counts)):
             totals[i] += value
     return tuple(totals)
 

@@ -24,6 +24,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from routing_core.scorers.calibration import FLOOR_REFUSED
+
 # The last passes over every text take at least this many mini-batch steps (a pack of 64
 # routes x 10 examples is three batches a pass). Chosen on the 10-per-route subsamples of
 # CLINC150 (val), Banking77 and HWU64 (training examples left out): 12 / 25 / 50 steps all
@@ -63,27 +65,28 @@ def corrected_char_sizes(n_docs: int, n_routes: int, large: tuple[int, ...]) -> 
 # them) score like the weakest of its own. On the development subsamples (CLINC150 val,
 # Banking77 and HWU64's training remainders; every fourth route of a profile left out, its
 # messages the out-of-scope ones), refusing 10% instead of 3% at 10 and 20 texts a route
-# left 40-56% of such messages unmatched instead of 20-44%, cost 1.8 points of in-scope
+# left 40-56% of such messages unmatched instead of 20-44%, cost about 2 points of in-scope
 # decisions on average, and on every profile avoided at least as many wrong moves as it
 # lost right ones (docs/decisions.md, "A floor for few examples a route"). The share falls
-# from FEW_FLOOR_REFUSED at FEW_PER_ROUTE texts a route to a large pack's at MANY_PER_ROUTE,
+# from FEW_FLOOR_REFUSED at FEW_PER_ROUTE texts a route to a large pack's (FLOOR_REFUSED) at
+# MANY_PER_ROUTE,
 # so that a profile growing by one example does not jump from one floor to the other.
 FEW_FLOOR_REFUSED = 0.10
 MANY_PER_ROUTE = 40
 
 
-def floor_refused(route_texts: int, n_routes: int, large: float) -> float:
+def floor_refused(route_texts: int, n_routes: int) -> float:
     """The share of held-out in-scope texts the floor refuses: FEW_FLOOR_REFUSED with
-    FEW_PER_ROUTE route texts a route or fewer, `large` (a large pack's share) with
+    FEW_PER_ROUTE route texts a route or fewer, a large pack's (FLOOR_REFUSED) with
     MANY_PER_ROUTE or more, on a straight line between. `route_texts`: the routes' own
     texts (names, descriptions, examples; not the out-of-scope class's)."""
     per_route = route_texts / max(1, n_routes)
     if per_route >= MANY_PER_ROUTE:
-        return large
+        return FLOOR_REFUSED
     if per_route <= FEW_PER_ROUTE:
         return FEW_FLOOR_REFUSED
     along = (per_route - FEW_PER_ROUTE) / (MANY_PER_ROUTE - FEW_PER_ROUTE)
-    return FEW_FLOOR_REFUSED + along * (large - FEW_FLOOR_REFUSED)
+    return FEW_FLOOR_REFUSED + along * (FLOOR_REFUSED - FEW_FLOOR_REFUSED)
 
 
 # A pack too small to hold texts out for calibration (fewer than `_model.CALIBRATION_TEXTS`)

@@ -963,7 +963,7 @@ def _floor_refused(labels: IntArray, n_scored: int) -> float:
     """The share of held-out in-scope texts this pack's floor refuses, by its routes' own
     texts a route (`labels`: every text's route, the out-of-scope class's not counted)."""
     route_texts = int(np.count_nonzero(np.asarray(labels) < n_scored))
-    return _few.floor_refused(route_texts, n_scored, FLOOR_REFUSED)
+    return _few.floor_refused(route_texts, n_scored)
 
 
 def fit_margin(

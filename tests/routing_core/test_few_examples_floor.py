@@ -16,12 +16,12 @@ LARGE = calibration.FLOOR_REFUSED
 
 
 def test_few_texts_a_route_refuse_the_few_examples_share_and_many_a_large_packs() -> None:
-    assert _few.floor_refused(10 * 12, 12, LARGE) == _few.FEW_FLOOR_REFUSED
-    assert _few.floor_refused(_few.FEW_PER_ROUTE * 12, 12, LARGE) == _few.FEW_FLOOR_REFUSED
-    assert _few.floor_refused(_few.MANY_PER_ROUTE * 12, 12, LARGE) == LARGE
-    assert _few.floor_refused(100 * 150, 150, LARGE) == LARGE
+    assert _few.floor_refused(10 * 12, 12) == _few.FEW_FLOOR_REFUSED
+    assert _few.floor_refused(_few.FEW_PER_ROUTE * 12, 12) == _few.FEW_FLOOR_REFUSED
+    assert _few.floor_refused(_few.MANY_PER_ROUTE * 12, 12) == LARGE
+    assert _few.floor_refused(100 * 150, 150) == LARGE
     middle = (_few.FEW_PER_ROUTE + _few.MANY_PER_ROUTE) // 2
-    assert _few.floor_refused(middle * 10, 10, LARGE) == pytest.approx(
+    assert _few.floor_refused(middle * 10, 10) == pytest.approx(
         (_few.FEW_FLOOR_REFUSED + LARGE) / 2
     )
 
@@ -33,8 +33,8 @@ def test_few_texts_a_route_refuse_the_few_examples_share_and_many_a_large_packs(
 )
 def test_the_share_never_rises_with_more_texts_a_route(routes: int, a: int, b: int) -> None:
     fewer, more = sorted((a, b))
-    low = _few.floor_refused(more * routes, routes, LARGE)
-    high = _few.floor_refused(fewer * routes, routes, LARGE)
+    low = _few.floor_refused(more * routes, routes)
+    high = _few.floor_refused(fewer * routes, routes)
     assert LARGE <= low <= high <= _few.FEW_FLOOR_REFUSED
 
 
