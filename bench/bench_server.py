@@ -96,7 +96,10 @@ def _route_windows(
         router.route(message)  # warm
     i = 0
     for _ in range(windows):
-        start.wait()
+        try:
+            start.wait()
+        except threading.BrokenBarrierError:  # the bench stopped early (`close`)
+            return
         count, deadline = 0, time.perf_counter() + duration
         cpu = time.process_time()
         while time.perf_counter() < deadline:
@@ -133,8 +136,14 @@ class InProcessPool:
         return total / self.duration, sum(c for _, c in results) / total * 1e6
 
     def close(self) -> None:
+        """Stop the workers, also those still waiting for a window the bench will not run
+        (it failed part way): the barrier is broken so that they return instead of waiting."""
+        self.start.abort()
         for w in self.workers:
-            w.join()
+            w.join(30)
+            if w.is_alive():
+                w.terminate()
+                w.join()
 
 
 def in_process(
