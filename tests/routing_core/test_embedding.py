@@ -449,3 +449,59 @@ def test_a_pack_too_small_or_too_big_for_the_head_scores_by_the_cosines_alone(mo
     assert cosines is not None
     old = embedding_module._softmax(cosines, 1.0 / plain.calibration.temperature)
     assert plain.score(message, names) == [float(p) for p in old]
+
+
+def _headed_routes() -> list[RouteText]:
+    """Ten routes of 30 examples (the conformance suite's synthetic profile, one route of each
+    of ten domains): enough held-out examples to calibrate and learn a head."""
+    from routing_core.conformance import synthetic
+
+    routes, _ = synthetic.profile()
+    return [RouteText(r["name"], "", tuple(r["examples"][:30])) for r in routes[::16]]
+
+
+@pytest.mark.parametrize("abroad", [True, False])
+def test_a_message_in_another_language_is_read_by_its_cosines_only_where_the_model_says_so(
+    abroad: bool,
+) -> None:
+    """With a head and `cosines_abroad` (e5's case), a message in a language none of the
+    routes' examples is in is scored by its cosines alone; an English one keeps the head.
+    Without it (USE's case), every message keeps the head."""
+    scorer = EmbeddingScorer.build(
+        _headed_routes(), HashingEncoder(), "mean", head=True, cosines_abroad=abroad
+    )
+    assert scorer.info.details["head"]
+    assert scorer.languages == (frozenset({"en"}) if abroad else None)
+    names = list(scorer.names)
+    french = "pourriez-vous m'expliquer la facture d'électricité, s'il vous plaît ?"
+    with_head = scorer.probabilities(french, head=True)
+    alone = scorer.probabilities(french, head=False)
+    assert with_head is not None and alone is not None
+    assert not np.allclose(with_head, alone, atol=1e-6)
+    assert scorer.score(french, names) == pytest.approx((alone if abroad else with_head).tolist())
+    english = "please explain the electric bill for me"
+    assert scorer.score(english, names) == pytest.approx(
+        scorer.probabilities(english, head=True).tolist()  # type: ignore[union-attr]
+    )
+
+
+def test_the_cosines_alone_are_sharpened_to_refuse_as_many_held_out_texts_as_the_mixture():
+    """`_matching_weight`: at the weight found, the FLOOR_REFUSED quantile of the held-out
+    texts' top probabilities is the floor (a hair less sharp falls under it), or the
+    sharpest weight a calibration may fit when none reaches it; without a floor the cosines'
+    own weight stays."""
+    from routing_core.scorers.calibration import FLOOR_REFUSED, TEMPERATURE_RANGE
+    from routing_core.scorers.embedding import _matching_weight
+
+    rng = np.random.default_rng(7)
+    cosines = rng.uniform(-0.2, 0.9, (200, 10)).astype(np.float32)
+
+    def under(weight: float) -> float:
+        return float(np.quantile(softmax_rows(cosines, 1.0 / weight).max(axis=1), FLOOR_REFUSED))
+
+    for floor in (0.3, 0.6):
+        weight = _matching_weight(cosines, floor, 30.0)
+        assert under(weight) >= floor > under(weight * 0.999)
+    # Out of reach (these random rows hold near-ties): the sharpest a calibration may be.
+    assert _matching_weight(cosines, 0.95, 30.0) == pytest.approx(1.0 / TEMPERATURE_RANGE[0])
+    assert _matching_weight(cosines, None, 30.0) == 30.0

@@ -257,11 +257,13 @@ SPANISH = {
 }  # fmt: skip
 
 
-def _pack(model: str, kind: str, routes: list[dict[str, Any]] = ROUTES) -> dict[str, Any]:
+def _pack(
+    model: str, kind: str, routes: list[dict[str, Any]] = ROUTES, head: bool = False
+) -> dict[str, Any]:
     return {
         "profile": {"slug": "t", "name": "T"},
         "routes": routes,
-        "scorer": {"kind": kind, "model": model},
+        "scorer": {"kind": kind, "model": model, **({"head": True} if head else {})},
         "format_minor": PROBABILITY_THRESHOLDS_MINOR,
     }
 
@@ -521,3 +523,32 @@ def test_use_leaves_the_process_s_blas_threads_as_they_were_after_concurrent_cal
     for worker in workers:
         worker.join()
     assert blas_threads() == before
+
+
+@pytest.mark.embeddings
+def test_e5_reads_a_message_in_another_language_by_its_cosines_and_use_by_its_head(
+    encoder: tuple[str, Encoder],
+) -> None:
+    """On a profile big enough to learn a head (the synthetic suite's ten routes of 30
+    examples), e5 scores a message in another language than the routes' by its cosines
+    alone, at the floor-matched temperature (its head pulls such messages astray); USE,
+    trained on translation pairs, keeps the head. English keeps it with either, and the
+    hybrid reads the foreign message as its embedding does."""
+    from routing_core.conformance import synthetic
+
+    model = encoder[0]
+    made, _ = synthetic.profile()
+    routes = [{"name": r["name"], "examples": r["examples"][:30]} for r in made[::16]]
+    scorer = Router(_pack(model, "embedding", routes, head=True)).scorer
+    assert scorer.info.details["head"]
+    names = list(scorer.names)
+    german = "Kannst du mir bitte die Stromrechnung erklären?"
+    abroad = scorer.score(german, names)
+    head = model not in embedding_module.COSINES_ABROAD_MODELS
+    assert abroad == pytest.approx(scorer.probabilities(german, head=head).tolist())
+    assert abroad != pytest.approx(scorer.probabilities(german, head=not head).tolist())
+    assert names[int(np.argmax(abroad))] == "utility_explain"
+    english = "can you explain my electric bill"
+    assert scorer.score(english, names) == pytest.approx(scorer.probabilities(english).tolist())
+    hybrid = Router(_pack(model, "hybrid", routes, head=True)).scorer
+    assert hybrid.score(german, names) == pytest.approx(abroad, abs=1e-6)
