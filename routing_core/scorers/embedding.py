@@ -100,7 +100,7 @@ MULTILINGUAL_MODELS = frozenset(
 # The multilingual models whose head is left out for a message in another language than the
 # routes' (`EmbeddingScorer.probabilities`): e5's head pulls such a message towards the wrong
 # route. USE, trained on translation pairs, keeps it: without, it routes them worse
-# (docs/decisions.md, "A message in another language read by its cosines").
+# (docs/decisions.md, "A message in another language read by e5's cosines, not its head").
 COSINES_ABROAD_MODELS = frozenset({"multilingual-e5-small"})
 # A language names the routes' when at least this share of their told examples is in it.
 ROUTE_LANGUAGE_SHARE = 0.02
@@ -455,8 +455,8 @@ class EmbeddingScorer:
         so the floor means the same. With e5, the head learns directions of the routes' own
         language and pulls a message in another language towards the wrong route: routes in
         English, messages in 41 other languages, top-1 65% with the head against 72% by the
-        cosines alone (docs/decisions.md, "A message in another language read by its
-        cosines")."""
+        cosines alone (docs/decisions.md, "A message in another language read by e5's
+        cosines, not its head")."""
         if not message.strip():
             return None
         query = self._encoder.encode([message])[0]
