@@ -359,6 +359,10 @@ class EmbeddingScorer:
         self._cosines_alone = 1.0 / DEFAULT_TEMPERATURE
         self.languages = languages
         self.calibration, self.held_out = self._calibrate(np.asarray(held, np.int64), head)
+        if self._head_matrix is None:
+            # No head learned (too few texts to hold out, or too many): every message is read
+            # the same way, so no turn pays for guessing its language.
+            self.languages = None
         self._cosine_weight = self._cosine_factor / self.calibration.temperature
         self.info = ScorerInfo(
             name="embedding",

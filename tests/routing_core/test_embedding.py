@@ -505,3 +505,11 @@ def test_the_cosines_alone_are_sharpened_to_refuse_as_many_held_out_texts_as_the
     # Out of reach (these random rows hold near-ties): the sharpest a calibration may be.
     assert _matching_weight(cosines, 0.95, 30.0) == pytest.approx(1.0 / TEMPERATURE_RANGE[0])
     assert _matching_weight(cosines, None, 30.0) == 30.0
+
+
+def test_a_scorer_that_learned_no_head_does_not_read_the_routes_languages() -> None:
+    """Too small to hold texts out, it learns no head: every message is read alike, and no
+    turn guesses its language."""
+    scorer = EmbeddingScorer.build(ROUTES, HashingEncoder(), head=True, cosines_abroad=True)
+    assert not scorer.info.details["head"]
+    assert scorer.languages is None
