@@ -444,12 +444,24 @@ class EmbeddingScorer:
         Raises:
             KeyError: a candidate is not one of the routes this scorer was built from.
         """
+        return list(self.score_metered(message, candidates).scores)
+
+    def score_metered(self, message: str, candidates: Sequence[str]) -> Scored:
+        """`score`, with a note when the message was read by its cosines alone because it is
+        written in another language than the routes' (the decision's tier record carries it,
+        and the playground says it, as it does the hybrid's: docs/event-schema.md)."""
         columns = [self._column(name) for name in candidates]
-        abroad = self.languages is not None and foreign(message, self.languages) is not None
-        probabilities = self.probabilities(message, head=not abroad)
+        spoken, other = self.languages, None
+        if spoken is not None and message.strip():
+            other = foreign(message, spoken)
+        probabilities = self.probabilities(message, head=other is None)
         if probabilities is None:
-            return [math.nan] * len(columns)
-        return [float(probabilities[c]) for c in columns]
+            return Scored([math.nan] * len(columns))
+        scores = [float(probabilities[c]) for c in columns]
+        if other is None or spoken is None:
+            return Scored(scores)
+        said = "read by its likeness to the routes' examples alone: "
+        return Scored(scores, note=said + _why_abroad(*other, spoken))
 
     def probabilities(self, message: str, *, head: bool = True) -> Float32Array | None:
         """Every route's calibrated probability, in column order; None for a blank message.
@@ -777,18 +789,8 @@ class HybridScorer:
         """Why the encoder read the message alone, naming its language only when the
         detection is sure of it (the likeliest language of a short message is often a
         neighbour's: "мне нужен возврат денег" reads as Macedonian)."""
-        said = "read by the sentence encoder alone: "
-        if probability >= languages.MIN_PROBABILITY:
-            return said + (
-                f"it is written in {languages.name(code)}, a language none of the routes'"
-                " examples is in"
-            )
-        spoken = sorted(languages.name(each) for each in self._languages or ())
-        if len(spoken) == 1:
-            return said + f"it does not look written in {spoken[0]}, the routes' examples' language"
-        return said + (
-            "it does not look written in any of the routes' examples' languages"
-            f" ({', '.join(spoken)})"
+        return "read by the sentence encoder alone: " + _why_abroad(
+            code, probability, self._languages or frozenset()
         )
 
     def _mixed(
@@ -833,6 +835,24 @@ def foreign(message: str, spoken: frozenset[str]) -> tuple[str, float] | None:
     of `spoken`; None when it is one of them or cannot be guessed."""
     code, probability = languages.likeliest(message)
     return (code, probability) if code is not None and code not in spoken else None
+
+
+def _why_abroad(code: str, probability: float, spoken: frozenset[str]) -> str:
+    """Why a message counts as written in another language than the routes', naming its
+    language only when the detection is sure of it (the likeliest language of a short
+    message is often a neighbour's: "мне нужен возврат денег" reads as Macedonian), else the
+    routes' languages."""
+    if probability >= languages.MIN_PROBABILITY:
+        return (
+            f"it is written in {languages.name(code)}, a language none of the routes'"
+            " examples is in"
+        )
+    names = sorted(languages.name(each) for each in spoken)
+    if len(names) == 1:
+        return f"it does not look written in {names[0]}, the routes' examples' language"
+    return (
+        f"it does not look written in any of the routes' examples' languages ({', '.join(names)})"
+    )
 
 
 def route_languages(routes: Sequence[RouteText]) -> frozenset[str]:

@@ -165,7 +165,8 @@ class Outcome:
     def reading_note(self) -> str:
         """How the deciding tier read the message, when it says (a hybrid on an encoder that
         knows many languages reads a message in a language none of the examples is in by
-        its meaning alone), "" otherwise. An LLM that made no pick did not decide."""
+        its meaning alone, an e5 embedding tier with a head by its likeness to the examples
+        alone), "" otherwise. An LLM that made no pick did not decide."""
         for tier in self.decision.tiers:
             if tier.decided and tier.note:
                 return tier.note

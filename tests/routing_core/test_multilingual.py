@@ -552,3 +552,31 @@ def test_e5_reads_a_message_in_another_language_by_its_cosines_and_use_by_its_he
     assert scorer.score(english, names) == pytest.approx(scorer.probabilities(english).tolist())
     hybrid = Router(_pack(model, "hybrid", routes, head=True)).scorer
     assert hybrid.score(german, names) == pytest.approx(abroad, abs=1e-6)
+
+
+@pytest.mark.embeddings
+def test_the_embedding_tier_says_when_it_read_a_message_by_its_likeness_alone(
+    encoder: tuple[str, Encoder],
+) -> None:
+    """With e5 and a head, a message in another language than the routes' is read by its
+    cosines alone, and the decision's tier record (what the playground shows) says so,
+    naming the language; an English message's says nothing. USE keeps its head for every
+    message, and says nothing either."""
+    from routing_core.conformance import synthetic
+
+    model = encoder[0]
+    made, _ = synthetic.profile()
+    routes = [{"name": r["name"], "examples": r["examples"][:30]} for r in made[::16]]
+    router = Router(_pack(model, "embedding", routes, head=True))
+    german = router.route("Kannst du mir bitte die Stromrechnung erklären?")
+    (tier,) = german.tiers
+    if model in embedding_module.COSINES_ABROAD_MODELS:
+        assert tier.note == (
+            "read by its likeness to the routes' examples alone: it is written in German, a"
+            " language none of the routes' examples is in"
+        )
+        assert german.to_event()["tiers"][0]["note"] == tier.note
+    else:
+        assert tier.note is None
+    (english,) = router.route("can you explain my electric bill").tiers
+    assert english.note is None
