@@ -105,7 +105,7 @@ if TYPE_CHECKING:
     from routing_core.redaction import redact, scrub_evidence
     from routing_core.remote import PackFetcher, RemoteRouter
     from routing_core.reporting import EventReporter
-    from routing_core.schema import pack_schema
+    from routing_core.schema import decision_schema, pack_schema
     from routing_core.version import engine_version
 
 # Exported, but imported on first use (PEP 562): name -> the module that defines it. A name
@@ -127,6 +127,7 @@ _LAZY = {
     "EventReporter": "routing_core.reporting",
     "engine_version": "routing_core.version",
     "pack_schema": "routing_core.schema",
+    "decision_schema": "routing_core.schema",
 }
 
 __all__ = [
@@ -165,6 +166,7 @@ __all__ = [
     "build_pack",
     "build_pack_file",
     "case_from_mapping",
+    "decision_schema",
     "dump_pack",
     "engine_version",
     "evaluate",

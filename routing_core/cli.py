@@ -17,7 +17,7 @@ from routing_core.evaluate import EvalReport, Progress, evaluate
 from routing_core.policy import Policy
 from routing_core.replay_cli import add_replay_command
 from routing_core.router import Router
-from routing_core.schema import pack_schema
+from routing_core.schema import decision_schema, pack_schema
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 BAR_WIDTH = 24
@@ -90,7 +90,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_signing_commands(commands)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of the pack format")
-    schema.set_defaults(handler=lambda _args: _print_json(pack_schema()))
+    schema.add_argument(
+        "--decision",
+        action="store_true",
+        help="the decision event's instead (docs/event-schema.md)",
+    )
+    schema.set_defaults(
+        handler=lambda args: _print_json(decision_schema() if args.decision else pack_schema())
+    )
 
     add_replay_command(commands)
 

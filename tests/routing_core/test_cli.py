@@ -154,6 +154,13 @@ def test_schema_prints_the_pack_json_schema():
     assert schema["title"] == "Pack" and "routes" in schema["properties"]
 
 
+def test_schema_decision_prints_the_decision_event_s_schema():
+    """What an agent in another language validates the events it logs with."""
+    schema = json.loads(cli("schema", "--decision", check=True).stdout)
+    assert schema["properties"]["schema"] == {"const": "route-decision/1"}
+    assert set(schema["properties"]["verdict"]["enum"]) == {"move", "stay", "menu", "unmatched"}
+
+
 def test_lint_lists_findings_and_exits_1_on_errors(tmp_path):
     pack = tmp_path / "pack.json"
     pack.write_text(

@@ -60,6 +60,7 @@ EXPORTED = [
     "build_pack",
     "build_pack_file",
     "case_from_mapping",
+    "decision_schema",
     "dump_pack",
     "engine_version",
     "evaluate",

@@ -34,7 +34,7 @@ export interface EvidenceTerm {
 }
 
 export interface Evidence {
-  source: "rule" | "scorer";
+  source: "rule" | "scorer" | "conversation";
   route: string;
   rule: number | null;
   match: "keywords" | "regex" | "all" | null;
@@ -43,6 +43,9 @@ export interface Evidence {
   span: [number, number] | null;
   /** Empty unless the request asked to `explain`. */
   terms: EvidenceTerm[];
+  /** Why a turn stayed with or left the conversation's route, in plain words (names routes,
+   * never quotes the message); null otherwise. */
+  reason: string | null;
 }
 
 export interface RouteAction {
