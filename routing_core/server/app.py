@@ -55,6 +55,8 @@ _ENDPOINTS: dict[str, tuple[str, bool]] = {
     "/healthz": ("GET", False),
     "/readyz": ("GET", False),
     "/metrics": ("GET", False),
+    # Open like the probes: it names no route and no pack, and a client generator fetches it.
+    "/openapi.json": ("GET", False),
 }
 
 
@@ -87,6 +89,7 @@ class RouteServer:
                 fetcher.count_dropped = lambda: reporter.stats.dropped
             self.watcher = StudioFollower(fetcher, self.holder, interval=config.pull_interval)
         self._tokens = tuple(t.encode() for t in config.tokens)
+        self._openapi: bytes | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI: what uvicorn, or any other ASGI server, calls."""
@@ -155,11 +158,21 @@ class RouteServer:
             return _json(200, {"status": "ok"})
         if path == "/metrics":
             return 200, metrics.exposition(), metrics.CONTENT_TYPE.encode(), []
+        if path == "/openapi.json":
+            return 200, self._openapi_bytes(), _JSON[1], []
         if state is None:
             raise _not_ready(self.holder.last_error)
         if path == "/readyz":
             return _json(200, {"ready": True, **state.identity()})
         return _json(200, pack_body(state, self.holder.source, self.holder.last_error))
+
+    def _openapi_bytes(self) -> bytes:
+        """The OpenAPI document of this server's settings, made on first asking."""
+        if self._openapi is None:
+            from routing_core.server.openapi import openapi_document
+
+            self._openapi = orjson.dumps(openapi_document(self.config))
+        return self._openapi
 
     def _authenticate(self, given: bytes) -> None:
         scheme, _, token = given.partition(b" ")
