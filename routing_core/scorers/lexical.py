@@ -980,6 +980,20 @@ class LexicalScorer:
             return None
         return max(0.0, 1.0 - float(np.add.reduce(posterior[: len(self._names)], dtype=np.float64)))
 
+    def nearest_route(self, message: str) -> tuple[str, float, float] | None:
+        """When the out-of-scope class took a first turn's message (its routes all score 0:
+        docs/pack-format.md, Lexical scorer, step 7), the route that came nearest, its share
+        of the softmax over every column, and the class's share; None otherwise.
+
+        A person who thinks the message should have routed sees which route it was closest to
+        and by how much the off-topic text outweighed it, which the zeros do not tell."""
+        posterior = self._posterior(message)
+        if posterior is None or not self._is_out_of_scope(message, posterior):
+            return None
+        n_routes = len(self._names)
+        best = int(np.argmax(posterior[:n_routes]))
+        return self._names[best], float(posterior[best]), float(posterior[n_routes:].sum())
+
     def unscored_reason(
         self, message: str, *, own: bool = True, background: bool = False
     ) -> str | None:

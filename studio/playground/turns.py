@@ -43,13 +43,16 @@ def route_turn(
     policy = router.policy_with(**overrides) if overrides else None
     decision = router.route(message, incumbent or None, policy=policy)
     scorer = router.scorer
+    unscored = _unscored(router, decision, message)
     return Outcome(
         decision,
         message,
         scorer.info.temperature,
-        _unscored(router, decision, message),
+        unscored,
         scorer.spelling_share(message) if isinstance(scorer, LexicalScorer) else None,
         _no_route(scorer, message) if not incumbent else None,
+        # Only an unmatched first turn can have been taken by the out-of-scope class.
+        scorer.nearest_route(message) if unscored and isinstance(scorer, LexicalScorer) else None,
     )
 
 
@@ -130,6 +133,23 @@ class Outcome:
     # The share of a first turn's score that went to no route (routing_core's
     # `LexicalScorer.no_route_share`); None when the profile's model has no such share.
     no_route: float | None = None
+    # When the out-of-scope class took the message: the route that came nearest, its share
+    # of the score and the class's (routing_core's `LexicalScorer.nearest_route`).
+    nearest: tuple[str, float, float] | None = None
+
+    @cached_property
+    def nearest_note(self) -> str:
+        """Which route came nearest to a message that read as off-topic, and by how much the
+        off-topic reading outweighed it, "" otherwise: every route's score is then 0, and a
+        person who meant the message for a route wants to know which one it leaned to (and
+        may add it there as an example)."""
+        if self.nearest is None:
+            return ""
+        route, share, taken = self.nearest
+        return (
+            f"of your routes, {route} came nearest, with {_share(share)} of the score"
+            f" (off-topic took {_share(taken)})"
+        )
 
     @cached_property
     def no_route_note(self) -> str:
@@ -502,6 +522,12 @@ def _is_nonzero(score: float) -> bool:
 
 def _score_of(d: Decision, route: str | None) -> float:
     return next((r.score for r in d.ranked if r.route == route), math.nan)
+
+
+def _share(value: float) -> str:
+    """A share of the score in whole percent, "under 1%" rather than a 0% that was not zero."""
+    percent = round(100 * value)
+    return f"{percent}%" if percent >= 1 else "under 1%"
 
 
 def _fmt(value: float) -> str:

@@ -30,3 +30,7 @@ def test_an_out_of_scope_example_added_on_the_policy_page_unmatches_messages_lik
     expect(page.get_by_test_id("verdict-unscored")).to_contain_text(
         "it reads like this profile's out-of-scope examples"
     )
+    # Where it went before is still named, as the route its words lean to.
+    expect(page.get_by_test_id("verdict-nearest")).to_contain_text(
+        "Of your routes, shipping came nearest"
+    )

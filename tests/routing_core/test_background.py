@@ -33,6 +33,28 @@ def test_its_own_messages_still_route(airline: Pack, message: str, route: str) -
     assert (decision.verdict, decision.route) == ("move", route)
 
 
+def test_the_nearest_route_of_a_message_the_class_took_is_told_with_both_shares(
+    airline: Pack,
+) -> None:
+    """Every route scores 0 on a message the out-of-scope class took; `nearest_route` names
+    the route its words leaned to, with that route's share and the class's, from the same
+    softmax: the class's is the larger, and their sum is at most 1. A message a route took
+    has none."""
+    scorer = Router(airline).scorer
+    assert isinstance(scorer, LexicalScorer)
+    names = list(scorer._names)
+    for message in OFF_TOPIC:
+        found = scorer.nearest_route(message)
+        assert found is not None, message
+        route, share, taken = found
+        assert route in names and 0.0 < share < taken and share + taken <= 1.0 + 1e-6
+        logits = scorer.logits(message)
+        assert logits is not None
+        assert route == names[int(np.argmax(logits[: len(names)]))]  # the routes' own order
+    for message in IN_SCOPE:
+        assert scorer.nearest_route(message) is None
+
+
 # A route's one content word among words of any message ("what is it about my ..."): the
 # background's "what is ..." and "tell me ..." lines must not outweigh it (docs/pack-format.md,
 # "Scoring with a stored model", step 7).

@@ -827,6 +827,27 @@ def test_an_off_topic_message_on_a_first_day_says_no_route_fits_and_why(db, view
     assert "too close to call" not in page
     [shown] = by_testid(response, "verdict-unscored")
     assert "built-in off-topic messages" in shown and "this profile" not in shown
+    # Which route the words leaned to, with both shares of the score, in whole percent.
+    [nearest] = by_testid(response, "verdict-nearest")
+    route, share, taken = _nearest_of(airline, "tell me a joke")
+    assert share < 0.005 < taken  # a share that rounds to 0% is said as under 1%
+    assert nearest == (
+        f"Of your routes, {route} came nearest, with under 1% of the score"
+        f" (off-topic took {round(100 * taken)}%)."
+    )
+
+
+def _nearest_of(profile: Profile, message: str) -> tuple[str, float, float]:
+    router = drafts.playground_router(profile).router
+    assert router is not None
+    found = router.scorer.nearest_route(message)
+    assert found is not None
+    return found
+
+
+def test_a_message_a_route_took_names_no_nearest_route(profile, viewer, client_for):
+    response = client_for(viewer).post(url(profile), {"message": "refund my order"}, **htmx())
+    assert by_testid(response, "verdict-nearest") == []
 
 
 @pytest.fixture
