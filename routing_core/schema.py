@@ -1,10 +1,15 @@
-"""The published JSON Schema of the pack format, generated from the pydantic models."""
+"""The published JSON Schemas: the pack format (generated from the pydantic models) and the
+decision event (docs/event-schema.md)."""
 
 from __future__ import annotations
 
 from typing import Any, get_args
 
+from routing_core.decision import EVENT_SCHEMA, By, EvidenceSource
 from routing_core.pack import FORMAT_VERSION, Pack
+from routing_core.policy import Strictness, VerdictKind
+from routing_core.scorers.base import TermKind
+from routing_core.triage import Label
 
 
 def pack_schema() -> dict[str, Any]:
@@ -30,11 +35,6 @@ def decision_schema() -> dict[str, Any]:
     Objects are left open to keys the schema does not name: within a schema version keys are
     only ever added, and a reader written against an older list must accept the newer event.
     """
-    from routing_core.decision import EVENT_SCHEMA, By, EvidenceSource
-    from routing_core.policy import Strictness, VerdictKind
-    from routing_core.scorers.base import TermKind
-    from routing_core.triage import Label
-
     number = {"$ref": "#/$defs/number"}
     verdict = {"enum": list(get_args(VerdictKind))}
     names = {"type": "array", "items": {"type": "string"}}

@@ -34,6 +34,7 @@ from routing_core.server.api import (
     parse,
 )
 from routing_core.server.config import ServeConfig
+from routing_core.server.openapi import openapi_document
 from routing_core.server.packs import FileWatcher, PackHolder, PackState, StudioFollower
 from routing_core.signing import PublicKeys
 
@@ -169,8 +170,6 @@ class RouteServer:
     def _openapi_bytes(self) -> bytes:
         """The OpenAPI document of this server's settings, made on first asking."""
         if self._openapi is None:
-            from routing_core.server.openapi import openapi_document
-
             self._openapi = orjson.dumps(openapi_document(self.config))
         return self._openapi
 

@@ -67,7 +67,9 @@ def _paths() -> dict[str, Any]:
             )
         },
         "/v1/pack": {"get": _get("pack", "The pack in service.", "PackInfo", guarded=True)},
-        "/healthz": {"get": _get("health", "Whether the process runs.", "Health")},
+        "/healthz": {
+            "get": _get("health", "Whether the process runs.", "Health", needs_pack=False)
+        },
         "/readyz": {"get": _get("ready", "Whether a pack is loaded.", "Ready")},
         "/metrics": {
             "get": {
@@ -115,11 +117,13 @@ def _post(
     }
 
 
-def _get(operation: str, summary: str, answer: str, *, guarded: bool = False) -> dict[str, Any]:
+def _get(
+    operation: str, summary: str, answer: str, *, guarded: bool = False, needs_pack: bool = True
+) -> dict[str, Any]:
     responses = {"200": _json("The answer.", answer)}
     if guarded:
         responses["401"] = _json(_ERRORS["401"], "Error")
-    if answer != "Health":
+    if needs_pack:
         responses["503"] = _json(_ERRORS["503"], "Error")
     security: dict[str, Any] = {"security": [{"bearer": []}, {}]} if guarded else {}
     return {"operationId": operation, "summary": summary, **security, "responses": responses}
