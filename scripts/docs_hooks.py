@@ -1,10 +1,11 @@
 """MkDocs hooks: generate what the site shows from the code, so it can never drift from it.
 
-Before each build, the pack format's JSON Schema (what `routing-core schema` prints) and the
-studio's OpenAPI document (what `/api/openapi.json` serves, exported by django-ninja's
-`export_openapi_schema`) are written under `build/docs-gen/`; the pack specification
-includes the first (pymdownx.snippets) and the HTTP API reference renders the second
-(neoteroi-mkdocs). The studio is exported in a child process: Django configures itself once
+Before each build, the pack format's and the decision event's JSON Schemas (what
+`routing-core schema` prints, with and without `--decision`), the route server's OpenAPI
+document (what `routing-core serve` answers at `/openapi.json`) and the studio's (what
+`/api/openapi.json` serves, exported by django-ninja's `export_openapi_schema`) are written
+under `build/docs-gen/`; the pack specification and the event's page include the schemas
+(pymdownx.snippets) and the two HTTP API references render the documents (neoteroi-mkdocs). The studio is exported in a child process: Django configures itself once
 per process, and MkDocs' own process should not carry the studio's settings.
 """
 
@@ -25,14 +26,25 @@ GENERATED = ROOT / "build" / "docs-gen"
 def on_pre_build(config: Any, **_: Any) -> None:
     """Write the pack schema and the studio's OpenAPI before MkDocs reads the pages."""
     GENERATED.mkdir(parents=True, exist_ok=True)
-    _write_pack_schema(GENERATED / "pack-schema.json")
+    _write_schemas(GENERATED)
     _write_openapi(GENERATED / "openapi.json")
 
 
-def _write_pack_schema(path: Path) -> None:
-    from routing_core import pack_schema
+def _write_schemas(folder: Path) -> None:
+    """The pack's and the decision event's JSON Schemas, and the route server's OpenAPI
+    document as a server started with the default limits serves it."""
+    from routing_core import decision_schema, pack_schema
+    from routing_core.server import ServeConfig
+    from routing_core.server.openapi import openapi_document
 
-    path.write_text(json.dumps(pack_schema(), indent=2, ensure_ascii=False) + "\n", "utf-8")
+    written = {
+        "pack-schema.json": pack_schema(),
+        "decision-schema.json": decision_schema(),
+        "route-server-openapi.json": openapi_document(ServeConfig(pack_file="pack.json")),
+    }
+    for name, document in written.items():
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        (folder / name).write_text(text, "utf-8")
 
 
 def _write_openapi(path: Path) -> None:
