@@ -124,8 +124,8 @@ clean:
 # not). Its CPU wheel is on this machine's disk for Python 3.11 only (on 3.12 pip would
 # download a multi-GB CUDA build), so they run in a second venv; there a model that does not
 # load fails the run (REQUIRE_EMBEDDINGS=1), never skips.
-# The signing and otel extras too: every engine test module is collected there (then
-# deselected by marker), and some import them at the top.
+# The signing and otel extras too, and jsonschema-rs: every engine test module is collected
+# there (then deselected by marker), and some import them at the top.
 # pytest-django is not installed there, hence the ignored "unknown config option" warning.
 EMBED_VENV ?= .venv-embed
 EMBED_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.11*/bin/python3) python3.11)
@@ -135,7 +135,7 @@ $(EMBED_STAMP): pyproject.toml
 	@test -x $(EMBED_VENV)/bin/python || $(EMBED_PYTHON) -m venv $(EMBED_VENV)
 	$(EMBED_VENV)/bin/python -m pip install --quiet torch==2.13.0
 	$(EMBED_VENV)/bin/python -m pip install --quiet -e '.[embeddings,embeddings-multilingual,embeddings-use,signing,otel]' \
-	  pytest hypothesis pytest-timeout opentelemetry-sdk
+	  pytest hypothesis pytest-timeout opentelemetry-sdk jsonschema-rs
 	@touch $(EMBED_STAMP)
 
 .PHONY: test-typescript
