@@ -52,7 +52,7 @@ def route_turn(
         scorer.spelling_share(message) if isinstance(scorer, LexicalScorer) else None,
         _no_route(scorer, message) if not incumbent else None,
         # Only an unmatched first turn can have been taken by the out-of-scope class.
-        scorer.nearest_route(message) if unscored and isinstance(scorer, LexicalScorer) else None,
+        _nearest(scorer, message) if unscored and not incumbent else None,
     )
 
 
@@ -60,6 +60,12 @@ def _no_route(scorer: object, message: str) -> float | None:
     """What a first turn's scores left to no route (routing_core's
     `LexicalScorer.no_route_share`), for a lexical first tier; None otherwise."""
     return scorer.no_route_share(message) if isinstance(scorer, LexicalScorer) else None
+
+
+def _nearest(scorer: object, message: str) -> tuple[str, float, float] | None:
+    """The route nearest to a message the out-of-scope class took (routing_core's
+    `LexicalScorer.nearest_route`), for a lexical first tier; None otherwise."""
+    return scorer.nearest_route(message) if isinstance(scorer, LexicalScorer) else None
 
 
 def _unscored(router: Router, decision: Decision, message: str) -> str | None:
