@@ -52,18 +52,10 @@ def openapi_document(config: ServeConfig) -> dict[str, Any]:
 
 def _paths() -> dict[str, Any]:
     return {
-        "/v1/route": {
-            "post": _post(
-                "route", "Route one turn.", "RouteRequest", "Decision", ("400", "413", "415")
-            )
-        },
+        "/v1/route": {"post": _post("route", "Route one turn.", "RouteRequest", "Decision")},
         "/v1/route/batch": {
             "post": _post(
-                "routeBatch",
-                "Route many turns on one pack.",
-                "BatchRequest",
-                "BatchAnswer",
-                ("400", "413", "415"),
+                "routeBatch", "Route many turns on one pack.", "BatchRequest", "BatchAnswer"
             )
         },
         "/v1/pack": {"get": _get("pack", "The pack in service.", "PackInfo", guarded=True)},
@@ -98,9 +90,7 @@ def _paths() -> dict[str, Any]:
     }
 
 
-def _post(
-    operation: str, summary: str, body: str, answer: str, errors: tuple[str, ...]
-) -> dict[str, Any]:
+def _post(operation: str, summary: str, body: str, answer: str) -> dict[str, Any]:
     return {
         "operationId": operation,
         "summary": summary,
@@ -111,8 +101,8 @@ def _post(
         },
         "responses": {
             "200": _json("The answer.", answer),
-            **{status: _json(_ERRORS[status], "Error") for status in (*errors, "401", "422")},
-            "503": _json(_ERRORS["503"], "Error"),
+            # Every refusal a routing request can meet (docs/server.md, "Errors").
+            **{status: _json(text, "Error") for status, text in _ERRORS.items()},
         },
     }
 
