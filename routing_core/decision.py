@@ -19,6 +19,8 @@ from routing_core.triage import TriageVerdict
 
 By = Literal["rule", "scorer", "continuity", "menu", "decider", "default", "none"]
 EvidenceSource = Literal["rule", "scorer", "conversation"]
+# How a rule matched: its keywords, its pattern, or every one of its conditions.
+EvidenceMatch = Literal["keywords", "regex", "all"]
 EVENT_SCHEMA = "route-decision/1"
 
 _NO_DESCRIPTIONS: Mapping[str, str] = MappingProxyType({})
@@ -61,7 +63,7 @@ class Evidence:
     source: EvidenceSource
     route: str
     rule: int | None
-    match: str | None
+    match: EvidenceMatch | None
     text: str | None
     keyword: str | None
     span: tuple[int, int] | None
@@ -74,7 +76,7 @@ class Evidence:
         source: EvidenceSource,
         route: str,
         rule: int | None = None,
-        match: str | None = None,
+        match: EvidenceMatch | None = None,
         text: str | None = None,
         keyword: str | None = None,
         span: tuple[int, int] | None = None,

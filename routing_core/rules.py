@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from routing_core.decision import Evidence
+from routing_core.decision import Evidence, EvidenceMatch
 from routing_core.keywords import KeywordMatcher
 from routing_core.pack import AllMatch, KeywordsMatch, Match, RegexMatch, Rule
 from routing_core.text import (
@@ -105,13 +105,13 @@ class RuleSet:
         return self._rules[index][3].hit(message) is not None
 
 
-def _kind(match: Match) -> str:
+def _kind(match: Match) -> EvidenceMatch:
     if isinstance(match, KeywordsMatch):
         return "keywords"
     return "regex" if isinstance(match, RegexMatch) else "all"
 
 
-def _evidence(message: str, index: int, route: str, kind: str, hit: _Hit) -> Evidence:
+def _evidence(message: str, index: int, route: str, kind: EvidenceMatch, hit: _Hit) -> Evidence:
     text = clip_evidence(message[hit.span[0] : hit.span[1]])
     return Evidence(
         source="rule",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
-from routing_core.decision import EVENT_SCHEMA, By, EvidenceSource
+from routing_core.decision import EVENT_SCHEMA, By, EvidenceMatch, EvidenceSource
 from routing_core.pack import FORMAT_VERSION, Pack
 from routing_core.policy import Strictness, VerdictKind
 from routing_core.scorers.base import TermKind
@@ -65,7 +65,7 @@ def decision_schema() -> dict[str, Any]:
                     source={"enum": list(get_args(EvidenceSource))},
                     route={"type": "string"},
                     rule=nullable({"type": "integer", "minimum": 0}),
-                    match=nullable({"type": "string"}),
+                    match=nullable({"enum": list(get_args(EvidenceMatch))}),
                     text=nullable({"type": "string"}),
                     keyword=nullable({"type": "string"}),
                     span=nullable({"type": "array", "items": count, "minItems": 2, "maxItems": 2}),
