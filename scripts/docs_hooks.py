@@ -34,8 +34,7 @@ def _write_schemas(folder: Path) -> None:
     """The pack's and the decision event's JSON Schemas, and the route server's OpenAPI
     document as a server started with the default limits serves it."""
     from routing_core import decision_schema, pack_schema
-    from routing_core.server import ServeConfig
-    from routing_core.server.openapi import openapi_document
+    from routing_core.server import ServeConfig, openapi_document
 
     written = {
         "pack-schema.json": pack_schema(),
