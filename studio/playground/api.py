@@ -59,6 +59,13 @@ class RouteMessageOut(BaseModel):
         description='The message\'s language, an ISO 639-1 code ("es"); null when it is '
         "unclear (a short message) — docs/decisions.md, Detecting a message's language.",
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the playground page says of how the message was read, a sentence "
+        "each: why it was not scored, the route that came nearest to an off-topic message, a "
+        "message read by the sentence encoder alone, the share of the score that went to no "
+        "route, a message read on its spelling alone. Empty when there is nothing to say.",
+    )
 
 
 @router.post("/{slug}/route", response={200: RouteMessageOut, **ERRORS})
@@ -78,4 +85,5 @@ def route_message(
         menu_text=decision.menu_text(),
         decision=decision.to_event(),
         language=languages.detect(payload.message) or None,
+        notes=outcome.notes,
     )

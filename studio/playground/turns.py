@@ -144,6 +144,14 @@ class Outcome:
     nearest: tuple[str, float, float] | None = None
 
     @cached_property
+    def notes(self) -> list[str]:
+        """What the page says of how the message was read, each as a sentence, in the page's
+        order (templates/studio/playground/playground.html): for a script, the same words."""
+        said = [f"Not scored: {self.unscored}" if self.unscored else ""]
+        said += [self.nearest_note, self.reading_note, self.no_route_note, self.spelling_note]
+        return [note[:1].upper() + note[1:] + "." for note in said if note]
+
+    @cached_property
     def nearest_note(self) -> str:
         """Which route came nearest to a message that read as off-topic, and by how much the
         off-topic reading outweighed it, "" otherwise: every route's score is then 0, and a

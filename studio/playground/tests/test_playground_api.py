@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import pytest
 
-from studio.models import Profile
+from studio.models import Profile, Route
 from studio.shared import drafts
 from studio.shared.edits import save_item
 from studio.shared.tokens import create_api_token
+from tests.routing_core.airline_profile import AIRLINE_ROUTES
 
 URL = "/api/profiles/shop/route"
 
@@ -51,6 +53,36 @@ def test_it_agrees_with_the_page(profile, viewer, client_for):
     assert api["decision"]["verdict"] == "menu"
     assert html.escape(api["why"][1:]) in page.content.decode()  # capitalised on the page
     assert api["menu_text"].startswith("The request could belong to several routes:")
+
+
+def test_it_says_what_the_page_says_of_an_off_topic_message(viewer, client_for, db):
+    """A first day's profile (five examples a route) leaves "tell me a joke" unmatched by its
+    built-in off-topic messages; the API's notes are the page's sentences, word for word: why
+    it was not scored, and the route that came nearest."""
+    airline = Profile.objects.create(slug="first-day", name="First day")
+    for order, route in enumerate(AIRLINE_ROUTES):
+        Route.objects.create(
+            profile=airline, name=route["name"], order=order, examples=list(route["examples"])[:5]
+        )
+    client = client_for(viewer)
+    message = {"message": "tell me a joke"}
+    api = post(client, message, url="/api/profiles/first-day/route").json()
+    page = client.post("/profiles/first-day/playground/", message).content.decode()
+
+    assert api["decision"]["verdict"] == "unmatched"
+    shown = [_shown(page, name) for name in ("verdict-unscored", "verdict-nearest")]
+    assert api["notes"] == shown
+    assert shown[1].startswith("Of your routes, ")
+
+
+def _shown(page: str, testid: str) -> str:
+    found = re.search(rf'data-testid="{testid}"[^>]*>([^<]*)<', page)
+    assert found is not None, testid
+    return html.unescape(found.group(1))
+
+
+def test_a_message_a_route_took_has_no_notes(profile, viewer, client_for):
+    assert post(client_for(viewer), {"message": "refund my order"}).json()["notes"] == []
 
 
 def test_an_incumbent_holds_a_near_tie(profile, viewer, client_for):
