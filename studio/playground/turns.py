@@ -144,12 +144,22 @@ class Outcome:
     nearest: tuple[str, float, float] | None = None
 
     @cached_property
+    def said(self) -> list[tuple[str, str]]:
+        """What the page says of how the message was read: (its test id, a sentence) each, in
+        the page's order; the page and the API (`notes`) both read this one list."""
+        notes = {
+            "unscored": f"not scored: {self.unscored}" if self.unscored else "",
+            "nearest": self.nearest_note,
+            "reading": self.reading_note,
+            "no-route": self.no_route_note,
+            "spelling": self.spelling_note,
+        }
+        return [(key, note[:1].upper() + note[1:] + ".") for key, note in notes.items() if note]
+
+    @cached_property
     def notes(self) -> list[str]:
-        """What the page says of how the message was read, each as a sentence, in the page's
-        order (templates/studio/playground/playground.html): for a script, the same words."""
-        said = [f"Not scored: {self.unscored}" if self.unscored else ""]
-        said += [self.nearest_note, self.reading_note, self.no_route_note, self.spelling_note]
-        return [note[:1].upper() + note[1:] + "." for note in said if note]
+        """The page's sentences on how the message was read, for a script (`said`)."""
+        return [sentence for _, sentence in self.said]
 
     @cached_property
     def nearest_note(self) -> str:
