@@ -26,7 +26,7 @@ def pack_schema() -> dict[str, Any]:
     return schema
 
 
-def decision_schema() -> dict[str, Any]:
+def decision_schema(*, numbers_at: str = "#/$defs/number") -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of a decision event, `route-decision/1` (docs/event-schema.md).
 
     Written out rather than generated: the event is made by `to_event` methods, not by a
@@ -34,8 +34,10 @@ def decision_schema() -> dict[str, Any]:
     the code's own literal types, so a new verdict or tier reaches the schema with the code.
     Objects are left open to keys the schema does not name: within a schema version keys are
     only ever added, and a reader written against an older list must accept the newer event.
+    `numbers_at`: where its numbers' schema is referred to (the route server's OpenAPI
+    document keeps it among its components).
     """
-    number = {"$ref": "#/$defs/number"}
+    number = {"$ref": numbers_at}
     verdict = {"enum": list(get_args(VerdictKind))}
     names = {"type": "array", "items": {"type": "string"}}
     count = {"type": "integer", "minimum": 0}

@@ -140,11 +140,10 @@ def _request_schemas(config: ServeConfig) -> dict[str, Any]:
 
 
 def _answer_schemas() -> dict[str, Any]:
-    event = decision_schema()
-    number = event.pop("$defs")["number"]
+    decision = decision_schema(numbers_at=_COMPONENTS + "EventNumber")
+    number = decision.pop("$defs")["number"]
     for key in ("$schema", "$id"):
-        event.pop(key)
-    decision: dict[str, Any] = _refs(event, "#/$defs/number", _COMPONENTS + "EventNumber")
+        decision.pop(key)
     identity = decision["properties"]["pack"]
     identity["properties"]["revision"] = {"type": "integer", "minimum": 1}
     identity["required"].append("revision")
@@ -193,15 +192,3 @@ def _answer_schemas() -> dict[str, Any]:
             )
         ),
     }
-
-
-def _refs(schema: Any, old: str, new: str) -> Any:
-    """A copy of `schema` with every `$ref` to `old` pointing at `new` instead."""
-    if isinstance(schema, dict):
-        return {
-            key: new if key == "$ref" and value == old else _refs(value, old, new)
-            for key, value in schema.items()
-        }
-    if isinstance(schema, list):
-        return [_refs(item, old, new) for item in schema]
-    return schema
