@@ -636,11 +636,15 @@ def test_a_body_sent_in_chunks_is_read_whole_and_held_to_the_limit(
 
 def _workers(supervisor: subprocess.Popen[bytes]) -> set[int]:
     """The supervisor's worker processes (multiprocessing's spawned children, not its
-    resource tracker), read from /proc."""
+    resource tracker), read from /proc. A worker that exits between the listing and the
+    reading of its command line (the very replacement the test waits for) is not one."""
     found = set()
     for task in Path(f"/proc/{supervisor.pid}/task").iterdir():
         for pid in (task / "children").read_text().split():
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            except FileNotFoundError:
+                continue
             if b"multiprocessing.spawn" in command and b"resource_tracker" not in command:
                 found.add(int(pid))
     return found
