@@ -15,6 +15,7 @@ from typing import Any
 from routing_core.schema import decision_schema, nullable, object_schema
 from routing_core.server.api import BatchRequest, RouteRequest
 from routing_core.server.config import ServeConfig
+from routing_core.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from routing_core.version import engine_version
 
 _COMPONENTS = "#/components/schemas/"
@@ -69,7 +70,8 @@ def _paths() -> dict[str, Any]:
                 "summary": "Prometheus metrics (docs/server.md).",
                 "responses": {
                     "200": {
-                        "description": "The text exposition format.",
+                        "description": "Prometheus' text exposition format, sent as "
+                        f"`{METRICS_CONTENT_TYPE}`.",
                         "content": {"text/plain": {"schema": {"type": "string"}}},
                     }
                 },

@@ -2,8 +2,8 @@
 
 schemathesis reads the document the server publishes, generates requests for every operation
 (bodies it documents as valid, and bodies it does not), sends them over loopback, and checks
-each answer: never a server error, a status the document lists, and a body of the documented
-shape, a decision field for field included. The loop is hand-written, as the studio's is
+each answer: never a server error, a status the document lists, a media type it lists for
+that status, and a body of the documented shape, a decision field for field included. The loop is hand-written, as the studio's is
 (studio/shared/tests/test_api_schema.py): schemathesis' pytest plugin does not run under pytest 9.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import (
+    content_type_conformance,
     not_a_server_error,
     response_schema_conformance,
     status_code_conformance,
@@ -83,7 +84,12 @@ def _probe(
         response = case.call(base_url=base_url, headers=headers)
         case.validate_response(
             response,
-            checks=[not_a_server_error, status_code_conformance, response_schema_conformance],
+            checks=[
+                not_a_server_error,
+                status_code_conformance,
+                content_type_conformance,
+                response_schema_conformance,
+            ],
         )
 
     probe()
