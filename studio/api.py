@@ -7,6 +7,8 @@ refused edit (422), a conflict (409) or a missing object (404) the same way.
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
@@ -14,6 +16,7 @@ from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 
 from routing_core import PackError
@@ -57,6 +60,31 @@ class StudioAPI(NinjaAPI):
 
     def get_openapi_operation_id(self, operation: Operation) -> str:
         return operation.view_func.__name__
+
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> OpenAPISchema:
+        """ninja's document, with what every operation that takes a body may answer before
+        its handler runs: a body that is not JSON (400) or is over the size limit (413). Each
+        handler's `response=` names what the handler itself may answer; these two belong to
+        the body, so they are said once, here, for every such operation."""
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                if "requestBody" in operation:
+                    operation["responses"] = _with_body_errors(operation["responses"])
+        return schema
+
+
+# Answers the body itself may cause: ninja's HttpError(400) when it cannot parse it
+# (`_http_error` below), Django's RequestDataTooBig (`_too_big`).
+BODY_ERRORS = (HTTPStatus.BAD_REQUEST, HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+
+
+def _with_body_errors(responses: dict[int, Any]) -> dict[int, Any]:
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
+    added = {int(s): {"description": s.phrase, "content": error} for s in BODY_ERRORS}
+    return dict(sorted({**added, **responses}.items()))
 
 
 api = StudioAPI(

@@ -1,5 +1,6 @@
 """The published OpenAPI schema: names that mean one thing, bodies that are the handlers', and
-schemathesis against the studio on loopback: no API operation answers with a server error.
+schemathesis against the studio on loopback: no API operation answers with a server error or
+with an answer its document does not list.
 
 django-ninja keys every schema by its class's name (`schemas.update(definitions)` in
 `ninja.openapi.schema`), so two classes of one name silently become one, and an operation can
@@ -25,7 +26,13 @@ from ninja.openapi.schema import REF_TEMPLATE
 from ninja.operation import Operation
 from ninja.schema import NinjaGenerateJsonSchema
 from pydantic import BaseModel
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
+from schemathesis.generation import GenerationMode
 
 from studio.api import api
 from studio.models import Profile, TokenScope
@@ -129,7 +136,7 @@ def api_schema(live_server, profile, owner):
     return schemathesis.openapi.from_url(f"{live_server.url}/api/openapi.json")
 
 
-def test_no_api_operation_answers_with_a_server_error(api_schema, live_server, request):
+def test_every_api_operation_answers_as_its_document_says(api_schema, live_server, request):
     django_settings = request.getfixturevalue("settings")  # `settings` is hypothesis' here
     django_settings.STUDIO_RATE_ROUTE = django_settings.STUDIO_RATE_PACK_PULL = "100000/m"
     publisher = User.objects.create_user("schemathesis")
@@ -154,12 +161,25 @@ def test_no_api_operation_answers_with_a_server_error(api_schema, live_server, r
 
 
 def _probe(operation: schemathesis.APIOperation, base_url: str, headers: dict[str, str]) -> None:
-    @given(case=operation.as_strategy())
-    @settings(
-        max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-    )
-    def probe(case: schemathesis.Case) -> None:
-        response = case.call(base_url=base_url, headers=headers)
-        case.validate_response(response, checks=[not_a_server_error])
+    # Requests it documents as valid, and (for an operation that takes a body) ones it does not.
+    modes = list(GenerationMode) if operation.body else [GenerationMode.POSITIVE]
+    for mode in modes:
 
-    probe()
+        @given(case=operation.as_strategy(generation_mode=mode))
+        @settings(
+            max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+        )
+        def probe(case: schemathesis.Case) -> None:
+            response = case.call(base_url=base_url, headers=headers)
+            case.validate_response(response, checks=CHECKS)
+
+        probe()
+
+
+# No server error, and an answer the document lists: its status, media type and body shape.
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
