@@ -99,6 +99,7 @@ if TYPE_CHECKING:
         Finding,
         background_left_out,
         lint_pack,
+        message_language_gap,
         starter_out_of_scope,
     )
     from routing_core.overlap import overlap_checkup
@@ -118,6 +119,7 @@ _LAZY = {
     "lint_pack": "routing_core.lint",
     "starter_out_of_scope": "routing_core.lint",
     "background_left_out": "routing_core.lint",
+    "message_language_gap": "routing_core.lint",
     "OUT_OF_SCOPE_WANTED": "routing_core.lint",
     "overlap_checkup": "routing_core.overlap",
     "redact": "routing_core.redaction",
@@ -174,6 +176,7 @@ __all__ = [
     "lint_pack",
     "load_cases",
     "load_pack",
+    "message_language_gap",
     "new_scorer_settings",
     "overlap_checkup",
     "pack_schema",

@@ -132,33 +132,68 @@ def route_languages(route: Route) -> frozenset[str]:
     return languages.written_in(route.examples)
 
 
+def message_language_gap(pack: Pack, message: str) -> str | None:
+    """What `language_gaps` says, for one message in front of a person (the playground):
+    the message is in a language the detection is sure of, some routes have no example in
+    it, and no tier of the pack reads every such message by what it means. The sentence
+    names those routes and the remedy; None otherwise, and without the `languages` extra.
+
+    A person who tries "quiero cambiar mi vuelo" on routes written in English otherwise sees
+    a menu of routes that share a few letters with it, and nothing says why.
+    """
+    if not languages.available():
+        return None
+    code = languages.detect(message)
+    reader = _multilingual_reader(pack)
+    if code is None or (reader is not None and reader[1]):
+        return None
+    missing = [route.name for route in pack.routes if code not in route_languages(route)]
+    if not missing:
+        return None
+    name = languages.name(code)
+    if len(missing) == len(pack.routes):
+        gap = f"no route has {name} examples"
+    else:
+        gap = f"{_these(missing)} no {name} examples: {_named(missing)}"
+    return gap + _meanwhile(name, reader)
+
+
 def _language_gap(
     code: str, share: float, missing: list[str], reader: tuple[str, bool] | None
 ) -> Finding:
     name = languages.name(code)
-    named = ", ".join(missing[:_NAMED_ROUTES])
-    more = f" and {len(missing) - _NAMED_ROUTES} more" if len(missing) > _NAMED_ROUTES else ""
-    these = "this route has" if len(missing) == 1 else "these routes have"
-    if reader is None:
-        meanwhile = (
-            f". Until they have some, a hybrid scorer whose sentence encoder knows many"
-            f" languages (multilingual-e5-small) would read {name} messages by what they mean"
-        )
-    elif reader[1]:
-        meanwhile = f"; meanwhile the scorer's encoder ({reader[0]}) reads them by what they mean"
-    else:
-        meanwhile = (
-            f"; meanwhile the scorer's encoder ({reader[0]}) reads them by what they mean only"
-            " when the tiers before it are unsure (a later hybrid tier that takes messages in"
-            " other languages reads them all)"
-        )
     return Finding(
         "warning",
         "language-gap",
         None,
         "routes",
         f"{share:.0%} of recent messages (of those whose language is clear) are in {name};"
-        f" {these} no {name} examples: {named}{more}{meanwhile}",
+        f" {_these(missing)} no {name} examples: {_named(missing)}{_meanwhile(name, reader)}",
+    )
+
+
+def _these(routes: list[str]) -> str:
+    return "this route has" if len(routes) == 1 else "these routes have"
+
+
+def _named(routes: list[str]) -> str:
+    more = f" and {len(routes) - _NAMED_ROUTES} more" if len(routes) > _NAMED_ROUTES else ""
+    return ", ".join(routes[:_NAMED_ROUTES]) + more
+
+
+def _meanwhile(name: str, reader: tuple[str, bool] | None) -> str:
+    """What reads messages in language `name` until the routes have examples in it."""
+    if reader is None:
+        return (
+            f". Until they have some, a hybrid scorer whose sentence encoder knows many"
+            f" languages (multilingual-e5-small) would read {name} messages by what they mean"
+        )
+    if reader[1]:
+        return f"; meanwhile the scorer's encoder ({reader[0]}) reads them by what they mean"
+    return (
+        f"; meanwhile the scorer's encoder ({reader[0]}) reads them by what they mean only"
+        " when the tiers before it are unsure (a later hybrid tier that takes messages in"
+        " other languages reads them all)"
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from routing_core import Decision, Ranked, Router, background_left_out
+from routing_core import Decision, Ranked, Router, background_left_out, message_language_gap
 from routing_core.scorers.lexical import LexicalScorer
 from studio.models import Profile
 from studio.playground.wording import Lead, lead_of, strength
@@ -53,6 +53,8 @@ def route_turn(
         _no_route(scorer, message) if not incumbent else None,
         # Only an unmatched first turn can have been taken by the out-of-scope class.
         _nearest(scorer, message) if unscored and not incumbent else None,
+        # None without the languages extra, as everything about languages on a page.
+        message_language_gap(router.pack, message),
     )
 
 
@@ -142,6 +144,9 @@ class Outcome:
     # When the out-of-scope class took the message: the route that came nearest, its share
     # of the score and the class's (routing_core's `LexicalScorer.nearest_route`).
     nearest: tuple[str, float, float] | None = None
+    # The routes without an example in the message's language, and what would read it
+    # (routing_core's `message_language_gap`); None when there is nothing to say.
+    language_gap: str | None = None
 
     @cached_property
     def said(self) -> list[tuple[str, str]]:
@@ -153,6 +158,7 @@ class Outcome:
             "reading": self.reading_note,
             "no-route": self.no_route_note,
             "spelling": self.spelling_note,
+            "language-gap": self.language_gap or "",
         }
         return [(key, note[:1].upper() + note[1:] + ".") for key, note in notes.items() if note]
 

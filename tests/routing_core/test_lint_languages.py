@@ -12,6 +12,7 @@ from routing_core.lint import (
     LANGUAGE_MESSAGES,
     language_gaps,
     lint_pack,
+    message_language_gap,
     multilingual_encoder,
     route_languages,
 )
@@ -153,3 +154,62 @@ def test_a_route_in_several_languages_has_them_all():
 
 def test_without_traffic_languages_the_lint_is_as_before():
     assert lint_pack(pack()) == lint_pack(pack(), traffic_languages={})
+
+
+SPANISH_MESSAGE = "¿por qué me cobraron dos veces la factura de este mes?"
+
+
+def test_a_message_in_a_language_no_route_has_says_so_and_what_would_read_it():
+    """The playground's sentence for one message: what the lint says for the traffic."""
+    assert message_language_gap(pack(), SPANISH_MESSAGE) == (
+        "no route has Spanish examples. Until they have some, a hybrid scorer whose sentence"
+        " encoder knows many languages (multilingual-e5-small) would read Spanish messages by"
+        " what they mean"
+    )
+
+
+def test_a_message_in_a_language_some_routes_have_names_the_others():
+    gap = message_language_gap(pack(SPANISH_BILLING), SPANISH_MESSAGE)
+    assert gap is not None and gap.startswith("this route has no Spanish examples: shipping. ")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "why was I charged twice",  # the routes' own language
+        "ok",  # too short to tell
+        "zzzz qqqq",  # no language the detection is sure of
+    ],
+)
+def test_a_message_in_the_routes_language_or_an_unclear_one_has_no_gap(message):
+    assert message_language_gap(pack(), message) is None
+
+
+def test_a_message_every_route_has_examples_in_has_no_gap():
+    spanish_everywhere = load_pack(
+        {
+            "profile": {"slug": "es", "name": "ES"},
+            "routes": [
+                {"name": "billing", "examples": ENGLISH_BILLING + SPANISH_BILLING},
+                {"name": "shipping", "examples": ENGLISH_SHIPPING + ["¿dónde está mi paquete?"]},
+            ],
+        }
+    )
+    assert message_language_gap(spanish_everywhere, SPANISH_MESSAGE) is None
+
+
+def test_a_scorer_that_reads_every_message_in_another_language_leaves_no_gap_to_name():
+    """Its tier record says how it read the message instead (the playground's `reading`)."""
+    document = pack().model_dump(mode="json")
+    del document["scorer"]
+    hybrid = load_pack({**document, "scorer": {"kind": "hybrid", "model": "multilingual-e5-small"}})
+    assert message_language_gap(hybrid, SPANISH_MESSAGE) is None
+    # A later tier that reads such a message only when the first is unsure: still named.
+    tiers = [{"kind": "lexical"}, {"kind": "hybrid", "model": "multilingual-e5-small"}]
+    cascade = load_pack({**document, "scorer": {"kind": "cascade", "tiers": tiers}})
+    gap = message_language_gap(cascade, SPANISH_MESSAGE)
+    assert gap is not None and gap.endswith(
+        "by what they mean only when the tiers before it"
+        " are unsure (a later hybrid tier that takes"
+        " messages in other languages reads them all)"
+    )

@@ -68,6 +68,7 @@ EXPORTED = [
     "lint_pack",
     "load_cases",
     "load_pack",
+    "message_language_gap",
     "new_scorer_settings",
     "overlap_checkup",
     "pack_schema",

@@ -101,6 +101,29 @@ def test_the_playground_says_the_messages_language(profile, viewer, client_for):
     assert 'data-testid="verdict-language"' not in short
 
 
+def test_the_playground_says_which_routes_lack_the_messages_language_and_what_would_read_it(
+    profile, viewer, client_for
+):
+    """On routes written in English, a Spanish message is read only through what it shares
+    with them: the page says so, and the API's notes say the same."""
+    client = client_for(viewer)
+    spanish = client.post(reverse("playground", args=[profile.slug]), {"message": SPANISH})
+    english = client.post(reverse("playground", args=[profile.slug]), {"message": ENGLISH})
+
+    gap = re.search(r'data-testid="verdict-language-gap">([^<]*)<', spanish.content.decode())
+    assert gap is not None
+    assert gap.group(1) == (
+        "No route has Spanish examples. Until they have some, a hybrid scorer whose sentence"
+        " encoder knows many languages (multilingual-e5-small) would read Spanish messages by"
+        " what they mean."
+    )
+    assert 'data-testid="verdict-language-gap"' not in english.content.decode()
+    notes = client.post(
+        f"/api/profiles/{profile.slug}/route", {"message": SPANISH}, content_type="application/json"
+    ).json()["notes"]
+    assert gap.group(1) in notes
+
+
 def test_the_test_cases_page_says_each_cases_language(profile, viewer, client_for):
     TestCase.objects.create(profile=profile, message=SPANISH, expected_route="billing", order=0)
     TestCase.objects.create(profile=profile, message="ok", expected_route="billing", order=1)
