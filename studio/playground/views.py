@@ -34,6 +34,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 from routing_core import MAX_MESSAGE_CHARS, PackError
 from studio.models import Profile, TestCase
 from studio.playground.turns import MENU_CHOICE, Outcome, decided_by, route_turn, turn_words
+from studio.playground.wording import lead_needed_words
 from studio.shared.drafts import ScorerUnavailable, model_note, playground_router
 from studio.shared.edits import save_profile
 from studio.shared.errors import Conflict, Refused
@@ -357,6 +358,7 @@ def _run(profile: Profile, state: State) -> dict[str, Any]:
         slider_floor=state.floor if "floor" in overrides else (effective_floor or 0.0),
         slider_margin=overrides.get("near_tie_margin", profile.near_tie_margin),
         profile_floor=effective_floor,
+        profile_lead=lead_needed_words(profile.near_tie_margin),
         overridden=sorted(overrides),
     )
     if state.message.strip() and not state.input_error:

@@ -29,6 +29,14 @@ def needed_lead(margin: float) -> float:
     return 2 * math.atanh(margin) if margin < 1 else math.inf
 
 
+def lead_needed_words(margin: float) -> str:
+    """The lead a margin asks for, as the slider's help says it: "a lead of 0.30"."""
+    needed = needed_lead(margin)
+    return (
+        f"a lead of {needed:.2f}" if math.isfinite(needed) else "a lead no score difference reaches"
+    )
+
+
 @dataclass(frozen=True)
 class Lead:
     """The top route's lead over the runner-up, in score units, and the lead a decisive top needs."""

@@ -104,3 +104,23 @@ def test_evidence_chips_show_words_as_the_message_wrote_them(airline, viewer, cl
     assert chips and not {"s", "what s", "s the"} & set(chips)
     assert any("what&#x27;s" in chip for chip in chips)
     assert len(chips) == len(set(chips))
+
+
+@pytest.mark.parametrize(
+    ("margin", "said"),
+    [
+        (0.15, "(a lead of 0.30)"),
+        (0.5, "(a lead of 1.10)"),
+        (1.0, "(a lead no score difference reaches)"),
+    ],
+)
+def test_the_margin_slider_says_the_lead_the_profiles_margin_asks_for(
+    airline, viewer, client_for, margin, said
+):
+    """The slider is on the gap's scale; the page's leads are on the scores': the help says
+    both, so "0.10 behind" under a margin of 0.15 reads as the near-tie it is."""
+    Profile.objects.filter(pk=airline.pk).update(near_tie_margin=margin)
+    response = client_for(viewer).get(reverse("playground", args=[airline.slug]))
+    (help_text,) = by_testid(response, "margin-help")
+    assert help_text.endswith(f"Profile: {margin:.2f} {said}.")
+    assert "about twice this, on the scores' scale" in help_text
