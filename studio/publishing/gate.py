@@ -2,8 +2,9 @@
 
 The gate is the draft's test suite (a TestRun of this very draft revision, run by the suites'
 job mechanism) and its lint findings. It is red while lint finds an error, the suite fails a
-case, or the suite has not finished on this draft; publishing red is allowed, but only with a
-reason, which the audit trail keeps next to what was red.
+case, or the suite has not finished on this draft (a profile without test cases has no suite
+to wait for); publishing red is allowed, but only with a reason, which the audit trail keeps
+next to what was red.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ class Gate:
     errors: list[LintRow]
     warnings: list[LintRow]
     lint_pending: bool = False  # the draft's model is still training
+    # The profile has test cases. Without, there is no suite to wait for: the gate says so
+    # at once instead of being red until a run of nothing comes back from the queue.
+    has_cases: bool = True
 
     @property
     def is_running(self) -> bool:
@@ -62,7 +66,9 @@ class Gate:
             reds.append("lint waits for the draft's model, still training")
         if self.errors:
             reds.append(f"lint finds {_count(len(self.errors), 'error')}")
-        if self.run is None or self.run.is_running:
+        if not self.has_cases:
+            pass
+        elif self.run is None or self.run.is_running:
             reds.append("the test suite has not finished on this draft")
         elif self.failed:
             reds.append(f"{self.failed} of {_count(self.run.total, 'test case')} fail")
@@ -86,13 +92,18 @@ def current_run(profile: Profile) -> TestRun | None:
 def review_gate(profile: Profile, *, user: Any) -> Gate:
     """The gate of the current draft, starting its suite run when this draft has none yet."""
     interrupt_stale(profile)  # a run whose process died must not keep the gate waiting
-    run = current_run(profile) or start_run(profile, user=user, limited=False)
+    has_cases = profile.test_cases.exists()
+    run = (
+        (current_run(profile) or start_run(profile, user=user, limited=False))
+        if has_cases
+        else None
+    )
     rows = cached_lint_rows(profile)  # none for an invalid draft: the page lists its problems
     if rows is None:  # the draft's model is still training: lint cannot judge it yet
-        return Gate(run, [], [], lint_pending=True)
+        return Gate(run, [], [], lint_pending=True, has_cases=has_cases)
     errors = [r for r in rows if r.finding.severity == "error"]
     warnings = [r for r in rows if r.finding.severity == "warning"]
-    return Gate(run, errors, warnings)
+    return Gate(run, errors, warnings, has_cases=has_cases)
 
 
 def publish_through_gate(

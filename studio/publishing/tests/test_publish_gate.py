@@ -44,6 +44,7 @@ def test_the_review_runs_the_suite_on_the_draft_and_shows_lint_and_the_verdict(
 
 
 def test_opening_the_review_again_reuses_the_run_of_the_same_draft(profile, owner, client_for):
+    TestCase.objects.create(profile=profile, message="update my card", expected_route="billing")
     client = client_for(owner)
     client.get(_publish_url(profile))
     client.get(_publish_url(profile))
@@ -52,6 +53,7 @@ def test_opening_the_review_again_reuses_the_run_of_the_same_draft(profile, owne
 
 
 def test_the_gate_partial_polls_itself_only_while_the_suite_runs(profile, owner, client_for):
+    TestCase.objects.create(profile=profile, message="update my card", expected_route="billing")
     TestRun.objects.create(profile=profile, draft_revision=profile.draft_revision, total=3)
 
     running = client_for(owner).get(_publish_url(profile), **htmx()).content.decode()
@@ -59,6 +61,18 @@ def test_the_gate_partial_polls_itself_only_while_the_suite_runs(profile, owner,
     assert running.lstrip().startswith('<section id="gate"')
     assert 'hx-trigger="every 500ms"' in running and "running… 0 of 3" in running
     assert "the test suite has not finished on this draft" in running
+
+
+def test_a_profile_without_test_cases_has_no_suite_to_wait_for(profile, owner, client_for):
+    """Nothing to run: the gate says so at once, rather than red until a run of no cases
+    comes back from the job queue."""
+    html = client_for(owner).get(_publish_url(profile)).content.decode()
+
+    assert not TestRun.objects.filter(profile=profile).exists()
+    assert "no test cases yet: nothing checks this draft" in html
+    assert f'href="{reverse("tests", args=[profile.slug])}">add some</a>' in html
+    assert 'hx-trigger="every 500ms"' not in html
+    assert 'data-red="no"' in html and "Green: lint finds no error (no test cases to run)." in html
 
 
 def test_publishing_red_without_a_reason_is_refused(profile, owner, client_for):
@@ -252,6 +266,15 @@ def test_the_api_asks_to_retry_while_the_suite_of_the_draft_still_runs(profile, 
 
     assert response.status_code == 409 and response["Retry-After"] == "2"
     assert "the test suite has not finished on this draft" in response.json()["detail"]
+
+
+def test_the_api_publishes_a_profile_without_test_cases_on_the_first_call(
+    profile, owner, client_for
+):
+    response = _api_publish(client_for(owner), profile, note="v1")
+
+    assert response.status_code == 201 and response.json()["number"] == 1
+    assert not TestRun.objects.filter(profile=profile).exists()
 
 
 def test_the_api_publishes_a_green_draft_without_a_reason(profile, owner, client_for):
