@@ -214,7 +214,10 @@ class PolicyForm(PackForm):
             "ambiguity_confidence_floor",
             "min_action_signals",
         ]
-        labels = {"no_background": "Leave out the built-in off-topic examples"}
+        labels = {
+            "no_background": "Leave out the built-in off-topic examples",
+            "near_tie_margin": "Near-tie margin",
+        }
         help_texts = {
             "no_background": "Until this profile has 20 out-of-scope examples of its own, routing also learns a built-in set of everyday off-topic messages (weather, jokes, sports and the like), so that such messages stay unmatched. Tick this to count only your own examples: for an agent that answers small talk itself, say.",
             "scorer_kind": "Which scorer ranks the routes when no rule decides. Lexical needs no model; embedding and hybrid read messages with the sentence encoder below (the hybrid with the lexical scorer beside it); a cascade asks the lexical scorer first and the hybrid only when it is unsure or the message is written in a language your examples lack, so most messages cost what a lexical one does.",

@@ -129,3 +129,11 @@ def test_a_cascade_picked_on_the_page_is_a_valid_pack_that_asks_the_hybrid_secon
     html = client.get(url).content.decode()
     assert _selected(html, "encoder") == ["multilingual-e5-small"]
     assert 'data-testid="scorer-settings"' not in html
+
+
+def test_the_margin_is_named_and_explained_as_the_playground_does(profile, viewer, client_for):
+    """One name on every page ("Near-tie margin"), and its help in the scores' units."""
+    html = client_for(viewer).get(reverse("policy", args=[profile.slug])).content.decode()
+
+    assert re.search(r"<label[^>]*>Near-tie margin</label>", html)
+    assert "a lead of about twice this in score (0.15 asks for 0.30)" in html
