@@ -82,6 +82,8 @@ def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         replays=list(profile.replay_runs.defer("report")[:5]),
         offer_scrub=not settings.keep_message_text and has_stored_texts(profile),
         numbers=list(profile.versions.values_list("number", flat=True)),
+        # No turn stored at all: the page says how turns arrive instead of empty charts.
+        has_turns=figures.total > 0 or profile.events.exists(),
     )
     return render(request, "studio/traffic/traffic.html", context)
 

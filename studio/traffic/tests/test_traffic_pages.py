@@ -91,6 +91,33 @@ def test_the_traffic_page_draws_its_charts_as_svg_without_inline_style(traffic, 
     assert "+66.7 pts" in html  # billing: 0% before, 4 of 6 now
 
 
+def test_a_profile_no_agent_reported_to_says_how_turns_arrive_instead_of_empty_charts(
+    profile, viewer, owner, client_for
+):
+    url = reverse("traffic", args=[profile.slug])
+    tokens = reverse("tokens", args=[profile.slug])
+
+    html = client_for(viewer).get(url).content.decode()
+    as_publisher = client_for(owner).get(url).content.decode()
+
+    (said,) = re.findall(r'data-testid="no-turns-yet">(.*?)</p>', html)
+    assert said.startswith("No turns reported yet.") and f'href="{tokens}"' in said
+    assert "a publisher creates one" in said and "create one on the" in as_publisher
+    assert "<svg" not in html and "No turns in this period" not in html
+    assert 'data-testid="nothing-to-replay"' in html and 'data-testid="start-replay"' not in html
+
+
+def test_a_period_without_turns_still_charts_when_turns_were_reported_before(
+    profile, viewer, client_for
+):
+    store(profile, [{"message": "where is my parcel"}], days_ago=20)
+
+    html = client_for(viewer).get(reverse("traffic", args=[profile.slug])).content.decode()
+
+    assert 'data-testid="no-turns-yet"' not in html and "<svg" in html
+    assert 'data-testid="start-replay"' in html
+
+
 def test_the_review_queue_holds_unmatched_menus_near_ties_and_turns_left_at_once(profile):
     store(profile, [{"message": "why was I charged twice"}])  # decisive, nothing to review
     store(profile, [{"message": "what is the weather", "event": UNMATCHED}])
