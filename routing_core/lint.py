@@ -35,6 +35,8 @@ LANGUAGE_SHARE = 0.05
 LANGUAGE_MESSAGES = 10
 # Routes named in one language finding; the rest are counted.
 _NAMED_ROUTES = 12
+# The numbers in a finding's path ("routes[10].examples[2]"), compared as numbers.
+_DIGITS = re.compile(r"(\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,14 @@ def lint_pack(
         *_few_out_of_scope(pack),
         *language_gaps(pack, traffic_languages or {}),
     ]
-    return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], f.path))
+    return sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], _in_pack_order(f.path)))
+
+
+def _in_pack_order(path: str) -> tuple[tuple[int, str], ...]:
+    """A finding's path as a sort key in the pack's own order: "routes[2]" before
+    "routes[10]" (as text, "routes[10]" came first, and a twelve-route profile's findings
+    read book_flight, pets, human_agent, change_booking, ...)."""
+    return tuple((int(part), "") if part.isdigit() else (-1, part) for part in _DIGITS.split(path))
 
 
 def language_gaps(pack: Pack, traffic_languages: Mapping[str, int]) -> list[Finding]:

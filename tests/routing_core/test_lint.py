@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from routing_core import load_pack
-from routing_core.lint import background_left_out, lint_pack, starter_out_of_scope
+from routing_core.lint import _in_pack_order, background_left_out, lint_pack, starter_out_of_scope
 
 FIVE = ["one example", "two example", "three example", "four example", "five example"]
 
@@ -133,6 +137,24 @@ def test_routes_with_fewer_than_five_examples_are_flagged():
     assert kinds(doc(route("billing", FIVE[:4]), route("shipping")))["few-examples"] == [
         ("warning", "billing", "routes[0].examples")
     ]
+
+
+def test_findings_of_one_severity_come_in_the_packs_order_not_the_texts():
+    """routes[10] after routes[2]: a twelve-route profile's findings read in its own order."""
+    names = [f"route_{i}" for i in range(12)]
+    found = kinds(doc(*(route(n, FIVE[:3]) for n in names)))["few-examples"]
+    assert [name for _, name, _ in found] == names
+
+
+@given(st.lists(st.lists(st.integers(0, 120), min_size=1, max_size=3), min_size=1, max_size=30))
+def test_a_path_sorts_by_its_numbers_as_numbers(indices):
+    paths = [
+        "routes" + "".join(f"[{i}]" if k == 0 else f".examples[{i}]" for k, i in enumerate(ix))
+        for ix in indices
+    ]
+    assert sorted(paths, key=_in_pack_order) == sorted(
+        paths, key=lambda p: [int(n) for n in re.findall(r"\d+", p)]
+    )
 
 
 def test_keywords_shared_by_several_routes_are_flagged():
