@@ -145,7 +145,8 @@ def message_language_gap(pack: Pack, message: str) -> str | None:
     """What `language_gaps` says, for one message in front of a person (the playground):
     the message is in a language the detection is sure of, some routes have no example in
     it, and no tier of the pack reads every such message by what it means. The sentence
-    names those routes and the remedy; None otherwise, and without the `languages` extra.
+    names those routes (or says that none has any) and the remedy; None otherwise, and
+    without the `languages` extra.
 
     A person who tries "quiero cambiar mi vuelo" on routes written in English otherwise sees
     a menu of routes that share a few letters with it, and nothing says why.
