@@ -90,9 +90,10 @@ def publish_version(
     has not finished on this draft or has failing cases: then publishing needs `reason` (kept in
     the audit trail with what was red), else it is a 409 naming what is red. The first call on a
     draft with test cases starts its suite run, so a script that waits for a green gate
-    retries after `Retry-After` seconds (a profile without test cases has none to wait for). An invalid draft is a 422. Publishing runs on the job queue: 201 with
-    the version when it finished at once (the draft's model was ready), else 202 with the
-    publication's progress; the request never waits.
+    retries after `Retry-After` seconds (a profile without test cases has none to wait for).
+    An invalid draft is a 422. Publishing runs on the job queue: 201 with the version when it
+    finished at once (the draft's model was ready), else 202 with the publication's progress;
+    the request never waits.
     """
     profile = profile_for(request, slug, PUBLISH)
     user = request.auth  # type: ignore[attr-defined]

@@ -66,9 +66,7 @@ class Gate:
             reds.append("lint waits for the draft's model, still training")
         if self.errors:
             reds.append(f"lint finds {_count(len(self.errors), 'error')}")
-        if not self.has_cases:
-            pass
-        elif self.run is None or self.run.is_running:
+        if self.has_cases and (self.run is None or self.run.is_running):
             reds.append("the test suite has not finished on this draft")
         elif self.failed:
             reds.append(f"{self.failed} of {_count(self.run.total, 'test case')} fail")
