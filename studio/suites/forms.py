@@ -12,19 +12,25 @@ from studio.models import Profile, TestCase
 UNMATCHED_CHOICE = ("", "(unmatched) — no route may take it")
 
 
+# What a person types for "the turn keeps no tool at all". A tool's name has no space
+# (routing_core.pack.TOOL_NAME_PATTERN), so it cannot be a tool; "[]", the CSV files' way of
+# saying it, is taken too.
+NO_TOOLS = "no tools"
+
+
 class ToolsField(forms.CharField):
-    """Blank: tools not checked; `[]`: no tool kept; else comma-separated tool names."""
+    """Blank: tools not checked; "no tools": none kept; else comma-separated tool names."""
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, list):
-            return ", ".join(value) if value else "[]"
+            return ", ".join(value) if value else NO_TOOLS
         return value
 
     def to_python(self, value: Any) -> list[str] | None:  # type: ignore[override]
         text = (value or "").strip()
         if not text:
             return None
-        if text == "[]":
+        if " ".join(text.lower().split()) in (NO_TOOLS, "[]"):
             return []
         return [name.strip() for name in text.split(",") if name.strip()]
 
@@ -37,7 +43,7 @@ class TestCaseForm(forms.ModelForm):  # type: ignore[type-arg]
         required=False,
         label="Tools it must keep",
         help_text="Comma-separated; other tools may be kept too. Blank: not checked; "
-        "[] for no tool at all.",
+        f"“{NO_TOOLS}”: the turn must keep none at all.",
     )
     dropped_tools = ToolsField(
         required=False,

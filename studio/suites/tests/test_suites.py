@@ -232,6 +232,23 @@ def test_an_editor_adds_a_case_and_it_is_audited(profile, editor, client_for):
     assert AuditEntry.objects.filter(action="testcase.create").exists()
 
 
+@pytest.mark.parametrize("typed", ["no tools", "No  Tools", "[]"])
+def test_a_case_that_must_keep_no_tool_is_typed_in_words_and_shown_so(
+    profile, editor, client_for, typed
+):
+    client = client_for(editor)
+    client.post(
+        reverse("tests-add", args=[profile.slug]),
+        {"message": "refund me", "expected_route": "billing", "expected_tools": typed, "turn": 0},
+    )
+
+    case = profile.test_cases.get()
+    edit = client.get(reverse("tests-edit", args=[profile.slug, case.pk])).content.decode()
+    assert case.expected_tools == []
+    assert re.search(r'name="expected_tools"[^>]*value="no tools"', edit)
+    assert "“no tools”: the turn must keep none at all." in edit
+
+
 def test_the_case_form_saves_tools_to_keep_to_drop_and_exactly(profile, editor, client_for):
     client = client_for(editor)
     client.post(
