@@ -68,7 +68,7 @@ class Gate:
             reds.append(f"lint finds {_count(len(self.errors), 'error')}")
         if self.has_cases and (self.run is None or self.run.is_running):
             reds.append("the test suite has not finished on this draft")
-        elif self.failed:
+        elif self.failed and self.run is not None:
             reds.append(f"{self.failed} of {_count(self.run.total, 'test case')} fail")
         return reds
 
