@@ -71,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     ev.add_argument("--floor", type=float, help="override the policy floor")
     ev.add_argument("--margin", type=float, help="override the near-tie margin")
+    ev.add_argument(
+        "--fail-under",
+        type=_percent,
+        metavar="PERCENT",
+        help="exit 1 when fewer than PERCENT of the cases pass (a CI gate: 100 for every case)",
+    )
     ev.set_defaults(handler=_eval)
 
     lint = commands.add_parser("lint", help="find routes that fight each other; exit 1 on errors")
@@ -201,8 +207,12 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    """The report; exit 1 under `--fail-under`. A file of no cases is an error, not a pass: a
+    CI job pointed at the wrong or an empty file must not go green having checked nothing."""
     router = Router(load_pack(args.pack))
     cases = load_cases(args.cases)
+    if not cases:
+        raise ValueError(f"{args.cases}: no cases (one JSON object a line)")
     overrides = {
         k: v for k, v in (("floor", args.floor), ("near_tie_margin", args.margin)) if v is not None
     }
@@ -210,9 +220,35 @@ def _eval(args: argparse.Namespace) -> int:
     with _ProgressBar(len(cases)) as progress:
         report = evaluate(router, cases, policy=policy, progress=progress)
     if args.json:
-        return _print_json(report.to_dict())
-    print(render_report(report))
-    return EXIT_OK
+        _print_json(report.to_dict())
+    else:
+        print(render_report(report))
+    return _gate(sum(r.passed for r in report.results), report.n, args.fail_under)
+
+
+def _gate(passed: int, total: int, fail_under: float | None) -> int:
+    """EXIT_FAILED when fewer than `fail_under` percent of `total` cases passed, compared in
+    whole cases (29 of 100 is 29%, which 0.29 × 100 in floating point is not); said on
+    stderr, so that `--json` output stays one object."""
+    if fail_under is None or passed * 100 >= fail_under * total:
+        return EXIT_OK
+    print(
+        f"failed: {passed} of {total} cases pass ({100 * passed / total:.2f}%),"
+        f" under --fail-under {fail_under:g}%",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
+
+
+def _percent(text: str) -> float:
+    """A percentage from 0 to 100, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 100")
+    return value
 
 
 def _lint(args: argparse.Namespace) -> int:

@@ -142,6 +142,36 @@ def test_eval_prints_a_text_report(cases):
     assert "top-1 accuracy" in result.stdout and "latency p50 / p99" in result.stdout
 
 
+def test_eval_fails_under_the_pass_rate_asked_for_and_keeps_its_json_whole(cases):
+    """A CI gate: the five cases above pass, and one more expects the wrong route."""
+    wrong = {"text": "where is my parcel", "expected": "billing"}
+    cases.write_text(cases.read_text() + json.dumps(wrong) + "\n")
+    report = json.loads(cli("eval", SUPPORT, str(cases), "--json", check=True).stdout)
+    assert (report["n"], round(report["pass_rate"] * 6)) == (6, 5)
+
+    at = cli("eval", SUPPORT, str(cases), "--json", "--fail-under", str(100 * 5 / 6))
+    above = cli("eval", SUPPORT, str(cases), "--json", "--fail-under", "84")
+
+    assert at.returncode == 0 and at.stderr == ""
+    assert above.returncode == 1 and json.loads(above.stdout)["n"] == 6
+    assert "failed: 5 of 6 cases pass (83.33%), under --fail-under 84%" in above.stderr
+    assert cli("eval", SUPPORT, str(cases), "--fail-under", "0").returncode == 0
+
+
+@pytest.mark.parametrize("value", ["101", "-1", "most"])
+def test_eval_refuses_a_fail_under_that_is_not_a_percentage(cases, value):
+    result = cli("eval", SUPPORT, str(cases), "--fail-under", value)
+    assert result.returncode == 2 and "--fail-under" in result.stderr
+
+
+def test_eval_of_no_cases_is_an_error_not_a_pass(tmp_path):
+    """A CI job pointed at an empty file has checked nothing: it must not go green."""
+    empty = tmp_path / "cases.jsonl"
+    empty.write_text("\n")
+    result = cli("eval", SUPPORT, str(empty))
+    assert result.returncode == 2 and "no cases" in result.stderr
+
+
 def test_eval_names_the_line_of_a_bad_case(tmp_path):
     path = tmp_path / "cases.jsonl"
     path.write_text('{"text": "ok", "expected": "billing"}\n{"expected": 3}\n')
