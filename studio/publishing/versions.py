@@ -108,13 +108,17 @@ def start_publication(
 
     Raises:
         PackError: the draft is not a valid pack.
-        Conflict: the draft changed since `expected_draft_revision`.
+        Conflict: the draft changed since `expected_draft_revision`, or the profile was
+            deleted since it was read.
     """
     revision = profile.draft_revision
     if expected_draft_revision is not None and revision != expected_draft_revision:
         raise Conflict("the draft changed since you reviewed it — review the new diff")
     report = pack_report(profile)
     if report.problems:
+        # A profile deleted since it was read has no routes left: that is not a draft to fix.
+        if not Profile.objects.filter(pk=profile.pk).exists():
+            raise Conflict("the profile was deleted meanwhile")
         raise PackError(report.problems)
     publication = Publication.objects.create(
         profile=profile,

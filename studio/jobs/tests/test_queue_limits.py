@@ -9,7 +9,7 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from studio.jobs import start_job
-from studio.models import OverlapCheck, Profile, Publication, ReplayRun, TestRun
+from studio.models import OverlapCheck, Profile, Publication, ReplayRun, TestCase, TestRun
 from tests.job_worker import DATABASE
 
 
@@ -79,6 +79,7 @@ def test_a_publication_is_taken_before_analysis_queued_ahead_of_it(
 def test_the_publish_gates_own_run_is_not_held_to_the_share(profile: Profile, owner: Any) -> None:
     from studio.publishing.gate import review_gate
 
+    TestCase.objects.create(profile=profile, message="update my card", expected_route="billing")
     for revision in range(6):
         TestRun.objects.create(profile=profile, started_by=owner, draft_revision=100 + revision)
     gate = review_gate(profile, user=owner)
