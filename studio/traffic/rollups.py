@@ -47,6 +47,12 @@ def count_turns(rows: Iterable[Event]) -> None:
     add_counts(counts)
 
 
+def has_turns(profile_id: int) -> bool:
+    """Whether any turn of the profile is stored, read from its hours (they and the events
+    agree, retention included), so that the Traffic page still reads no turn."""
+    return TrafficHour.objects.filter(profile_id=profile_id, turns__gt=0).exists()
+
+
 def add_counts(counts: Counter[Key]) -> None:
     """Upsert `counts`, adding to what is stored (INSERT … ON CONFLICT DO UPDATE, in SQLite
     and PostgreSQL alike). Rows go in key order, so that two batches touching the same rows

@@ -41,6 +41,7 @@ from studio.traffic.review import (
     review_queue,
     reviewed_count,
 )
+from studio.traffic.rollups import has_turns
 from studio.traffic.scrubs import has_stored_texts, start_scrub
 from studio.traffic.turns import period
 
@@ -83,7 +84,7 @@ def traffic_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         offer_scrub=not settings.keep_message_text and has_stored_texts(profile),
         numbers=list(profile.versions.values_list("number", flat=True)),
         # No turn stored at all: the page says how turns arrive instead of empty charts.
-        has_turns=figures.total > 0 or profile.events.exists(),
+        has_turns=figures.total > 0 or has_turns(profile.pk),
     )
     return render(request, "studio/traffic/traffic.html", context)
 
