@@ -45,7 +45,8 @@ slug may be, docs/pack-format.md, Names), `MAX_ROUTES` and `MAX_ITEMS` (a pack's
 case's expected route for a menu or for no route), and `DEFAULT_ACTION_VERBS`,
 `DEFAULT_KNOWLEDGE_VERBS` and `DEFAULT_QUESTION_PATTERN` (triage's built-in English), and
 `OUT_OF_SCOPE_WANTED` (the out-of-scope examples a profile needs before the lexical scorer
-stops learning its built-in background; `starter_out_of_scope` suggests some;
+stops learning its built-in background; `BACKGROUND_MIN_EXAMPLES`, the examples a route
+needs on average before it learns it; `starter_out_of_scope` suggests some;
 `background_left_out` says why a profile learns no background).
 
 `import routing_core` loads what routing a message needs (pydantic and numpy, no scipy):
@@ -95,6 +96,7 @@ from routing_core.triage import (
 if TYPE_CHECKING:
     from routing_core.build import build_pack, build_pack_file
     from routing_core.lint import (
+        BACKGROUND_MIN_EXAMPLES,
         OUT_OF_SCOPE_WANTED,
         Finding,
         background_left_out,
@@ -121,6 +123,7 @@ _LAZY = {
     "background_left_out": "routing_core.lint",
     "message_language_gap": "routing_core.lint",
     "OUT_OF_SCOPE_WANTED": "routing_core.lint",
+    "BACKGROUND_MIN_EXAMPLES": "routing_core.lint",
     "overlap_checkup": "routing_core.overlap",
     "redact": "routing_core.redaction",
     "scrub_evidence": "routing_core.redaction",
@@ -133,6 +136,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "BACKGROUND_MIN_EXAMPLES",
     "Case",
     "CaseResult",
     "ConversationReport",

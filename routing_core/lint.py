@@ -28,6 +28,8 @@ Severity = Literal["error", "warning", "info"]
 MIN_EXAMPLES = 5
 # A profile with fewer out-of-scope examples of its own also learns the built-in background.
 OUT_OF_SCOPE_WANTED = _background.BACKGROUND_BELOW
+# The examples a route needs on average before a profile learns the built-in background.
+BACKGROUND_MIN_EXAMPLES = _background.SMALLEST_ROUTES
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 # A language the routes should have examples in: this share of the recent messages whose
 # language is known, and at least this many of them (a handful of visitors is no audience).

@@ -40,14 +40,14 @@ BACKGROUND_BELOW = 20
 # set (CLINC150, Banking77, HWU64 in full: 100-140 a route) learns as it did; there the
 # background moved nothing but the scores (CLINC150 val: out-of-scope recall 70% either way).
 LARGEST_ROUTES = 30
-# ... and of at least this many examples (the five lint asks for): with two or
-# three examples a route, a class of off-topic text outweighed them ("is it going to rain
-# tomorrow" left a weather route of two examples for the background's small talk). Three
-# would serve a first day's profile well on its own (docs/benchmarks.md, "A first day's
-# profiles"), but its English small talk ("tell me a joke") then claims a Spanish message
-# through "me", which the hybrid tier's multilingual half should route (docs/decisions.md,
-# "A built-in background stands in ...").
-SMALLEST_ROUTES = 5
+# ... and of at least this many examples: a first day's profile of three a route learns it,
+# so "what's the weather like in Paris tomorrow" is not an airline's `book_flight`
+# (docs/benchmarks.md, "A first day's profiles"). With two a route, a class of off-topic
+# text outweighed them ("is it going to rain tomorrow" left a weather route of two examples
+# for the background's small talk). The Spanish message its English small talk claims
+# through "me" is read by a hybrid's multilingual half alone (docs/decisions.md, "A built-in
+# background stands in ...").
+SMALLEST_ROUTES = 3
 # A background text whose cosine (static table) with any text of the profile's routes is at
 # least this is left out: it may be what the profile routes. Chosen on CLINC150 val and the
 # training remainders of Banking77 and HWU64 (bench/bench_oos_small.py).

@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from django_htmx.http import trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
-from routing_core import OUT_OF_SCOPE_WANTED, background_left_out
+from routing_core import BACKGROUND_MIN_EXAMPLES, OUT_OF_SCOPE_WANTED, background_left_out
 from studio.models import Profile
 from studio.shared.packs import pack_report
 from studio.shared.roles import can_edit, can_view
@@ -66,6 +66,7 @@ class OutOfScopeCount:
     profile: Profile
     own: int
     wanted: int = OUT_OF_SCOPE_WANTED
+    min_examples: int = BACKGROUND_MIN_EXAMPLES  # a route's, on average, to learn the background
 
     @property
     def few(self) -> bool:

@@ -189,15 +189,17 @@ def _note(document) -> str:
 
 
 def test_what_lint_says_of_the_background_is_what_routing_learns():
-    """Routes of three examples learn no background (routing_core.scorers._background): lint
-    must not say that a built-in set keeps off-topic messages out there."""
+    """Routes of two examples learn no background (routing_core.scorers._background), three
+    do: lint must not say that a built-in set keeps off-topic messages out where it does not."""
+    two = [route(n, [f"{n} {x}" for x in ("one", "two")]) for n in ("a", "b")]
     three = [route(n, [f"{n} {x}" for x in ("one", "two", "three")]) for n in ("a", "b")]
     thirty_one = [route(n, [f"{n} {i}" for i in range(31)]) for n in ("a", "b")]
 
-    assert "not learned until the routes have 5 examples each" in _note(doc(*three))
+    assert "not learned until the routes have 3 examples each" in _note(doc(*two))
+    assert "until there are 20, routing also learns" in _note(doc(*three))
     assert "until there are 20, routing also learns" in _note(doc(route("a"), route("b")))
     assert "this many examples a route" in _note(doc(*thirty_one))
-    for document in (doc(*three), doc(route("a"), route("b")), doc(*thirty_one)):
+    for document in (doc(*two), doc(*three), doc(route("a"), route("b")), doc(*thirty_one)):
         learned = (
             background_left_out([len(r["examples"]) for r in document["routes"]], own=0) is None
         )

@@ -25,6 +25,7 @@ import routing_core
 ROOT = Path(__file__).resolve().parents[2]
 
 EXPORTED = [
+    "BACKGROUND_MIN_EXAMPLES",
     "Case",
     "CaseResult",
     "ConversationReport",

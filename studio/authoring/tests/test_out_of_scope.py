@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from routing_core import dump_pack
+from routing_core import BACKGROUND_MIN_EXAMPLES, dump_pack
 from routing_core.scorers.lexical import FITS_THRESHOLDS_FROM
 from studio.importing.packs import import_pack
 from studio.models import Profile, Route
@@ -303,14 +303,16 @@ def test_a_script_leaves_out_the_background_and_an_imported_pack_keeps_it_out(
     assert copy.no_background is True
 
 
-def test_routes_of_three_examples_are_told_the_background_is_not_learned_yet(
+def test_routes_of_too_few_examples_are_told_the_background_is_not_learned_yet(
     profile: Profile, editor: Any, client_for: Any
 ) -> None:
-    """The notice says what routing does: the shop's routes have 1-3 examples, too few for the
-    built-in background (routing_core.background_left_out), so no 'routing also learns'."""
+    """The notice says what routing does: the shop's routes have 1-3 examples, under three on
+    average, too few for the built-in background (routing_core.background_left_out), so no
+    'routing also learns'; and it names the engine's own number."""
     html = client_for(editor).get(reverse("profile-detail", args=[profile.slug])).content.decode()
 
     assert 'data-testid="background-not-learned"' in html
+    assert f"fewer than {BACKGROUND_MIN_EXAMPLES} examples on average" in html
     assert "routing also learns a built-in set" not in html
     Route.objects.filter(profile=profile).update(examples=[f"example {i}" for i in range(6)])
     html = client_for(editor).get(reverse("profile-detail", args=[profile.slug])).content.decode()
