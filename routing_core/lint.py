@@ -106,14 +106,19 @@ def language_gaps(pack: Pack, traffic_languages: Mapping[str, int]) -> list[Find
     ]
     if not wanted or not languages.available():
         return []
-    written = {route.name: route_languages(route) for route in pack.routes}
     reader = _multilingual_reader(pack)
     findings = []
     for code, n in wanted:
-        missing = [route.name for route in pack.routes if code not in written[route.name]]
+        missing = _routes_without(pack, code)
         if missing:
             findings.append(_language_gap(code, n / total, missing, reader))
     return findings
+
+
+def _routes_without(pack: Pack, code: str) -> list[str]:
+    """The routes with no example in language `code` (each route's languages are kept:
+    `languages.written_in`)."""
+    return [route.name for route in pack.routes if code not in route_languages(route)]
 
 
 def multilingual_encoder(pack: Pack) -> str | None:
@@ -159,7 +164,7 @@ def message_language_gap(pack: Pack, message: str) -> str | None:
     reader = _multilingual_reader(pack)
     if code is None or (reader is not None and reader[1]):
         return None
-    missing = [route.name for route in pack.routes if code not in route_languages(route)]
+    missing = _routes_without(pack, code)
     if not missing:
         return None
     name = languages.name(code)
